@@ -1,0 +1,44 @@
+# Two entry points for a fresh machine: `make test` and `make stress`. Both create .venv and
+# install the package with its test extras first; nothing else needs to be installed by hand.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+CLI    := $(VENV)/bin/aclnn-stress
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: all venv test stress lint bench clean help
+
+all: test
+
+help:
+	@echo "make test     create .venv, install, run the test suite (short stress included)"
+	@echo "make stress   create .venv, install, run the stress protocol over the shipped corpus"
+	@echo "make lint     ruff over the package, tests and benchmarks"
+	@echo "make bench    run the benchmarks in benchmarks/"
+	@echo "make clean    remove .venv and caches"
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "aclnn-stress needs Python >= 3.11; set PYTHON=/path/to/python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+stress: $(STAMP)
+	$(CLI) stress
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check stress tests benchmarks
+	$(VENV)/bin/ruff format --check stress tests benchmarks
+
+bench: $(STAMP)
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

@@ -1,0 +1,3 @@
+from stress.cli import main
+
+raise SystemExit(main())
