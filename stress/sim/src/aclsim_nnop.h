@@ -1,0 +1,150 @@
+/*
+ * aclsim_nnop.h - the internal API that libnnopbase exports to the operator library (libopapi).
+ *
+ * An operator is one file op_<name>.c compiled into libopapi.  It implements the two CANN entry
+ * points with this API:
+ *
+ *   aclnnStatus aclnnFooGetWorkspaceSize(const aclTensor *x, ..., aclTensor *out,
+ *                                        uint64_t *workspaceSize, aclOpExecutor **executor)
+ *   {
+ *       // 1. NULL checks (161001), then read the handles into descriptor copies:
+ *       aclsim_tensor_desc dx;
+ *       int rc = aclsim_tensor_get("aclnnFoo", "x", x, &dx);        // 161001 / 161002 + message
+ *       // 2. validate dtypes/shapes/attributes (161002 + aclsim_set_error message)
+ *       // 3. build the executor: it copies descriptors and attributes
+ *       aclsim_executor *ex = aclsim_executor_create("aclnnFoo", foo_kernel, workspace_bytes);
+ *       aclsim_executor_add_input(ex, "x", &dx);
+ *       aclsim_executor_add_output(ex, "out", &dout);
+ *       aclsim_executor_set_attrs(ex, &attrs, sizeof attrs);
+ *       return aclsim_executor_publish(ex, workspaceSize, executor);
+ *   }
+ *   aclnnStatus aclnnFoo(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+ *                        aclrtStream stream)
+ *   {
+ *       return aclsim_executor_run("aclnnFoo", workspace, workspaceSize, executor, stream);
+ *   }
+ *
+ * The kernel runs later on the stream's worker thread with a snapshot of the descriptors.  Before
+ * it runs, every non-empty tensor's byte extent (and the workspace) is checked to lie inside one
+ * live device allocation, and pinned; after it runs, the guard bytes of the allocations holding
+ * the outputs and the workspace are checked.  Failures become the stream's sticky error 507015.
+ */
+#ifndef ACLSIM_NNOP_H
+#define ACLSIM_NNOP_H
+
+#include "aclsim_internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* aclCreateTensor accepts up to 25 dims (gert::Shape's limit); operators check their own limit
+ * (8 for most aclnn operators). */
+#define ACLSIM_MAX_DIMS 25
+
+/* A tensor descriptor: a copy of what aclCreateTensor was given.  Strides and offset are in
+ * elements; data is the device address of element 0 of the storage (the view starts at
+ * data + offset * element size). */
+typedef struct {
+    int32_t dtype;  /* aclDataType */
+    int32_t format; /* aclFormat   */
+    int32_t ndim;
+    int32_t storage_ndim;
+    int64_t dims[ACLSIM_MAX_DIMS];
+    int64_t strides[ACLSIM_MAX_DIMS];
+    int64_t storage_dims[ACLSIM_MAX_DIMS];
+    int64_t offset;
+    void *data;
+} aclsim_tensor_desc;
+
+/* A scalar's value, read once at aclCreateScalar.  `f` holds it as a double (exact for every
+ * supported type except large 64-bit integers), `i`/`u` as integers (floating values truncated,
+ * 0 for NaN/out of range), `bits` the raw little-endian bytes. */
+typedef struct {
+    int32_t dtype;
+    int is_float;    /* FLOAT, FLOAT16, BF16, DOUBLE */
+    double f;
+    int64_t i;
+    uint64_t u;
+    uint8_t bits[8];
+} aclsim_scalar_value;
+
+/* ---- reading user handles (all return 0, or 161001 for NULL / 161002 for a handle that is not
+ * live, with a message "<api>: <arg> ..."). ---- */
+ACLSIM_INTERNAL int aclsim_tensor_get(const char *api, const char *arg, const aclTensor *t,
+                                      aclsim_tensor_desc *out);
+ACLSIM_INTERNAL int aclsim_scalar_get(const char *api, const char *arg, const aclScalar *s,
+                                      aclsim_scalar_value *out);
+/* Arrays: *values is malloc'ed (caller frees; NULL when *n == 0). */
+ACLSIM_INTERNAL int aclsim_int_array_get(const char *api, const char *arg, const aclIntArray *a,
+                                         int64_t **values, uint64_t *n);
+ACLSIM_INTERNAL int aclsim_float_array_get(const char *api, const char *arg, const aclFloatArray *a,
+                                           float **values, uint64_t *n);
+ACLSIM_INTERNAL int aclsim_bool_array_get(const char *api, const char *arg, const aclBoolArray *a,
+                                          bool **values, uint64_t *n);
+
+/* ---- descriptor helpers ---- */
+/* Number of elements of the view (1 for 0-d), or -1 on int64 overflow. */
+ACLSIM_INTERNAL int64_t aclsim_numel(const aclsim_tensor_desc *d);
+/* Byte range [*first, *first + *nbytes) relative to d->data touched by the view; 0 if ok, -1 on
+ * overflow or an unknown dtype.  Empty tensors give nbytes 0. */
+ACLSIM_INTERNAL int aclsim_extent(const aclsim_tensor_desc *d, uint64_t *first, uint64_t *nbytes);
+/* Numpy broadcasting of two shapes (right-aligned, 1 stretches).  0 ok, -1 incompatible or
+ * more than ACLSIM_MAX_DIMS dims. */
+ACLSIM_INTERNAL int aclsim_broadcast_shape(const int64_t *a, int na, const int64_t *b, int nb,
+                                           int64_t *out, int *nout);
+/* "[2, 3, 4]" into buf (for messages); returns buf. */
+ACLSIM_INTERNAL const char *aclsim_shape_str(const int64_t *dims, int n, char *buf, size_t cap);
+
+/* ---- executors ---- */
+typedef struct aclsim_executor aclsim_executor;
+
+/* What a kernel sees.  inputs/outputs are snapshots taken at launch (addresses updated by
+ * aclSetInput/OutputTensorAddr apply to later launches). */
+typedef struct {
+    const char *op;
+    int n_inputs;
+    const aclsim_tensor_desc *inputs;
+    int n_outputs;
+    const aclsim_tensor_desc *outputs;
+    const void *attrs;
+    size_t attrs_size;
+    void *workspace;
+    uint64_t workspace_size;
+    int deterministic; /* aclsim_deterministic() captured in phase 1 */
+    uint64_t launch_id; /* process-wide launch counter (varies between runs of one executor) */
+    char *msg;          /* error text; use aclsim_kernel_fail */
+    size_t msg_cap;
+} aclsim_kernel_ctx;
+
+/* Returns 0, or an error code after aclsim_kernel_fail (becomes the stream's sticky error). */
+typedef int (*aclsim_kernel_fn)(aclsim_kernel_ctx *k);
+
+ACLSIM_INTERNAL int aclsim_kernel_fail(aclsim_kernel_ctx *k, int code, const char *fmt, ...)
+    ACLSIM_PRINTF(3, 4);
+
+/* Phase 1.  kernel may be NULL: the run then validates and does nothing (empty tensors).
+ * create returns NULL on out-of-memory (message set, code 561101). */
+ACLSIM_INTERNAL aclsim_executor *aclsim_executor_create(const char *op, aclsim_kernel_fn kernel,
+                                                        uint64_t workspace_size);
+/* Append a tensor (copied); name is used in messages.  0 or 561101 (message set). */
+ACLSIM_INTERNAL int aclsim_executor_add_input(aclsim_executor *ex, const char *name,
+                                              const aclsim_tensor_desc *d);
+ACLSIM_INTERNAL int aclsim_executor_add_output(aclsim_executor *ex, const char *name,
+                                               const aclsim_tensor_desc *d);
+/* Copy an attribute blob (plain data, no pointers to user memory).  0 or 561101. */
+ACLSIM_INTERNAL int aclsim_executor_set_attrs(aclsim_executor *ex, const void *attrs, size_t size);
+/* Register the executor, write *workspaceSize and *executor.  Consumes ex on every path. */
+ACLSIM_INTERNAL aclnnStatus aclsim_executor_publish(aclsim_executor *ex, uint64_t *workspaceSize,
+                                                    aclOpExecutor **executor);
+/* Free an executor that was never published (phase 1 failed after create). */
+ACLSIM_INTERNAL void aclsim_executor_discard(aclsim_executor *ex);
+/* Phase 2 for any operator: see docs/simulator.md for the checks and codes. */
+ACLSIM_INTERNAL aclnnStatus aclsim_executor_run(const char *op, void *workspace,
+                                                uint64_t workspaceSize, aclOpExecutor *executor,
+                                                aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACLSIM_NNOP_H */

@@ -1,0 +1,99 @@
+/*
+ * rt_faults.c - opt-in fault injection switches (ACLSIM_FAULTS).
+ *
+ * ACLSIM_FAULTS is a comma-separated list of names from k_faults, read at aclInit.  Each fault
+ * is a real mechanism implemented where it belongs (e.g. an operator file checks
+ * aclsim_fault("name") in phase 1 and then uses a shared static buffer); this file only keeps
+ * the switches.  To add a fault: add a row to k_faults and document it in docs/simulator.md.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "rt_private.h"
+
+typedef struct {
+    const char *name;
+    const char *description;
+} fault_info;
+
+/* The known faults.  Keep the {NULL, NULL} sentinel last.  At most 64 entries. */
+static const fault_info k_faults[] = {
+    {NULL, NULL},
+};
+
+#define N_FAULTS ((int)(sizeof k_faults / sizeof k_faults[0]) - 1)
+
+static atomic_ullong g_enabled; /* bit i: k_faults[i] enabled */
+static char g_known[1024];       /* "a,b,c", built on first use */
+static atomic_int g_known_ready;
+
+static int fault_index(const char *name, size_t len)
+{
+    for (int i = 0; i < N_FAULTS; i++)
+        if (strlen(k_faults[i].name) == len && strncmp(k_faults[i].name, name, len) == 0)
+            return i;
+    return -1;
+}
+
+ACLSIM_API const char *aclsimKnownFaults(void)
+{
+    if (!atomic_load(&g_known_ready)) {
+        /* Idempotent: concurrent first calls write the same bytes. */
+        char buf[sizeof g_known];
+        size_t used = 0;
+        buf[0] = '\0';
+        for (int i = 0; i < N_FAULTS; i++) {
+            size_t n = strlen(k_faults[i].name);
+            if (used + n + 2 > sizeof buf)
+                break;
+            if (used)
+                buf[used++] = ',';
+            memcpy(buf + used, k_faults[i].name, n + 1);
+            used += n;
+        }
+        memcpy(g_known, buf, sizeof g_known);
+        atomic_store(&g_known_ready, 1);
+    }
+    return g_known;
+}
+
+int rt_faults_configure(const char *spec, char *err, size_t cap)
+{
+    unsigned long long mask = 0;
+    const char *p = spec ? spec : "";
+    while (*p) {
+        while (*p == ',' || isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        const char *start = p;
+        while (*p && *p != ',')
+            p++;
+        const char *end = p;
+        while (end > start && isspace((unsigned char)end[-1]))
+            end--;
+        int i = fault_index(start, (size_t)(end - start));
+        if (i < 0) {
+            const char *known = aclsimKnownFaults();
+            aclsim_format(err, cap, "unknown fault '%.*s' in ACLSIM_FAULTS; known faults: %s",
+                          (int)(end - start), start, *known ? known : "(none)");
+            return -1;
+        }
+        mask |= 1ull << i;
+    }
+    atomic_store(&g_enabled, mask);
+    return 0;
+}
+
+void rt_faults_clear(void)
+{
+    atomic_store(&g_enabled, 0);
+}
+
+int aclsim_fault(const char *name)
+{
+    if (!name)
+        return 0;
+    int i = fault_index(name, strlen(name));
+    return i >= 0 && ((atomic_load(&g_enabled) >> i) & 1u);
+}
