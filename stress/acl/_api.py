@@ -1,0 +1,162 @@
+"""Lazy binding of the prototype table to the loaded libraries, with status checking.
+
+``api.aclrtMalloc(...)`` calls the C function and raises :class:`AclError` on a non-zero status;
+``api.raw.aclrtMalloc(...)`` returns the status untouched (for codes that are not errors, such as
+``aclInit``'s 100002, and for tests). Create functions that return a handle raise
+:class:`AclNullHandleError` on NULL. Symbols are resolved on first use, in the library where CANN
+exports them, and cached.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from stress.acl._prototypes import HC_EPS, OPAPI, PROTOTYPES, Prototype
+from stress.acl.backend import Backend
+from stress.acl.errors import AclNullHandleError, BackendError, error_for
+
+__all__ = ["Api"]
+
+_STATUS_TYPES = (ctypes.c_int, ctypes.c_int32)
+
+
+class _Raw:
+    """Unchecked view of an :class:`Api`: attribute access returns the bare ctypes function."""
+
+    def __init__(self, api: Api) -> None:
+        self._api = api
+
+    def __getattr__(self, name: str) -> Any:
+        fn = self._api.function(name)
+        setattr(self, name, fn)
+        return fn
+
+
+class Api:
+    """The C functions of one backend, bound on first use."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self._lock = threading.Lock()
+        self._libs: dict[str, ctypes.CDLL] = {}
+        self._functions: dict[str, Any] = {}
+        self.raw = _Raw(self)
+
+    # -- loading --------------------------------------------------------------------------
+    def _load(self, path: os.PathLike) -> ctypes.CDLL:
+        key = str(path)
+        lib = self._libs.get(key)
+        if lib is None:
+            try:
+                # RTLD_GLOBAL like CANN's own loaders: libopapi resolves nnopbase symbols globally.
+                lib = ctypes.CDLL(key, mode=ctypes.RTLD_GLOBAL)
+            except OSError as exc:
+                raise BackendError(
+                    f"cannot load {key}: {exc}; for a real CANN install, source "
+                    f"{self.backend.root}/set_env.sh (it sets LD_LIBRARY_PATH) and retry"
+                ) from exc
+            self._libs[key] = lib
+        return lib
+
+    def load_all(self) -> None:
+        """Load the runtime and nnopbase libraries now (operator libraries stay lazy)."""
+        with self._lock:
+            self._load(self.backend.ascendcl)
+            self._load(self.backend.nnopbase)
+
+    def _find_symbol(self, proto: Prototype) -> Any | None:
+        if proto.library == OPAPI:
+            candidates = self.backend.op_libraries
+        elif proto.library == "nnopbase":
+            candidates = (self.backend.nnopbase,)
+        else:
+            candidates = (self.backend.ascendcl,)
+        for path in candidates:
+            lib = self._load(path)
+            try:
+                return getattr(lib, proto.name)
+            except AttributeError:
+                continue
+        return None
+
+    def function(self, name: str) -> Any:
+        """The bare ctypes function ``name`` with restype/argtypes set (cached)."""
+        fn = self._functions.get(name)
+        if fn is not None:
+            return fn
+        proto = PROTOTYPES.get(name)
+        if proto is None:
+            raise AttributeError(f"{name} is not in the prototype table (acl/_prototypes.py)")
+        with self._lock:
+            fn = self._functions.get(name)
+            if fn is None:
+                fn = self._find_symbol(proto)
+                if fn is None:
+                    where = ", ".join(str(p) for p in self._search_paths(proto))
+                    raise BackendError(
+                        f"{name} is not exported by {where}: this CANN release lacks the "
+                        f"operator or API; install a release that has it or use STRESS_BACKEND=sim"
+                    )
+                fn.restype = proto.restype
+                fn.argtypes = [self._resolve_ctype(name, t) for t in proto.argtypes]
+                self._functions[name] = fn
+        return fn
+
+    def _search_paths(self, proto: Prototype) -> tuple:
+        if proto.library == OPAPI:
+            return self.backend.op_libraries or ("(no libopapi*.so found)",)
+        return (self.backend.nnopbase if proto.library == "nnopbase" else self.backend.ascendcl,)
+
+    def _resolve_ctype(self, name: str, ctype: Any) -> Any:
+        return self.backend.eps_ctype(name) if ctype is HC_EPS else ctype
+
+    def has(self, name: str) -> bool:
+        """Whether the backend exports ``name`` (probes optional symbols without raising)."""
+        try:
+            self.function(name)
+        except BackendError:
+            return False
+        return True
+
+    # -- checked calls --------------------------------------------------------------------
+    def recent_error_message(self) -> str:
+        """``aclGetRecentErrMsg()`` of the calling thread (clears it), ``""`` when none."""
+        msg = self.function("aclGetRecentErrMsg")()
+        return msg.decode("utf-8", "replace").strip() if msg else ""
+
+    def check(self, status: int, api: str) -> None:
+        """Raise the matching :class:`AclError` when ``status`` is not 0."""
+        if status != 0:
+            raise error_for(status, api, self.recent_error_message())
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_") or name not in PROTOTYPES:
+            raise AttributeError(name)
+        fn = self.function(name)
+        proto = PROTOTYPES[name]
+        if proto.restype in _STATUS_TYPES:
+
+            def checked(*args: Any, _fn=fn, _name=name) -> None:
+                status = _fn(*args)
+                if status != 0:
+                    raise error_for(status, _name, self.recent_error_message())
+
+            wrapper = checked
+        elif name.startswith("aclCreate"):
+
+            def created(*args: Any, _fn=fn, _name=name) -> int:
+                handle = _fn(*args)
+                if not handle:
+                    raise AclNullHandleError(_name, self.recent_error_message())
+                return handle
+
+            wrapper = created
+        else:
+            wrapper = fn
+        wrapper.__name__ = name
+        setattr(self, name, wrapper)
+        return wrapper

@@ -1,0 +1,132 @@
+"""Prototype table: every C function the binding calls, with its library, restype and argtypes.
+
+Signatures follow spec/acl-api.md (CANN headers acl_rt.h, acl_base_rt.h, acl_meta.h,
+aclnn_add.h, aclnn_mhc_pre_sinkhorn*.h). Functions are bound lazily by :mod:`stress.acl._api`;
+``optional`` ones are probed with a symbol lookup and may be absent on older CANN releases.
+
+``HC_EPS`` stands for the C type of the mHC operators' epsilon arguments, which changed from
+``float`` to ``double`` between ops-transformer releases; it is resolved per installation from the
+installed header (see :func:`stress.acl.backend.Backend.mhc_eps_ctype`).
+"""
+
+from __future__ import annotations
+
+from ctypes import POINTER, c_bool, c_char_p, c_int, c_int32, c_int64, c_size_t, c_uint32, c_uint64
+from ctypes import c_void_p as ptr
+from dataclasses import dataclass
+
+__all__ = ["ASCENDCL", "HC_EPS", "NNOPBASE", "OPAPI", "PROTOTYPES", "Prototype"]
+
+ASCENDCL = "ascendcl"
+NNOPBASE = "nnopbase"
+OPAPI = "opapi"
+
+aclError = c_int
+aclnnStatus = c_int32
+HC_EPS = object()  # placeholder resolved per installation (c_double on current CANN)
+
+
+@dataclass(frozen=True)
+class Prototype:
+    """One C function: which library exports it and how to call it."""
+
+    name: str
+    library: str
+    restype: object
+    argtypes: tuple
+    optional: bool = False
+
+
+def _p(name, library, restype, *argtypes, optional=False):
+    return Prototype(name, library, restype, tuple(argtypes), optional)
+
+
+_T = ptr  # an opaque aclTensor* / aclScalar* / aclOpExecutor* / aclrtStream / aclrtContext
+_WS = (POINTER(c_uint64), POINTER(ptr))  # uint64_t* workspaceSize, aclOpExecutor** executor
+_RUN = (ptr, c_uint64, ptr, ptr)  # void* workspace, uint64_t size, aclOpExecutor*, aclrtStream
+
+_TABLE = [
+    # --- libascendcl: runtime ---------------------------------------------------------------
+    _p("aclInit", ASCENDCL, aclError, c_char_p),
+    _p("aclFinalize", ASCENDCL, aclError),
+    _p("aclrtSetDevice", ASCENDCL, aclError, c_int32),
+    _p("aclrtResetDevice", ASCENDCL, aclError, c_int32),
+    _p("aclrtGetDevice", ASCENDCL, aclError, POINTER(c_int32)),
+    _p("aclrtGetDeviceCount", ASCENDCL, aclError, POINTER(c_uint32)),
+    _p("aclrtCreateContext", ASCENDCL, aclError, POINTER(ptr), c_int32),
+    _p("aclrtDestroyContext", ASCENDCL, aclError, ptr),
+    _p("aclrtSetCurrentContext", ASCENDCL, aclError, ptr),
+    _p("aclrtGetCurrentContext", ASCENDCL, aclError, POINTER(ptr)),
+    _p("aclrtCreateStream", ASCENDCL, aclError, POINTER(ptr)),
+    _p("aclrtDestroyStream", ASCENDCL, aclError, ptr),
+    _p("aclrtSynchronizeStream", ASCENDCL, aclError, ptr),
+    _p("aclrtSynchronizeStreamWithTimeout", ASCENDCL, aclError, ptr, c_int32, optional=True),
+    _p("aclrtSynchronizeDevice", ASCENDCL, aclError),
+    _p("aclrtMalloc", ASCENDCL, aclError, POINTER(ptr), c_size_t, c_int),
+    _p("aclrtFree", ASCENDCL, aclError, ptr),
+    _p("aclrtMemcpy", ASCENDCL, aclError, ptr, c_size_t, ptr, c_size_t, c_int),
+    _p("aclrtMemset", ASCENDCL, aclError, ptr, c_size_t, c_int32, c_size_t),
+    _p("aclrtGetSocName", ASCENDCL, c_char_p, optional=True),
+    _p("aclsysGetVersionStr", ASCENDCL, aclError, c_char_p, c_char_p, optional=True),
+    _p("aclrtSetSysParamOpt", ASCENDCL, aclError, c_int, c_int64, optional=True),
+    _p("aclrtGetSysParamOpt", ASCENDCL, aclError, c_int, POINTER(c_int64), optional=True),
+    _p("aclrtCtxSetSysParamOpt", ASCENDCL, aclError, c_int, c_int64, optional=True),
+    _p("aclGetRecentErrMsg", ASCENDCL, c_char_p),
+    # simulator extras (absent on real CANN)
+    _p("aclsimLiveObjects", ASCENDCL, c_int64, c_int32, optional=True),
+    _p("aclsimVersion", ASCENDCL, c_char_p, optional=True),
+    # --- libnnopbase: tensors, scalars, executors ------------------------------------------
+    _p(
+        "aclCreateTensor",
+        NNOPBASE,
+        ptr,
+        POINTER(c_int64),  # viewDims
+        c_uint64,  # viewDimsNum
+        c_int,  # aclDataType
+        POINTER(c_int64),  # stride (elements; NULL = contiguous)
+        c_int64,  # offset (elements)
+        c_int,  # aclFormat
+        POINTER(c_int64),  # storageDims
+        c_uint64,  # storageDimsNum
+        ptr,  # tensorData (device address, NULL for 0 elements)
+    ),
+    _p("aclDestroyTensor", NNOPBASE, aclnnStatus, _T),
+    _p("aclCreateScalar", NNOPBASE, ptr, ptr, c_int),
+    _p("aclDestroyScalar", NNOPBASE, aclnnStatus, _T),
+    _p("aclCreateIntArray", NNOPBASE, ptr, POINTER(c_int64), c_uint64),
+    _p("aclDestroyIntArray", NNOPBASE, aclnnStatus, ptr),
+    _p("aclSetAclOpExecutorRepeatable", NNOPBASE, aclnnStatus, _T),
+    _p("aclDestroyAclOpExecutor", NNOPBASE, aclnnStatus, _T),
+    # --- operator libraries (libopapi*.so) -------------------------------------------------
+    _p("aclnnAddGetWorkspaceSize", OPAPI, aclnnStatus, _T, _T, _T, _T, *_WS),
+    _p("aclnnAdd", OPAPI, aclnnStatus, *_RUN),
+    _p(
+        "aclnnMhcPreSinkhornGetWorkspaceSize",
+        OPAPI,
+        aclnnStatus,
+        *(_T,) * 4,  # x, phi, alpha, bias
+        c_int64,  # hcMult
+        c_int64,  # numIters
+        HC_EPS,  # hcEps
+        HC_EPS,  # normEps
+        c_bool,  # needBackward
+        *(_T,) * 8,  # hin, hPost, hRes, hPre, hcBeforeNorm, invRms, sumOut, normOut
+        *_WS,
+        optional=True,
+    ),
+    _p("aclnnMhcPreSinkhorn", OPAPI, aclnnStatus, *_RUN, optional=True),
+    _p(
+        "aclnnMhcPreSinkhornBackwardGetWorkspaceSize",
+        OPAPI,
+        aclnnStatus,
+        *(_T,) * 12,  # gradHin, gradHPost, gradHRes, x, phi, alpha, bias, hPre, hcBeforeNorm,
+        #              invRms, sumOut, normOut
+        HC_EPS,  # hcEps
+        *(_T,) * 4,  # gradX, gradPhi, gradAlpha, gradBias
+        *_WS,
+        optional=True,
+    ),
+    _p("aclnnMhcPreSinkhornBackward", OPAPI, aclnnStatus, *_RUN, optional=True),
+]
+
+PROTOTYPES: dict[str, Prototype] = {p.name: p for p in _TABLE}

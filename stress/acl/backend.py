@@ -1,0 +1,199 @@
+"""Where the CANN libraries are: a real installation or the bundled simulator.
+
+``STRESS_BACKEND`` selects: ``sim`` (always the simulator), ``cann`` (a real installation; error if
+none), or ``auto`` (default: a real installation when one is found *and* an NPU device node
+``/dev/davinci<N>`` exists, else the simulator). Nothing is loaded here, so choosing a backend never
+puts two different ``libascendcl.so`` into one process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import hashlib
+import os
+import platform
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stress.acl.errors import BackendError
+
+__all__ = ["BACKEND_KINDS", "Backend", "cann_roots", "discover"]
+
+BACKEND_KINDS = ("auto", "sim", "cann")
+
+_ROOT_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
+_DEFAULT_ROOTS = (
+    "/usr/local/Ascend/ascend-toolkit/latest",
+    "/usr/local/Ascend/cann",
+    "~/Ascend/ascend-toolkit/latest",
+)
+# Operator libraries, in search order for aclnn symbols. Custom vendor packages (built from
+# ops-transformer) come first because CANN lets them override built-in operators; older CANN
+# releases ship every operator in libopapi.so, newer ones split them by domain.
+_OP_LIBRARY_NAMES = (
+    "libopapi.so",
+    "libopapi_math.so",
+    "libopapi_transformer.so",
+    "libopapi_nn.so",
+)
+_HEADER_FOR = {
+    "aclnnMhcPreSinkhornGetWorkspaceSize": "aclnn_mhc_pre_sinkhorn.h",
+    "aclnnMhcPreSinkhornBackwardGetWorkspaceSize": "aclnn_mhc_pre_sinkhorn_backward.h",
+}
+_EPS_DECL = re.compile(r"\b(float|double)\s+hcEps\b")
+
+
+def _lib_dirs(root: Path) -> list[Path]:
+    arch = f"{platform.machine()}-linux"
+    return [d for d in (root / "lib64", root / arch / "lib64") if d.is_dir()]
+
+
+def cann_roots() -> list[Path]:
+    """Candidate CANN roots, most specific first (environment, then default install paths)."""
+    seen: list[Path] = []
+    for var in _ROOT_VARS:
+        value = os.environ.get(var)
+        if value:
+            seen.append(Path(value).expanduser())
+    seen.extend(Path(p).expanduser() for p in _DEFAULT_ROOTS)
+    unique: list[Path] = []
+    for p in seen:
+        if p not in unique:
+            unique.append(p)
+    return unique
+
+
+def _find_library(dirs: list[Path], name: str) -> Path | None:
+    for d in dirs:
+        candidate = d / name
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _npu_present() -> bool:
+    return bool(glob.glob("/dev/davinci[0-9]*"))
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A set of CANN libraries to load: paths only, nothing loaded yet."""
+
+    kind: str  # "sim" or "cann"
+    root: Path
+    ascendcl: Path
+    nnopbase: Path
+    op_libraries: tuple[Path, ...]
+    include_dirs: tuple[Path, ...] = field(default=())
+
+    @property
+    def libraries(self) -> dict[str, Path]:
+        """Every library file, keyed by its path relative to the root, in load order."""
+        paths = (self.ascendcl, self.nnopbase, *self.op_libraries)
+        return {
+            str(p.relative_to(self.root)) if p.is_relative_to(self.root) else str(p): p
+            for p in paths
+        }
+
+    def library_hashes(self) -> dict[str, str]:
+        """sha256 (first 16 hex) of each library file, for baseline fingerprints."""
+        out = {}
+        for name, path in self.libraries.items():
+            h = hashlib.sha256()
+            with open(path, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            out[name] = h.hexdigest()[:16]
+        return out
+
+    def eps_ctype(self, function: str) -> type:
+        """C type of ``hcEps``/``normEps`` for an mHC phase-1 function on this installation.
+
+        ``STRESS_MHC_EPS_CTYPE=float|double`` overrides. Otherwise the installed header is read;
+        the current ops-transformer declares ``double`` (older trees ``float``), and ``double`` is
+        assumed when no header is installed.
+        """
+        forced = os.environ.get("STRESS_MHC_EPS_CTYPE", "").strip().lower()
+        if forced:
+            if forced not in ("float", "double"):
+                raise BackendError(
+                    f"STRESS_MHC_EPS_CTYPE={forced!r}: must be 'float' or 'double' "
+                    "(the C type of hcEps in your aclnn_mhc_pre_sinkhorn*.h)"
+                )
+            return ctypes.c_float if forced == "float" else ctypes.c_double
+        header = _HEADER_FOR.get(function)
+        if header:
+            for d in self.include_dirs:
+                path = d / header
+                if path.is_file():
+                    m = _EPS_DECL.search(path.read_text(errors="replace"))
+                    if m:
+                        return ctypes.c_float if m.group(1) == "float" else ctypes.c_double
+        return ctypes.c_double
+
+
+def _from_root(kind: str, root: Path) -> Backend | None:
+    dirs = _lib_dirs(root)
+    ascendcl = _find_library(dirs, "libascendcl.so")
+    nnopbase = _find_library(dirs, "libnnopbase.so")
+    if ascendcl is None or nnopbase is None:
+        return None
+    ops: list[Path] = []
+    for var in ("ASCEND_CUSTOM_OPP_PATH",):
+        for entry in filter(None, os.environ.get(var, "").split(":")):
+            p = Path(entry) / "op_api" / "lib" / "libcust_opapi.so"
+            if p.exists():
+                ops.append(p)
+    ops.extend(sorted(root.glob("opp/vendors/*/op_api/lib/libcust_opapi.so")))
+    ops.extend(p for name in _OP_LIBRARY_NAMES if (p := _find_library(dirs, name)))
+    includes = [root / "include" / "aclnnop", root / "include"]
+    includes.extend(sorted(root.glob("opp/vendors/*/op_api/include")))
+    includes.extend(sorted(root.glob("opp/built-in/op_impl/ai_core/tbe/op_api/include/aclnnop")))
+    return Backend(
+        kind=kind,
+        root=root,
+        ascendcl=ascendcl,
+        nnopbase=nnopbase,
+        op_libraries=tuple(dict.fromkeys(ops)),
+        include_dirs=tuple(d for d in includes if d.is_dir()),
+    )
+
+
+def _simulator() -> Backend:
+    from stress import sim
+
+    try:
+        root = sim.root()
+    except sim.SimBuildError as exc:
+        raise BackendError(str(exc)) from exc
+    backend = _from_root("sim", root)
+    if backend is None:
+        raise BackendError(
+            f"simulator build at {root} is incomplete: rebuild it with `aclnn-stress sim build`"
+        )
+    return backend
+
+
+def discover(kind: str | None = None) -> Backend:
+    """Choose the backend: ``kind`` or ``$STRESS_BACKEND`` or ``auto``."""
+    kind = (kind or os.environ.get("STRESS_BACKEND") or "auto").strip().lower()
+    if kind not in BACKEND_KINDS:
+        raise BackendError(
+            f"STRESS_BACKEND={kind!r} is not a backend: use one of {', '.join(BACKEND_KINDS)}"
+        )
+    if kind == "sim":
+        return _simulator()
+    found = next((b for r in cann_roots() if (b := _from_root("cann", r))), None)
+    if kind == "cann":
+        if found is None:
+            tried = ", ".join(str(r) for r in cann_roots())
+            raise BackendError(
+                f"no CANN installation found (looked for lib64/libascendcl.so under {tried}): "
+                "set ASCEND_HOME_PATH to the toolkit root, or use STRESS_BACKEND=sim"
+            )
+        return found
+    if found is not None and _npu_present():
+        return found
+    return _simulator()
