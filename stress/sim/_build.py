@@ -86,7 +86,9 @@ def _compiler_version(cc: list[str]) -> str:
                 [*cc, "--version"], capture_output=True, text=True, timeout=60, check=False
             )
         except OSError as exc:
-            raise SimBuildError(f"no C compiler ({shlex.join(cc)}: {exc}): set CC or install gcc") from exc
+            raise SimBuildError(
+                f"no C compiler ({shlex.join(cc)}: {exc}): set CC or install gcc"
+            ) from exc
         if proc.returncode != 0:
             raise SimBuildError(
                 f"C compiler {shlex.join(cc)!r} failed on --version: set CC to a working compiler",
@@ -132,12 +134,15 @@ def _run(argv: list[str], what: str) -> None:
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
     except OSError as exc:
-        raise SimBuildError(f"{what}: cannot run the C compiler ({exc}): set CC or install gcc") from exc
+        raise SimBuildError(
+            f"{what}: cannot run the C compiler ({exc}): set CC or install gcc"
+        ) from exc
     if proc.returncode != 0:
         first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), "").strip()
         detail = f": {first}" if first else ""
         raise SimBuildError(
-            f"{what} failed (exit {proc.returncode}){detail}; see .stderr, fix the source or set CC",
+            f"{what} failed (exit {proc.returncode}){detail}; "
+            "see .stderr, fix the source or set CC",
             proc.stderr,
         )
 

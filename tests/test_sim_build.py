@@ -1,0 +1,189 @@
+"""Building and locating the simulator: cache key, caching, forced rebuilds, errors, layout and
+which library exports which symbol."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stress import sim
+from stress.sim import _build
+
+RUNTIME = {
+    "aclInit", "aclFinalize", "aclrtSetDevice", "aclrtResetDevice", "aclrtGetDevice",
+    "aclrtGetDeviceCount", "aclrtCreateContext", "aclrtDestroyContext", "aclrtSetCurrentContext",
+    "aclrtGetCurrentContext", "aclrtCreateStream", "aclrtDestroyStream", "aclrtSynchronizeStream",
+    "aclrtSynchronizeStreamWithTimeout", "aclrtSynchronizeDevice", "aclrtMalloc", "aclrtFree",
+    "aclrtMallocHost", "aclrtFreeHost", "aclrtMemcpy", "aclrtMemset", "aclrtGetSocName",
+    "aclsysGetVersionStr", "aclrtSetSysParamOpt", "aclrtGetSysParamOpt", "aclrtCtxSetSysParamOpt",
+    "aclrtCtxGetSysParamOpt", "aclGetRecentErrMsg",
+    "aclsimLiveObjects", "aclsimVersion", "aclsimStreamDelay", "aclsimKnownFaults",
+}  # fmt: skip
+NNOPBASE = {
+    "aclCreateTensor", "aclDestroyTensor", "aclCreateScalar", "aclDestroyScalar",
+    "aclCreateIntArray", "aclDestroyIntArray", "aclCreateFloatArray", "aclDestroyFloatArray",
+    "aclCreateBoolArray", "aclDestroyBoolArray", "aclSetAclOpExecutorRepeatable",
+    "aclDestroyAclOpExecutor", "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclnnInit",
+    "aclnnFinalize",
+}  # fmt: skip
+OPAPI = {"aclnnAddGetWorkspaceSize", "aclnnAdd"}
+PLACEMENT = {"libascendcl.so": RUNTIME, "libnnopbase.so": NNOPBASE, "libopapi.so": OPAPI}
+
+
+@pytest.fixture()
+def src_copy(tmp_path: Path) -> Path:
+    dst = tmp_path / "src"
+    shutil.copytree(_build.SRC_DIR, dst)
+    return dst
+
+
+def test_root_layout():
+    root = sim.root()
+    assert sim.lib_dir() == root / "lib64"
+    for name in PLACEMENT:
+        assert (root / "lib64" / name).is_file()
+    arch = root / f"{platform.machine()}-linux" / "lib64"
+    assert arch.is_symlink() and arch.resolve() == (root / "lib64").resolve()
+    assert (arch / "libopapi.so").is_file()
+    assert "aclrtMalloc" in (root / "include" / "aclsim.h").read_text()
+    info = json.loads((root / "aclsim.json").read_text())
+    assert info["simulator"] is True and info["key"] == root.name
+    assert "aclnn-stress" in info["name"]
+    assert f"key={root.name}" in (root / "version.info").read_text()
+    assert root.parent == _build.cache_dir()
+
+
+def test_second_build_uses_the_cache(monkeypatch):
+    root = sim.build()
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("recompiled although the cache had a build")
+
+    monkeypatch.setattr(_build, "_compile_into", no_compile)
+    assert sim.build() == root
+    assert sim.root() == root
+
+
+def test_force_rebuilds(tmp_path, monkeypatch):
+    # Work on a copy of the cache entry so the libraries this process loaded stay untouched.
+    cached = sim.root()
+    key = cached.name
+    monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "cache"))
+    shutil.copytree(cached, tmp_path / "cache" / key, symlinks=True)
+    old_inode = (tmp_path / "cache" / key / "lib64" / "libascendcl.so").stat().st_ino
+    assert sim.build() == tmp_path / "cache" / key  # cached copy: no compile
+    root = sim.build(force=True)
+    assert root == tmp_path / "cache" / key
+    assert (root / "lib64" / "libascendcl.so").stat().st_ino != old_inode
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [key]  # no temp leftovers
+
+
+def test_key_is_stable_and_tracks_sources(src_copy):
+    k1 = _build.build_key(src_copy)
+    assert len(k1) == 16 and int(k1, 16) >= 0
+    assert _build.build_key(src_copy) == k1
+    assert _build.build_key() == sim.root().name  # the package sources give the cached key
+    add = src_copy / "op_add.c"
+    add.write_text(add.read_text() + "\n/* changed */\n")
+    k2 = _build.build_key(src_copy)
+    assert k2 != k1
+    (src_copy / "op_extra.c").write_text("/* a new operator file */\n")
+    assert _build.build_key(src_copy) not in (k1, k2)
+
+
+def test_key_tracks_compiler_and_flags(monkeypatch):
+    k = _build.build_key()
+    assert _build.build_key(cc=["cc", "-g0"]) != k
+    monkeypatch.setattr(_build, "CFLAGS", (*_build.CFLAGS, "-DX=1"))
+    assert _build.build_key() != k
+
+
+def test_cache_dir_precedence(monkeypatch, tmp_path):
+    monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "a"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert _build.cache_dir() == tmp_path / "a"
+    monkeypatch.delenv("ACLSIM_CACHE_DIR")
+    assert _build.cache_dir() == tmp_path / "x" / "aclnn-stress" / "sim"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    assert _build.cache_dir() == tmp_path / "h" / ".cache" / "aclnn-stress" / "sim"
+
+
+def test_missing_compiler(monkeypatch):
+    monkeypatch.setenv("CC", "/nonexistent/bin/cc")
+    with pytest.raises(sim.SimBuildError) as info:
+        sim.build()
+    msg = str(info.value)
+    assert "no C compiler" in msg and "set CC" in msg and "\n" not in msg
+
+
+def test_compile_error_carries_stderr(src_copy, tmp_path, monkeypatch):
+    monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "cache"))
+    (src_copy / "op_broken.c").write_text("int broken(void) { return undeclared_name; }\n")
+    with pytest.raises(sim.SimBuildError) as info:
+        _build._build(False, src_copy)
+    err = info.value
+    assert "op_broken.c" in str(err) and "\n" not in str(err)
+    assert "undeclared_name" in err.stderr
+    assert not any((tmp_path / "cache").iterdir())  # the temp dir was removed
+
+
+def test_source_without_library_prefix_is_refused(src_copy, tmp_path, monkeypatch):
+    monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "cache"))
+    (src_copy / "misc.c").write_text("int x;\n")
+    with pytest.raises(sim.SimBuildError, match=r"misc\.c matches no library: rename it"):
+        _build._build(False, src_copy)
+
+
+def test_unwritable_cache(monkeypatch, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("ACLSIM_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(sim.SimBuildError, match="ACLSIM_CACHE_DIR"):
+        sim.build()
+
+
+def test_concurrent_processes_share_one_build(tmp_path):
+    env = {**os.environ, "ACLSIM_CACHE_DIR": str(tmp_path / "cache")}
+    code = "from stress import sim; print(sim.root())"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    roots = {p.communicate(timeout=120)[0].strip() for p in procs}
+    assert all(p.returncode == 0 for p in procs)
+    assert len(roots) == 1
+    (root,) = roots
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [Path(root).name]
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils nm")
+def test_symbol_placement():
+    lib64 = sim.lib_dir()
+    exported = {}
+    for name in PLACEMENT:
+        out = subprocess.run(
+            ["nm", "-D", "--defined-only", str(lib64 / name)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        exported[name] = {line.split()[-1] for line in out.splitlines() if line.strip()}
+    for name, expected in PLACEMENT.items():
+        public = {s for s in exported[name] if s.startswith("acl") and not s.startswith("aclsim_")}
+        assert public == expected, name
+    # The internal API is exported with the aclsim_ prefix only, from the library that owns it.
+    assert "aclsim_set_error" in exported["libascendcl.so"]
+    assert "aclsim_executor_run" in exported["libnnopbase.so"]
+    assert not {s for s in exported["libopapi.so"] if s.startswith("aclsim_")}
+    # Nothing leaks out of the hidden-visibility build (no helpers without a prefix).
+    for name, syms in exported.items():
+        stray = {s for s in syms if not s.startswith(("acl", "_"))}
+        assert not stray, (name, stray)

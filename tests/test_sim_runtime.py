@@ -1,0 +1,615 @@
+"""The simulator's runtime (libascendcl) and nnopbase objects through raw ctypes: status codes,
+per-thread contexts, streams, device memory and guard bytes, error messages, leaks, exit."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import threading
+import time
+from ctypes import byref, c_char, c_int32, c_int64, c_uint32, c_void_p
+
+import _rawacl as r
+import numpy as np
+import pytest
+
+FILL = 0xCD  # fresh device memory
+
+
+@pytest.fixture(scope="module")
+def acl():
+    return r.load()
+
+
+@pytest.fixture()
+def ctx(acl):
+    """Device 0's default context, current on the test's thread."""
+    assert acl.aclrtSetDevice(0) == r.OK
+    cur = c_void_p()
+    assert acl.aclrtGetCurrentContext(byref(cur)) == r.OK
+    yield cur.value
+    assert acl.aclrtResetDevice(0) == r.OK
+    acl.aclGetRecentErrMsg()
+
+
+@pytest.fixture()
+def stream(acl, ctx):
+    s = r.create_stream(acl)
+    yield s
+    assert acl.aclrtDestroyStream(s) == r.OK
+
+
+def expect(acl, rc, code, *fragments):
+    """Assert status `rc` == code and that the recent message mentions code and fragments."""
+    msg = acl.msg()
+    assert rc == code, (rc, msg)
+    assert f"[{code}]" in msg, msg
+    for frag in fragments:
+        assert frag in msg, (frag, msg)
+    return msg
+
+
+def child(code: str, env: dict[str, str] | None = None, timeout: float = 60):
+    """Run a snippet with `acl` bound to the raw libraries (NOT initialised) in a child process;
+    the snippet prints JSON on its last line."""
+    prelude = "import _rawacl as r, json, ctypes\nfrom stress import sim\nacl = r.Acl(sim.root())\n"
+    proc = r.run_py(prelude + code, env=env, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---- init, devices, system info ----------------------------------------------------------------
+
+
+def test_init_twice_is_reported(acl):
+    expect(acl, acl.aclInit(None), r.REPEAT_INITIALIZE, "aclInit")
+
+
+def test_lifecycle_codes_in_a_fresh_process():
+    res = child(
+        "out = {}\n"
+        "out['finalize_first'] = acl.aclFinalize(); out['m1'] = acl.msg()\n"
+        "out['setdev'] = acl.aclrtSetDevice(0); out['m2'] = acl.msg()\n"
+        "c = ctypes.c_void_p()\n"
+        "out['ctx'] = acl.aclrtCreateContext(ctypes.byref(c), 0)\n"
+        "out['init'] = acl.aclInit(None)\n"
+        "out['init_bad_path'] = acl.aclInit(b'/nonexistent/acl.json')\n"
+        "out['fin'] = acl.aclFinalize()\n"
+        "out['fin2'] = acl.aclFinalize()\n"
+        "out['bad_path'] = acl.aclInit(b'/nonexistent/acl.json'); out['m3'] = acl.msg()\n"
+        "out['reinit'] = acl.aclInit(None)\n"
+        "print(json.dumps(out))\n"
+    )
+    assert res["finalize_first"] == r.REPEAT_FINALIZE and "aclFinalize" in res["m1"]
+    assert res["setdev"] == r.UNINITIALIZE and "aclInit" in res["m2"]
+    assert res["ctx"] == r.UNINITIALIZE
+    assert res["init"] == r.OK
+    assert res["init_bad_path"] == r.REPEAT_INITIALIZE
+    assert res["fin"] == r.OK and res["fin2"] == r.REPEAT_FINALIZE
+    assert res["bad_path"] == r.INVALID_PARAM and "configPath" in res["m3"]
+    assert res["reinit"] == r.OK
+
+
+def test_device_count_default_and_invalid_ids(acl):
+    n = c_uint32()
+    assert acl.aclrtGetDeviceCount(byref(n)) == r.OK and n.value == 8
+    expect(acl, acl.aclrtGetDeviceCount(None), r.INVALID_PARAM, "count")
+    for bad in (-1, 8, 1000):
+        expect(acl, acl.aclrtSetDevice(bad), r.INVALID_DEVICEID, "aclrtSetDevice", str(bad))
+    c = c_void_p()
+    expect(acl, acl.aclrtCreateContext(byref(c), 8), r.INVALID_DEVICEID, "aclrtCreateContext")
+    expect(acl, acl.aclrtResetDevice(99), r.INVALID_DEVICEID)
+
+
+def test_aclsim_devices_env():
+    res = child(
+        "n = ctypes.c_uint32(); out = {'init': acl.aclInit(None)}\n"
+        "acl.aclrtGetDeviceCount(ctypes.byref(n)); out['n'] = n.value\n"
+        "out['dev2'] = acl.aclrtSetDevice(2); out['dev3'] = acl.aclrtSetDevice(3)\n"
+        "print(json.dumps(out))\n",
+        env={"ACLSIM_DEVICES": "3"},
+    )
+    assert res == {"init": 0, "n": 3, "dev2": 0, "dev3": r.INVALID_DEVICEID}
+    for bad in ("abc", "-1", "65", "2x"):
+        res = child(
+            "out = {'init': acl.aclInit(None), 'msg': acl.msg()}\n"
+            "c = ctypes.c_void_p(); out['after'] = acl.aclrtSetDevice(0)\n"
+            "print(json.dumps(out))\n",
+            env={"ACLSIM_DEVICES": bad},
+        )
+        assert res["init"] == r.INVALID_PARAM and "ACLSIM_DEVICES" in res["msg"], res
+        assert res["after"] == r.UNINITIALIZE  # the failed aclInit left the process uninitialised
+
+
+def test_aclsim_faults_env():
+    code = "print(json.dumps({'init': acl.aclInit(None), 'msg': acl.msg()}))\n"
+    assert child(code, env={"ACLSIM_FAULTS": ""})["init"] == r.OK
+    assert child(code, env={"ACLSIM_FAULTS": " , "})["init"] == r.OK
+    res = child(code, env={"ACLSIM_FAULTS": "no_such_fault"})
+    assert res["init"] == r.INVALID_PARAM
+    assert "unknown fault 'no_such_fault'" in res["msg"] and "known faults" in res["msg"]
+
+
+def test_soc_and_versions(acl):
+    soc = acl.aclrtGetSocName().decode()
+    assert soc.startswith("Ascend910B") and "aclsim" in soc
+    buf = (c_char * 128)()
+    for pkg in (b"runtime", b"driver", b"firmware", b"opp", b"toolkit", b"cann"):
+        assert acl.aclsysGetVersionStr(pkg, buf) == r.OK
+        assert buf.value.decode().startswith("9.2.0-aclsim.")
+    expect(acl, acl.aclsysGetVersionStr(b"nope", buf), r.INVALID_PARAM, "nope")
+    expect(acl, acl.aclsysGetVersionStr(None, buf), r.INVALID_PARAM, "pkgName")
+    version = acl.aclsimVersion().decode()
+    assert version.endswith("+" + acl.root.name)
+    assert acl.aclsimKnownFaults() == b""
+    assert acl.aclnnInit(None) == r.OK and acl.aclnnFinalize() == r.OK
+
+
+# ---- contexts ---------------------------------------------------------------------------------
+
+
+def test_new_thread_has_no_context_until_it_sets_one(acl, ctx):
+    def no_context():
+        out = {}
+        s, p, d, cur = c_void_p(), c_void_p(), c_int32(), c_void_p()
+        out["stream"] = (acl.aclrtCreateStream(byref(s)), acl.msg())
+        out["malloc"] = (acl.aclrtMalloc(byref(p), 64, 0), acl.msg())
+        out["ctxopt"] = (acl.aclrtCtxSetSysParamOpt(0, 1), acl.msg())
+        out["getdev"] = acl.aclrtGetDevice(byref(d))
+        out["getctx"] = acl.aclrtGetCurrentContext(byref(cur))
+        out["sync_default"] = acl.aclrtSynchronizeStream(None)
+        out["syncdev"] = acl.aclrtSynchronizeDevice()
+        # then it works after binding the main thread's context
+        assert acl.aclrtSetCurrentContext(ctx) == r.OK
+        out["stream2"] = acl.aclrtCreateStream(byref(s))
+        out["malloc2"] = acl.aclrtMalloc(byref(p), 64, 0)
+        out["getdev2"] = (acl.aclrtGetDevice(byref(d)), d.value)
+        assert acl.aclrtFree(p) == r.OK and acl.aclrtDestroyStream(s) == r.OK
+        return out
+
+    out = r.in_thread(no_context)
+    for key in ("stream", "malloc", "ctxopt"):
+        rc, msg = out[key]
+        assert rc == r.CONTEXT_NULL and "no current context" in msg and "[107002]" in msg, key
+    assert out["getdev"] == out["getctx"] == r.CONTEXT_NULL
+    assert out["sync_default"] == out["syncdev"] == r.CONTEXT_NULL
+    assert out["stream2"] == out["malloc2"] == r.OK and out["getdev2"] == (r.OK, 0)
+
+
+def test_default_context_is_shared_by_threads_that_set_the_device(acl, ctx):
+    def set_and_get():
+        assert acl.aclrtSetDevice(0) == r.OK
+        cur = c_void_p()
+        assert acl.aclrtGetCurrentContext(byref(cur)) == r.OK
+        assert acl.aclrtResetDevice(0) == r.OK
+        return cur.value
+
+    seen = {r.in_thread(set_and_get) for _ in range(3)}
+    assert seen == {ctx}
+
+
+def test_set_device_replaces_an_explicit_context(acl, ctx):
+    c = c_void_p()
+    assert acl.aclrtCreateContext(byref(c), 1) == r.OK
+    cur, dev = c_void_p(), c_int32()
+    assert acl.aclrtGetCurrentContext(byref(cur)) == r.OK and cur.value == c.value
+    assert acl.aclrtGetDevice(byref(dev)) == r.OK and dev.value == 1
+    assert acl.aclrtSetDevice(0) == r.OK
+    assert acl.aclrtGetCurrentContext(byref(cur)) == r.OK and cur.value == ctx
+    assert acl.aclrtResetDevice(0) == r.OK
+    assert acl.aclrtDestroyContext(c) == r.OK
+
+
+def test_context_created_in_one_thread_used_in_another(acl, ctx):
+    def make():
+        c = c_void_p()
+        assert acl.aclrtCreateContext(byref(c), 2) == r.OK
+        return c.value
+
+    c = r.in_thread(make)
+    assert acl.aclrtSetCurrentContext(c) == r.OK
+    s = r.create_stream(acl)
+    p = r.malloc(acl, 128)
+    dev = c_int32()
+    assert acl.aclrtGetDevice(byref(dev)) == r.OK and dev.value == 2
+    assert acl.aclrtFree(p) == r.OK and acl.aclrtDestroyStream(s) == r.OK
+    assert acl.aclrtDestroyContext(c) == r.OK
+    cur = c_void_p()
+    expect(acl, acl.aclrtGetCurrentContext(byref(cur)), r.CONTEXT_NULL)  # cleared on this thread
+    assert acl.aclrtSetDevice(0) == r.OK and acl.aclrtResetDevice(0) == r.OK  # rebind for fixture
+
+
+def test_destroy_context_errors(acl, ctx):
+    expect(
+        acl, acl.aclrtDestroyContext(ctx), r.INVALID_PARAM, "default context", "aclrtResetDevice"
+    )
+    expect(acl, acl.aclrtDestroyContext(None), r.INVALID_PARAM, "NULL")
+    c = c_void_p()
+    assert acl.aclrtCreateContext(byref(c), 0) == r.OK
+    assert acl.aclrtDestroyContext(c) == r.OK
+    expect(acl, acl.aclrtDestroyContext(c), r.INVALID_PARAM, "not a live context")
+    expect(acl, acl.aclrtSetCurrentContext(c), r.INVALID_PARAM, "not a live context")
+    expect(acl, acl.aclrtSetCurrentContext(0x1234), r.INVALID_PARAM)  # garbage: no crash
+    assert acl.aclrtSetCurrentContext(ctx) == r.OK
+
+
+def test_context_destroyed_by_another_thread_stops_resolving(acl, ctx):
+    c = c_void_p()
+    assert acl.aclrtCreateContext(byref(c), 0) == r.OK  # current here
+    assert r.in_thread(acl.aclrtDestroyContext, c) == r.OK
+    p = c_void_p()
+    expect(acl, acl.aclrtMalloc(byref(p), 64, 0), r.CONTEXT_NULL)
+    assert acl.aclrtSetCurrentContext(ctx) == r.OK
+
+
+def test_reset_device_destroys_default_context_and_its_streams(acl, ctx):
+    base = acl.live()
+    assert acl.aclrtSetDevice(5) == r.OK
+    d5 = c_void_p()
+    assert acl.aclrtGetCurrentContext(byref(d5)) == r.OK
+    s = r.create_stream(acl)
+    assert acl.aclsimStreamDelay(s, 20) == r.OK
+    assert acl.aclrtSetDevice(5) == r.OK  # ref count 2
+    assert acl.aclrtResetDevice(5) == r.OK
+    assert acl.aclrtSynchronizeStream(s) == r.OK  # still alive at count 1
+    assert acl.aclrtResetDevice(5) == r.OK  # count 0: context and streams destroyed
+    expect(acl, acl.aclrtSynchronizeStream(s), r.INVALID_PARAM, "not a live stream")
+    expect(acl, acl.aclrtSetCurrentContext(d5), r.INVALID_PARAM)
+    expect(acl, acl.aclrtResetDevice(5), r.INVALID_PARAM, "not set")
+    assert acl.live() == base
+    assert acl.aclrtSetCurrentContext(ctx) == r.OK
+
+
+# ---- system parameters ------------------------------------------------------------------------
+
+
+def test_sys_param_opts(acl, ctx):
+    v = c_int64()
+    expect(acl, acl.aclrtSetSysParamOpt(4, 1), r.INVALID_PARAM, "opt 4")
+    expect(acl, acl.aclrtGetSysParamOpt(-1, byref(v)), r.INVALID_PARAM)
+    expect(acl, acl.aclrtCtxSetSysParamOpt(9, 1), r.INVALID_PARAM)
+    expect(acl, acl.aclrtGetSysParamOpt(0, None), r.INVALID_PARAM, "value")
+    assert acl.aclrtGetSysParamOpt(0, byref(v)) == r.OK and v.value == 0  # default off
+    c = c_void_p()
+    assert acl.aclrtCreateContext(byref(c), 0) == r.OK
+    try:
+        assert acl.aclrtSetSysParamOpt(0, 1) == r.OK
+        assert acl.aclrtCtxGetSysParamOpt(0, byref(v)) == r.OK and v.value == 1  # inherits
+        assert acl.aclrtCtxSetSysParamOpt(0, 0) == r.OK
+        assert acl.aclrtCtxGetSysParamOpt(0, byref(v)) == r.OK and v.value == 0  # overrides
+        assert acl.aclrtGetSysParamOpt(0, byref(v)) == r.OK and v.value == 1
+        assert acl.aclrtCtxSetSysParamOpt(3, 7) == r.OK
+    finally:
+        assert acl.aclrtSetSysParamOpt(0, 0) == r.OK
+        assert acl.aclrtDestroyContext(c) == r.OK
+        assert acl.aclrtSetCurrentContext(ctx) == r.OK
+    assert acl.aclrtCtxGetSysParamOpt(3, byref(v)) == r.OK and v.value == 0  # other context
+
+
+# ---- error messages ---------------------------------------------------------------------------
+
+
+def test_recent_error_message_is_per_thread_and_cleared_on_read(acl, ctx):
+    assert acl.msg() == ""  # nothing pending: "" (not NULL)
+    p = c_void_p()
+    assert acl.aclrtMalloc(byref(p), 0, 0) == r.INVALID_PARAM
+    assert r.in_thread(acl.msg) == ""  # other thread sees nothing
+    assert acl.msg() == "aclrtMalloc: size must be > 0 (got 0) [100000]"
+    assert acl.msg() == ""
+    # a success does not clear a pending message; a later failure replaces it
+    assert acl.aclrtMalloc(byref(p), 0, 0) == r.INVALID_PARAM
+    assert acl.aclrtMalloc(byref(p), 16, 77) == r.INVALID_PARAM
+    assert "policy 77" in acl.msg()
+
+    def fail_in_thread():
+        acl.aclrtSetDevice(99)
+        return acl.msg()
+
+    assert "deviceId 99" in r.in_thread(fail_in_thread)
+    assert acl.msg() == ""
+
+
+# ---- streams ----------------------------------------------------------------------------------
+
+
+def test_stream_tasks_are_async_and_synchronize_waits(acl, stream):
+    t0 = time.monotonic()
+    assert acl.aclsimStreamDelay(stream, 150) == r.OK
+    assert time.monotonic() - t0 < 0.1  # enqueue does not wait
+    expect(acl, acl.aclrtSynchronizeStreamWithTimeout(stream, 10), r.SYNC_TIMEOUT, "10 ms")
+    assert acl.aclrtSynchronizeStreamWithTimeout(stream, -1) == r.OK
+    assert time.monotonic() - t0 >= 0.15
+    assert acl.aclrtSynchronizeStreamWithTimeout(stream, 0) == r.OK  # nothing pending
+    expect(acl, acl.aclrtSynchronizeStreamWithTimeout(stream, -2), r.INVALID_PARAM, "timeout")
+    expect(acl, acl.aclsimStreamDelay(stream, -1), r.INVALID_PARAM)
+
+
+def test_default_stream_and_synchronize_device(acl, ctx, stream):
+    t0 = time.monotonic()
+    assert acl.aclsimStreamDelay(None, 60) == r.OK  # NULL: the context's default stream
+    assert acl.aclsimStreamDelay(stream, 80) == r.OK
+    assert acl.aclrtSynchronizeDevice() == r.OK
+    assert time.monotonic() - t0 >= 0.08
+    assert acl.aclrtSynchronizeStream(None) == r.OK
+
+
+def test_destroy_stream_runs_queued_work_first(acl, ctx):
+    s = r.create_stream(acl)
+    buf = np.zeros(4, np.float32)
+    a = r.upload(acl, np.arange(4, dtype=np.float32))
+    out = r.upload(acl, buf)
+    alpha = r.make_scalar(acl, 1.0, r.ACL_FLOAT)
+    assert acl.aclsimStreamDelay(s, 50) == r.OK
+    assert r.run_add(acl, a.tensor, a.tensor, alpha, out.tensor, s) == r.OK
+    assert acl.aclrtDestroyStream(s) == r.OK
+    got = r.download(acl, out.ptr, out.nbytes, np.float32, (4,))
+    np.testing.assert_array_equal(got, 2 * np.arange(4, dtype=np.float32))
+    expect(acl, acl.aclrtDestroyStream(s), r.INVALID_PARAM, "not a live stream")
+    expect(acl, acl.aclrtSynchronizeStream(s), r.INVALID_PARAM)
+    expect(acl, acl.aclrtDestroyStream(None), r.INVALID_PARAM)
+    expect(acl, acl.aclrtCreateStream(None), r.INVALID_PARAM)
+    for h in (a, out):
+        assert acl.aclDestroyTensor(h.tensor) == r.OK and acl.aclrtFree(h.ptr) == r.OK
+    assert acl.aclDestroyScalar(alpha) == r.OK
+
+
+# ---- device memory ----------------------------------------------------------------------------
+
+
+def test_malloc_contract(acl, ctx):
+    p = c_void_p()
+    expect(acl, acl.aclrtMalloc(byref(p), 0, 0), r.INVALID_PARAM, "size must be > 0")
+    expect(acl, acl.aclrtMalloc(None, 16, 0), r.INVALID_PARAM, "devPtr")
+    expect(acl, acl.aclrtMalloc(byref(p), 16, 8), r.INVALID_PARAM, "policy 8")
+    expect(acl, acl.aclrtMalloc(byref(p), 1 << 40, 0), r.MEMORY_ALLOCATION)
+    for policy in (0, 1, 2, 0x100, 0x1000, 0x100000):
+        ptrs = [r.malloc(acl, n) for n in (1, 33, 4096)]
+        for q, n in zip(ptrs, (1, 33, 4096), strict=True):
+            assert q % 64 == 0, policy
+            assert ctypes.string_at(q, n) == bytes([FILL]) * n  # not zeroed
+            assert acl.aclrtFree(q) == r.OK
+    expect(acl, acl.aclrtFree(None), r.INVALID_PARAM)
+    q = r.malloc(acl, 64)
+    expect(acl, acl.aclrtFree(q + 8), r.INVALID_PARAM, "not its start")
+    assert acl.aclrtFree(q) == r.OK
+    expect(acl, acl.aclrtFree(q), r.INVALID_PARAM, "not a live device allocation")
+    host = np.zeros(4)
+    expect(acl, acl.aclrtFree(host.ctypes.data), r.INVALID_PARAM)
+
+
+def test_guard_bytes_catch_writes_past_the_end(acl, ctx):
+    base = acl.live()
+    p = r.malloc(acl, 100)  # guard bytes 100..159 (rounded to 128, plus 32)
+    ctypes.memmove(p, b"\1" * 100, 100)  # in bounds: fine
+    assert acl.aclrtFree(p) == r.OK
+    p = r.malloc(acl, 100)
+    ctypes.memmove(p + 100, b"\0\0\0\0", 4)  # 4 bytes past the end
+    msg = expect(acl, acl.aclrtFree(p), r.AICORE_EXCEPTION, "wrote past the end", "of 100 bytes")
+    assert hex(p)[2:] in msg
+    p = r.malloc(acl, 128)
+    ctypes.memmove(p + 159, b"\0", 1)  # last guard byte
+    expect(acl, acl.aclrtFree(p), r.AICORE_EXCEPTION)
+    assert acl.live() == base  # freed anyway
+
+
+def test_memcpy_and_memset(acl, ctx):
+    src = np.arange(64, dtype=np.uint8)
+    d1, d2 = r.malloc(acl, 64), r.malloc(acl, 64)
+    assert acl.aclrtMemcpy(d1, 64, src.ctypes.data, 64, 1) == r.OK  # H2D
+    assert acl.aclrtMemcpy(d2, 64, d1, 64, 3) == r.OK  # D2D
+    back = np.zeros(64, np.uint8)
+    assert acl.aclrtMemcpy(back.ctypes.data, 64, d2, 64, 2) == r.OK  # D2H
+    np.testing.assert_array_equal(back, src)
+    back2 = np.zeros(64, np.uint8)
+    assert acl.aclrtMemcpy(back2.ctypes.data, 64, d2, 64, 4) == r.OK  # DEFAULT infers D2H
+    assert acl.aclrtMemcpy(back.ctypes.data, 64, src.ctypes.data, 64, 0) == r.OK  # H2H
+    np.testing.assert_array_equal(back2, src)
+    assert acl.aclrtMemcpy(d1, 64, src.ctypes.data, 0, 1) == r.OK  # count 0: nothing
+    expect(acl, acl.aclrtMemcpy(d1, 64, src.ctypes.data, 64, 5), r.INVALID_PARAM, "kind 5")
+    expect(acl, acl.aclrtMemcpy(d1, 32, src.ctypes.data, 64, 1), r.INVALID_PARAM, "destMax")
+    expect(acl, acl.aclrtMemcpy(d1 + 32, 64, src.ctypes.data, 64, 1), r.INVALID_PARAM,
+           "not inside one live device allocation")  # fmt: skip
+    expect(acl, acl.aclrtMemcpy(back.ctypes.data, 64, src.ctypes.data, 64, 1), r.INVALID_PARAM,
+           "dst")  # fmt: skip
+    expect(acl, acl.aclrtMemcpy(d1, 64, d2, 64, 1), r.INVALID_PARAM, "src", "device memory")
+    expect(acl, acl.aclrtMemcpy(None, 64, d2, 64, 2), r.INVALID_PARAM, "dst is NULL")
+    # memset: device and host, by address
+    assert acl.aclrtMemset(d1, 64, 7, 64) == r.OK
+    assert ctypes.string_at(d1, 64) == b"\7" * 64
+    assert acl.aclrtMemset(back.ctypes.data, 64, 3, 64) == r.OK and (back == 3).all()
+    expect(acl, acl.aclrtMemset(d1, 16, 0, 32), r.INVALID_PARAM, "maxCount")
+    expect(acl, acl.aclrtMemset(d1 + 16, 64, 0, 64), r.INVALID_PARAM)
+    expect(acl, acl.aclrtMemset(None, 64, 0, 64), r.INVALID_PARAM)
+    assert acl.aclrtFree(d1) == r.OK and acl.aclrtFree(d2) == r.OK
+
+    def no_context_copy():
+        return acl.aclrtMemcpy(back.ctypes.data, 64, src.ctypes.data, 64, 0), acl.aclrtMemcpy(
+            d1, 64, src.ctypes.data, 64, 1
+        )
+
+    assert r.in_thread(no_context_copy) == (r.OK, r.CONTEXT_NULL)
+
+
+def test_host_memory(acl):
+    p = c_void_p()
+    assert acl.aclrtMallocHost(byref(p), 100) == r.OK and p.value % 64 == 0
+    ctypes.memset(p, 1, 100)
+    assert acl.aclrtFreeHost(p) == r.OK
+    expect(acl, acl.aclrtFreeHost(p), r.INVALID_PARAM, "aclrtMallocHost")
+    expect(acl, acl.aclrtMallocHost(byref(p), 0), r.INVALID_PARAM)
+    expect(acl, acl.aclrtMallocHost(None, 8), r.INVALID_PARAM)
+
+
+# ---- nnopbase objects -------------------------------------------------------------------------
+
+
+def test_create_tensor_validation(acl):
+    i64 = r.i64s
+    ok = acl.aclCreateTensor(i64([2, 3]), 2, r.ACL_FLOAT, None, 0, r.ACL_FORMAT_ND, i64([2, 3]), 2,
+                             None)  # fmt: skip
+    assert ok and acl.aclDestroyTensor(ok) == r.OK
+    empty = acl.aclCreateTensor(None, 0, r.ACL_FLOAT, None, 0, r.ACL_FORMAT_ND, None, 0, None)
+    assert empty and acl.aclDestroyTensor(empty) == r.OK  # 0-d tensor
+    big = acl.aclCreateTensor(i64([1] * 25), 25, r.ACL_FLOAT, None, 0, 2, None, 0, None)
+    assert big and acl.aclDestroyTensor(big) == r.OK
+
+    cases = [
+        ((None, 2, 0, None, 0, 2, None, 0), r.NN_NULLPTR, "viewDims is NULL"),
+        ((i64([2]), 1, 0, None, 0, 2, None, 3), r.NN_NULLPTR, "storageDims is NULL"),
+        ((i64([1] * 26), 26, 0, None, 0, 2, None, 0), r.NN_INVALID, "viewDimsNum must be <= 25"),
+        ((i64([2, -1]), 2, 0, None, 0, 2, None, 0), r.NN_INVALID, "viewDims[1]"),
+        ((i64([2, 2]), 2, 0, i64([-2, 1]), 0, 2, None, 0), r.NN_INVALID, "stride[0]"),
+        ((i64([2]), 1, 0, None, -1, 2, None, 0), r.NN_INVALID, "offset"),
+        ((i64([2]), 1, 99, None, 0, 2, None, 0), r.NN_INVALID, "dataType 99"),
+        ((i64([2]), 1, 13, None, 0, 2, None, 0), r.NN_INVALID, "STRING"),
+        ((i64([2]), 1, 0, None, 0, 99, None, 0), r.NN_INVALID, "format 99"),
+        ((i64([2]), 1, 0, None, 0, 2, i64([-3]), 1), r.NN_INVALID, "storageDims[0]"),
+        ((i64([1 << 40, 1 << 40]), 2, 0, None, 0, 2, None, 0), r.NN_INVALID, "overflows"),
+    ]
+    for args, code, frag in cases:
+        assert acl.aclCreateTensor(*args, None) is None, frag
+        expect(acl, code, code, "aclCreateTensor", frag)
+    assert acl.aclDestroyTensor(None) == r.OK
+    t = acl.aclCreateTensor(i64([2]), 1, r.ACL_FLOAT, None, 0, 2, None, 0, None)
+    assert acl.aclDestroyTensor(t) == r.OK
+    expect(acl, acl.aclDestroyTensor(t), r.NN_INVALID, "not a live aclTensor")
+
+
+def test_scalars_and_arrays(acl):
+    base = acl.live()
+    for value, dtype in ((1.5, r.ACL_FLOAT), (2.5, r.ACL_DOUBLE), (-3, r.ACL_INT32),
+                         (1 << 40, r.ACL_INT64), (True, r.ACL_BOOL), (0.5, r.ACL_FLOAT16),
+                         (0.5, r.ACL_BF16), (-7, r.ACL_INT8)):  # fmt: skip
+        s = r.make_scalar(acl, value, dtype)
+        assert acl.aclDestroyScalar(s) == r.OK
+    assert acl.aclCreateScalar(None, r.ACL_FLOAT) is None
+    expect(acl, r.NN_NULLPTR, r.NN_NULLPTR, "value is NULL")
+    x = ctypes.c_double(1.0)
+    assert acl.aclCreateScalar(byref(x), 16) is None  # COMPLEX64
+    expect(acl, r.NN_INVALID, r.NN_INVALID, "COMPLEX64")
+    ia = acl.aclCreateIntArray(r.i64s([1, 2, 3]), 3)
+    fa = acl.aclCreateFloatArray((ctypes.c_float * 2)(1.0, 2.0), 2)
+    ba = acl.aclCreateBoolArray((ctypes.c_bool * 1)(True), 1)
+    empty = acl.aclCreateIntArray(None, 0)
+    assert ia and fa and ba and empty
+    assert acl.aclsimLiveObjects(r.LIVE_ARRAYS) == base[r.LIVE_ARRAYS] + 4
+    assert acl.aclCreateIntArray(None, 2) is None
+    expect(acl, r.NN_NULLPTR, r.NN_NULLPTR, "value is NULL")
+    assert acl.aclDestroyIntArray(ia) == acl.aclDestroyFloatArray(fa) == r.OK
+    assert acl.aclDestroyBoolArray(ba) == acl.aclDestroyIntArray(empty) == r.OK
+    expect(acl, acl.aclDestroyIntArray(ia), r.NN_INVALID)
+    expect(acl, acl.aclDestroyFloatArray(ba), r.NN_INVALID)  # wrong kind of handle
+    assert acl.live() == base
+
+
+# ---- leaks and exit -----------------------------------------------------------------------------
+
+
+def test_live_objects_return_to_baseline(acl, ctx):
+    assert acl.aclsimLiveObjects(8) == -1 and acl.aclsimLiveObjects(-1) == -1
+    base = acl.live()
+    c = c_void_p()
+    assert acl.aclrtCreateContext(byref(c), 0) == r.OK
+    s = r.create_stream(acl)
+    a = r.upload(acl, np.ones((4, 5), np.float32))
+    out = r.upload(acl, np.zeros((4, 5), np.float32))
+    alpha = r.make_scalar(acl, 1.0, r.ACL_FLOAT)
+    live = acl.live()
+    assert live[r.LIVE_ALLOCS] == base[r.LIVE_ALLOCS] + 2
+    assert live[r.LIVE_BYTES] == base[r.LIVE_BYTES] + 160
+    assert live[r.LIVE_TENSORS] == base[r.LIVE_TENSORS] + 2
+    assert live[r.LIVE_STREAMS] == base[r.LIVE_STREAMS] + 1
+    assert live[r.LIVE_CONTEXTS] == base[r.LIVE_CONTEXTS] + 1
+    for _ in range(5):
+        assert r.run_add(acl, a.tensor, a.tensor, alpha, out.tensor, s) == r.OK
+    assert acl.aclrtSynchronizeStream(s) == r.OK
+    assert acl.aclsimLiveObjects(r.LIVE_EXECUTORS) == base[r.LIVE_EXECUTORS]  # freed after run
+    assert acl.aclDestroyTensor(a.tensor) == acl.aclDestroyTensor(out.tensor) == r.OK
+    assert acl.aclrtFree(a.ptr) == acl.aclrtFree(out.ptr) == r.OK
+    assert acl.aclDestroyScalar(alpha) == r.OK
+    assert acl.aclrtDestroyStream(s) == r.OK
+    assert acl.aclrtDestroyContext(c) == r.OK
+    assert acl.aclrtSetCurrentContext(ctx) == r.OK
+    assert acl.live() == base
+
+
+def test_destroying_a_context_destroys_its_streams(acl, ctx):
+    base = acl.live()
+    c = c_void_p()
+    assert acl.aclrtCreateContext(byref(c), 0) == r.OK
+    s = r.create_stream(acl)
+    assert acl.aclsimStreamDelay(s, 30) == r.OK
+    assert acl.aclrtDestroyContext(c) == r.OK  # waits for the queued work, joins the worker
+    expect(acl, acl.aclrtSynchronizeStream(s), r.INVALID_PARAM)
+    assert acl.live() == base
+    assert acl.aclrtSetCurrentContext(ctx) == r.OK
+
+
+def test_process_exits_without_cleanup_and_without_waiting():
+    code = (
+        "import time\n"
+        "assert acl.aclInit(None) == 0 and acl.aclrtSetDevice(0) == 0\n"
+        "streams = [r.create_stream(acl) for _ in range(4)]\n"
+        "p = r.malloc(acl, 1024)\n"
+        "t = r.make_tensor(acl, [16], r.ACL_FLOAT, p)\n"
+        "assert acl.aclsimStreamDelay(streams[0], 30000) == 0  # 30 s of queued work\n"
+        "assert acl.aclsimStreamDelay(None, 30000) == 0\n"
+        "print(json.dumps({'ok': True}))\n"
+    )
+    t0 = time.monotonic()
+    assert child(code, timeout=20) == {"ok": True}
+    assert time.monotonic() - t0 < 10
+
+
+# ---- concurrency ------------------------------------------------------------------------------
+
+
+def test_many_threads_hammer_the_registries(acl, ctx):
+    base = acl.live()
+    errors: list = []
+    barrier = threading.Barrier(8)
+
+    def worker(seed: int):
+        try:
+            rng = np.random.default_rng(seed)
+            assert acl.aclrtSetDevice(0) == r.OK
+            barrier.wait()
+            s = r.create_stream(acl) if seed % 2 else None
+            alpha = r.make_scalar(acl, 1.0, r.ACL_FLOAT)
+            for i in range(25):
+                n = int(rng.integers(1, 300))
+                x = rng.standard_normal(n).astype(np.float32)
+                a, out = r.upload(acl, x), r.upload(acl, np.zeros(n, np.float32))
+                assert r.run_add(acl, a.tensor, a.tensor, alpha, out.tensor, s) == r.OK
+                if i % 3 == 0:
+                    assert acl.aclDestroyTensor(a.tensor) == r.OK  # before the kernel ran
+                assert acl.aclrtSynchronizeStream(s) == r.OK
+                got = r.download(acl, out.ptr, out.nbytes, np.float32, (n,))
+                np.testing.assert_array_equal(got, x + x)
+                if i % 3:
+                    assert acl.aclDestroyTensor(a.tensor) == r.OK
+                assert acl.aclDestroyTensor(out.tensor) == r.OK
+                assert acl.aclrtFree(a.ptr) == r.OK and acl.aclrtFree(out.ptr) == r.OK
+            assert acl.aclDestroyScalar(alpha) == r.OK
+            if s:
+                assert acl.aclrtDestroyStream(s) == r.OK
+            assert acl.aclrtResetDevice(0) == r.OK
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors[0]
+    assert acl.live() == base
+
+
+def test_handles_are_never_reused(acl):
+    seen = set()
+    for _ in range(50):
+        t = acl.aclCreateTensor(r.i64s([1]), 1, r.ACL_FLOAT, None, 0, 2, None, 0, None)
+        assert t not in seen
+        seen.add(t)
+        assert acl.aclDestroyTensor(t) == r.OK
