@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -16,6 +17,8 @@ from stress.gradcheck import (
     BIASED,
     DRIFT_REL,
     K_SIGMA,
+    RTOL_FP32,
+    SETTLE_RTOL,
     UNCONVERGED,
     GradcheckResult,
     ProgressFn,
@@ -39,15 +42,20 @@ def header(
     eps: Sequence[float],
     fd: str,
     backward: str,
-    backend: str | None,
+    backend: str,
 ) -> None:
     """What is about to run: the case, the seed and the options (printed before the run)."""
     case = " ".join(f"{k}={v}" for k, v in params.items())
     console.print(f"[bold]gradcheck[/] mhc_pre_sinkhorn_backward  {case}  seed={seed}")
-    console.print(
-        f"  FD through: {fd}   backward: {backward}   backend: {backend or '$STRESS_BACKEND/auto'}"
-    )
+    fd_text = "float64 numpy forward" if fd == "reference" else "the backend's forward"
+    bwd_text = "numpy reference (float32)" if backward == "reference" else "the backend's backward"
+    console.print(f"  FD through: {fd_text}   backward: {bwd_text}   backend: {backend}")
     console.print(f"  eps sweep: {', '.join(f'{e:g}' for e in eps)}")
+    console.print(
+        f"  rule: biased if |f*-g| > {K_SIGMA:g}(σ+t) + rtol·max(|g|,S), rtol {RTOL_FP32:g} "
+        f"(bf16 gradX 2^-7); unconverged if the sweep moves > {K_SIGMA:g}σ + "
+        f"{SETTLE_RTOL:g}·max(|f*|,S) (see --help)"
+    )
 
 
 @contextmanager
@@ -96,7 +104,7 @@ def table(result: GradcheckResult) -> Table:
         den = max(abs(row.backward), row.scale)
         rel = r.diff / den if den > 0 else math.nan
         t.add_row(
-            str(row.element),
+            escape(str(row.element)),
             _num(row.backward),
             *(_num(f) for f in row.fd),
             _num(r.estimate, 9),
@@ -113,14 +121,14 @@ def report(console: Console, result: GradcheckResult) -> None:
     """The table, notes, the noise floor and the summary line."""
     console.print(table(result))
     for note in result.notes:
-        console.print(f"note: {note}")
+        console.print(escape(f"note: {note}"))
     for row in result.rows:
         if any(
             math.isnan(h) or abs(h - e) > 1e-4 * e
             for h, e in zip(row.steps, result.eps, strict=True)
         ):
             steps = ", ".join("dropped" if math.isnan(h) else f"{h:.6g}" for h in row.steps)
-            console.print(f"  {row.element}: effective steps {steps}")
+            console.print(escape(f"  {row.element}: effective steps {steps}"))
     floors = [
         (K_SIGMA * row.result.noise / max(abs(row.backward), row.scale), row)
         for row in result.rows
@@ -130,7 +138,7 @@ def report(console: Console, result: GradcheckResult) -> None:
         worst, wrow = max(floors, key=lambda t: t[0])
         console.print(
             f"noise floor ({K_SIGMA:g}σ of the FD rounding noise of f*, relative to "
-            f"max(|g|, S)): max {worst:.2g} at {wrow.element} (loss quantum q = "
+            f"max(|g|, S)): max {worst:.2g} at {escape(str(wrow.element))} (loss quantum q = "
             f"{wrow.quantum:.3g}, n(h) = q/2h); differences below it cannot be resolved"
         )
     limited = sum(r.noise_limited and r.verdict != UNCONVERGED for r in result.rows)
@@ -149,4 +157,4 @@ def report(console: Console, result: GradcheckResult) -> None:
     )
     for row in result.rows:
         if row.result.verdict != AGREES:
-            console.print(f"  {row.element}: {row.result.verdict}: {row.result.reason}")
+            console.print(escape(f"  {row.element}: {row.result.verdict}: {row.result.reason}"))

@@ -283,6 +283,11 @@ def classify(
         if h > 0 and math.isfinite(h) and math.isfinite(f) and h not in pts:
             pts[h] = (float(f), float(n))
     nan = math.nan
+    if not math.isfinite(g):
+        return Classification(
+            BIASED, nan, nan, nan, tolerance, nan, nan, False, nan,
+            f"the backward's value {g} is not finite",
+        )  # fmt: skip
     if len(pts) < 2:
         return Classification(
             UNCONVERGED, nan, nan, nan, tolerance, nan, nan, False, nan,
@@ -327,7 +332,7 @@ def classify(
             f"FD does not settle: extrapolations move by {t:.3g} > {settle:.3g} "
             f"(noise {k:g}*{s_t:.3g} + {SETTLE_RTOL:g}*scale)",
         )  # fmt: skip
-    if abs(diff) > allowed:
+    if not abs(diff) <= allowed:  # NaN-safe
         reason = f"|f*-g| = {abs(diff):.3g} > {allowed:.3g}"
         return Classification(BIASED, est, s, t, tolerance, allowed, diff, flip, h, reason)
     reason = f"|f*-g| = {abs(diff):.3g} <= {allowed:.3g}"
@@ -340,14 +345,16 @@ def block_scale(el: Element, grad: np.ndarray, n: int) -> float:
     x: all of gradX. phi rows and bias entries: their column group (pre ``[0, N)``, post
     ``[N, 2N)``, res ``[2N, N*N+2N)``), whose magnitudes differ by an order of magnitude (the pre
     group carries gradHin through all C channels). alpha: the element itself (one per group).
+    Non-finite entries (a garbage output) are left out.
     """
     g = np.asarray(grad, _F8)
     if el.tensor == "alpha":
-        return abs(float(g[el.index]))
-    if el.tensor in ("phi", "bias"):
+        g = g[el.index[0] : el.index[0] + 1]
+    elif el.tensor in ("phi", "bias"):
         j = el.index[0]
         lo, hi = (0, n) if j < n else (n, 2 * n) if j < 2 * n else (2 * n, n * n + 2 * n)
         g = g[lo:hi]
+    g = g[np.isfinite(g)]
     return float(np.sqrt(np.mean(g**2))) if g.size else 0.0
 
 
@@ -955,7 +962,9 @@ def _cmd_gradcheck(args: argparse.Namespace) -> int:
     console = Console()
     if not console.is_terminal:
         console = Console(width=max(console.width, 200))
-    render.header(console, params, args.seed, eps, args.fd, args.backward, args.backend)
+    uses_backend = args.fd == "backend" or args.backward == "backend"
+    shown = (args.backend or "$STRESS_BACKEND/auto") if uses_backend else "not used"
+    render.header(console, params, args.seed, eps, args.fd, args.backward, shown)
     try:
         with render.progress(console) as tick:
             result = gradcheck(

@@ -156,6 +156,11 @@ def test_exact_zero_gradient_agrees():
     assert c.verdict == gc.AGREES
 
 
+def test_non_finite_backward_is_biased():
+    c = gc.classify(STEPS, _fd(1.0), math.nan, tolerance=1e-3, scale=1.0)
+    assert c.verdict == gc.BIASED and "not finite" in c.reason
+
+
 def test_backward_rtol_per_dtype():
     import ml_dtypes
 
@@ -231,6 +236,8 @@ def test_block_scale_uses_the_column_group():
     assert gc.block_scale(gc.Element("bias", (5,)), g, 4) == pytest.approx(10.0)
     assert gc.block_scale(gc.Element("bias", (23,)), g, 4) == pytest.approx(1.0)
     assert gc.block_scale(gc.Element("alpha", (1,)), np.array([1.0, -3.0, 2.0]), 4) == 3.0
+    g[9] = np.nan  # a garbage entry does not poison the scale of its block
+    assert gc.block_scale(gc.Element("bias", (23,)), g, 4) == pytest.approx(1.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,6 +481,26 @@ def test_cli_default_samples_two_per_tensor(capsys):
 def test_cli_bad_options_are_config_errors(extra, match):
     with pytest.raises(ConfigError, match=match):
         _run_cli([*SMALL_ARGS, "--backward", "reference", *extra])
+
+
+def test_render_on_a_terminal_shows_progress_and_flags():
+    import io
+
+    from rich.console import Console
+
+    from stress import _gradcheck_render as render
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=220, color_system=None)
+    with render.progress(console) as tick:
+        assert tick is not None
+        r = gc.gradcheck(
+            SMALL, SEED, ["bias[5]", "phi[5,300]"], backward=sign_flipping_backward, progress=tick
+        )
+    render.report(console, r)
+    text = buf.getvalue()
+    assert "SIGN FLIP" in text and "1 biased (1 sign flips)" in text
+    assert "bias[5]: biased: |f*-g|" in text
 
 
 def test_cli_help_explains_rule_and_exit_codes(capsys):
