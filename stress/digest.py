@@ -1,0 +1,45 @@
+"""Output fingerprints: sha256 per output and per call, and the canary check.
+
+Before a call every output's memory is filled with a canary byte (default 0xAB, as in the
+problem report). After it, an element whose bytes are all still the canary was most likely never
+written. A computed value can equal the canary pattern by chance (fp16 0xABAB is -0.0583), so
+the count is compared with the count of the same pattern in the numpy reference or baseline
+rather than with zero; see :func:`unwritten`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["DEFAULT_CANARY", "call_digest", "canary_count", "digest", "unwritten"]
+
+DEFAULT_CANARY = 0xAB
+
+
+def digest(array: np.ndarray) -> str:
+    """sha256 hex of the array's bytes in C order (dtype and shape are the caller's business)."""
+    return hashlib.sha256(np.ascontiguousarray(array).tobytes()).hexdigest()
+
+
+def call_digest(output_digests: Mapping[str, str]) -> str:
+    """One sha256 over a call's per-output digests, in output order."""
+    h = hashlib.sha256()
+    for name, d in output_digests.items():
+        h.update(f"{name}={d};".encode())
+    return h.hexdigest()
+
+
+def canary_count(array: np.ndarray, canary: int = DEFAULT_CANARY) -> int:
+    """How many elements of ``array`` consist of the canary byte only."""
+    if array.size == 0:
+        return 0
+    raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8).reshape(array.size, -1)
+    return int(np.count_nonzero((raw == (canary & 0xFF)).all(axis=1)))
+
+
+def unwritten(array: np.ndarray, canary: int = DEFAULT_CANARY, expected: int = 0) -> int:
+    """Elements left as canary beyond the ``expected`` chance matches (0 when none)."""
+    return max(0, canary_count(array, canary) - expected)

@@ -1,0 +1,187 @@
+"""What an operator is to the framework: :class:`OpSpec`.
+
+An OpSpec declares the case parameters it takes (:class:`Param`), the exact argument list of its
+phase-1 function in C order (tensors, scalars and by-value attributes, with dtype and shape rules
+derived from the parameters), a seeded generator of host inputs, a numpy reference and per-output
+comparison tolerances. The engine needs nothing else to upload, call, download and grade it.
+
+Parameter validation checks types and basic sanity only (a dimension is a non-negative int). The
+operator's own constraints (N = 4, C % 128 = 0, ...) are deliberately *not* checked here: negative
+cases exist to prove the operator rejects them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from stress.errors import ConfigError
+
+__all__ = [
+    "DTYPES",
+    "REQUIRED",
+    "AttrArg",
+    "OpSpec",
+    "Param",
+    "Params",
+    "ScalarArg",
+    "TensorArg",
+    "dtype_of",
+]
+
+Params = Mapping[str, Any]
+
+DTYPES: dict[str, np.dtype] = {
+    "float32": np.dtype(np.float32),
+    "fp32": np.dtype(np.float32),
+    "float16": np.dtype(np.float16),
+    "fp16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "bfloat16": np.dtype(ml_dtypes.bfloat16),
+    "int32": np.dtype(np.int32),
+}
+
+
+def dtype_of(name: str) -> np.dtype:
+    """The numpy dtype of a corpus dtype name (``bf16``, ``fp16``, ``float32``, ``int32``)."""
+    return DTYPES[name]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One case parameter: its type, default (or REQUIRED), allowed values and meaning."""
+
+    name: str
+    kind: type | tuple[type, ...] | str  # a Python type, or "shape" (list of ints >= 0)
+    default: Any = REQUIRED  # REQUIRED, a value, or None for "absent unless given"
+    doc: str = ""
+    choices: tuple[Any, ...] | None = None
+    minimum: float | None = None
+
+    def parse(self, value: Any, where: str) -> Any:
+        """Validate ``value``; ``where`` names the file and case for the error message."""
+        field_ = f"{where}, field '{self.name}'"
+        if self.kind == "shape":
+            if not isinstance(value, list | tuple) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value
+            ):
+                raise ConfigError(f"{field_}: expected a list of integers (a shape), got {value!r}")
+            if any(v < 0 for v in value):
+                raise ConfigError(f"{field_}: dimensions must be >= 0, got {list(value)}")
+            return tuple(value)
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        if (
+            float in kinds
+            and int not in kinds
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+        ):
+            value = float(value)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            names = " or ".join(k.__name__ for k in kinds)
+            raise ConfigError(f"{field_}: expected {names}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            allowed = ", ".join(map(str, self.choices))
+            raise ConfigError(f"{field_}: {value!r} is not one of {allowed}")
+        if self.minimum is not None and value < self.minimum:
+            raise ConfigError(f"{field_}: must be >= {self.minimum}, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """An ``aclTensor*`` argument. ``optional`` ones may be passed as NULL."""
+
+    name: str
+    output: bool
+    shape: Callable[[Params], tuple[int, ...]]
+    dtype: Callable[[Params], np.dtype]
+    optional: bool = False
+    present: Callable[[Params], bool] = field(default=lambda p: True)
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    """An ``aclScalar*`` argument (a host value copied at phase 1)."""
+
+    name: str
+    dtype: Callable[[Params], np.dtype]
+    value: Callable[[Params], Any]
+
+
+@dataclass(frozen=True)
+class AttrArg:
+    """A by-value C argument (``int64_t``, ``double``, ``bool``)."""
+
+    name: str
+    value: Callable[[Params], Any]
+
+
+Arg = TensorArg | ScalarArg | AttrArg
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """An operator as the framework sees it."""
+
+    name: str
+    function: str  # the aclnn function, e.g. "aclnnAdd" (phase 1 is function + GetWorkspaceSize)
+    description: str
+    params: tuple[Param, ...]
+    args: tuple[Arg, ...]  # phase-1 arguments in C order, without workspaceSize/executor
+    generate: Callable[..., dict[str, np.ndarray]]  # (params, seed, *, forward) -> host inputs
+    reference: Callable[[Params, Mapping[str, np.ndarray]], dict[str, np.ndarray]]
+    tolerances: Callable[[Params, str], tuple[float, float]]  # (params, output) -> (rtol, atol)
+    depends_on: str | None = None  # op whose outputs feed the inputs (e.g. the forward)
+
+    @property
+    def inputs(self) -> tuple[TensorArg, ...]:
+        return tuple(a for a in self.args if isinstance(a, TensorArg) and not a.output)
+
+    @property
+    def outputs(self) -> tuple[TensorArg, ...]:
+        return tuple(a for a in self.args if isinstance(a, TensorArg) and a.output)
+
+    @property
+    def scalars(self) -> tuple[ScalarArg, ...]:
+        return tuple(a for a in self.args if isinstance(a, ScalarArg))
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def parse_params(self, raw: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """Validate a case's raw parameters, fill defaults; unknown keys are errors."""
+        known = {p.name for p in self.params}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ConfigError(
+                f"{where}, field '{unknown[0]}': not a parameter of op '{self.name}' "
+                f"(its parameters: {', '.join(p.name for p in self.params)})"
+            )
+        out: dict[str, Any] = {}
+        for p in self.params:
+            if p.name in raw:
+                out[p.name] = p.parse(raw[p.name], where)
+            elif p.default is REQUIRED:
+                raise ConfigError(f"{where}, field '{p.name}': required by op '{self.name}'")
+            else:
+                out[p.name] = p.default
+        return out
+
+    def output_shapes(self, params: Params) -> dict[str, tuple[int, ...]]:
+        return {o.name: tuple(o.shape(params)) for o in self.outputs if o.present(params)}
