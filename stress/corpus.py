@@ -1,0 +1,217 @@
+"""Corpus files: named cases in TOML.
+
+A corpus file holds an optional ``[defaults]`` table merged into every case and an array of
+``[[case]]`` tables::
+
+    [defaults]
+    op = "mhc_pre_sinkhorn_backward"
+    dtype = "bf16"
+
+    [[case]]
+    id = "base-a"          # unique across every corpus file loaded together
+    B = 2                  # any other key is a parameter of the op (see `aclnn-stress ops`)
+    S = 128
+    C = 256
+    seed = 1               # seed of the case's inputs (default: derived from the id)
+
+    [[case]]
+    id = "n3-rejected"
+    B = 1
+    S = 8
+    N = 3
+    C = 128
+    expect = { status = 161002 }   # a negative case: the call must fail with this code
+
+Every error names the file, the case and the field, and says what is allowed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stress import ops
+from stress.errors import ConfigError
+from stress.ops.spec import OpSpec
+
+__all__ = ["Case", "Expect", "load_corpus", "load_corpus_file"]
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_CASE_KEYS = {"id", "op", "seed", "expect", "description"}
+_EXPECT_KEYS = {"status"}
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a negative case must produce: a non-zero status at phase 1, phase 2 or sync."""
+
+    status: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One named operator call: op, parameters, input seed, optional expected failure."""
+
+    id: str
+    op: str
+    params: Mapping[str, Any]
+    seed: int
+    source: str
+    expect: Expect | None = None
+    description: str = ""
+    spec: OpSpec = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+
+    @property
+    def negative(self) -> bool:
+        return self.expect is not None
+
+    @property
+    def key(self) -> str:
+        """Digest of what determines the case's result (op, parameters, seed, expectation)."""
+        payload = json.dumps(
+            {
+                "op": self.op,
+                "params": dict(self.params),
+                "seed": self.seed,
+                "expect": self.expect.to_json() if self.expect else None,
+            },
+            sort_keys=True,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "op": self.op,
+            "params": dict(self.params),
+            "seed": self.seed,
+            "expect": self.expect.to_json() if self.expect else None,
+            "source": self.source,
+            "key": self.key,
+        }
+
+    def label(self) -> str:
+        """Short human description, e.g. ``B=2 S=128 N=4 C=256 bf16``."""
+        return " ".join(
+            f"{k}={v}" if not isinstance(v, str) else v
+            for k, v in self.params.items()
+            if self.spec is None or self.spec.param(k).default != v or k in ("B", "S", "C")
+        )
+
+
+def _default_seed(case_id: str) -> int:
+    return int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:4], "little")
+
+
+def _parse_expect(raw: Any, where: str) -> Expect | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}, field 'expect': expected a table like {{ status = 161002 }}")
+    unknown = sorted(set(raw) - _EXPECT_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}, field 'expect.{unknown[0]}': unknown; allowed: status")
+    status = raw.get("status")
+    if not isinstance(status, int) or isinstance(status, bool) or status == 0:
+        raise ConfigError(
+            f"{where}, field 'expect.status': expected a non-zero status code such as 161002, "
+            f"got {status!r}"
+        )
+    return Expect(status=status)
+
+
+def _parse_case(raw: Any, defaults: Mapping[str, Any], index: int, source: str) -> Case:
+    at = f"{source}: case #{index + 1}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{at}: expected a [[case]] table")
+    merged = {**defaults, **raw}
+    case_id = merged.get("id")
+    if not isinstance(case_id, str) or not _ID.match(case_id):
+        raise ConfigError(
+            f"{at}, field 'id': expected a name of letters, digits, '_', '-', '.', got {case_id!r}"
+        )
+    where = f"{source}: case '{case_id}'"
+    op_name = merged.get("op")
+    if not isinstance(op_name, str):
+        raise ConfigError(f"{where}, field 'op': required; one of {', '.join(ops.names())}")
+    try:
+        spec = ops.get(op_name)
+    except KeyError:
+        raise ConfigError(
+            f"{where}, field 'op': unknown op {op_name!r}; known ops: {', '.join(ops.names())}"
+        ) from None
+    seed = merged.get("seed", _default_seed(case_id))
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ConfigError(f"{where}, field 'seed': expected an integer >= 0, got {seed!r}")
+    description = merged.get("description", "")
+    if not isinstance(description, str):
+        raise ConfigError(f"{where}, field 'description': expected a string")
+    params_raw = {k: v for k, v in merged.items() if k not in _CASE_KEYS}
+    params = spec.parse_params(params_raw, where)
+    return Case(
+        id=case_id,
+        op=op_name,
+        params=params,
+        seed=seed,
+        source=source,
+        expect=_parse_expect(merged.get("expect"), where),
+        description=description,
+        spec=spec,
+    )
+
+
+def load_corpus_file(path: str | Path) -> list[Case]:
+    """Parse and validate one corpus file."""
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: corpus file not found (check --corpus)") from None
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read corpus file: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+    unknown = sorted(set(data) - {"defaults", "case"})
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown top-level key '{unknown[0]}'; a corpus has [defaults] and [[case]]"
+        )
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise ConfigError(f"{source}: 'defaults' must be a table ([defaults])")
+    if "id" in defaults:
+        raise ConfigError(f"{source}: [defaults] field 'id': ids must be given per case")
+    raw_cases = data.get("case", [])
+    if not isinstance(raw_cases, list) or not raw_cases:
+        raise ConfigError(f"{source}: no cases; add at least one [[case]] table")
+    return [_parse_case(raw, defaults, i, source) for i, raw in enumerate(raw_cases)]
+
+
+def load_corpus(paths: Iterable[str | Path]) -> list[Case]:
+    """Load several corpus files; case ids must be unique across all of them."""
+    cases: list[Case] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        for case in load_corpus_file(path):
+            if case.id in seen:
+                raise ConfigError(
+                    f"{case.source}: case '{case.id}', field 'id': duplicate (also in "
+                    f"{seen[case.id]}); ids must be unique across the corpus files of a run"
+                )
+            seen[case.id] = case.source
+            cases.append(case)
+    if not cases:
+        raise ConfigError("no corpus given: pass --corpus PATH (e.g. corpus/mhc.toml)")
+    return cases

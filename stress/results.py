@@ -1,0 +1,101 @@
+"""The result file: JSON Lines written as things happen, read back tolerantly.
+
+Every record is one line, flushed as soon as it is written, so a run that is interrupted or
+killed leaves a valid prefix; the reader skips a truncated last line. Reports are rendered from
+this file alone (jcstress style), so it carries everything grading needs: the run header holds
+the corpus and the baseline digests, and every call record holds its own digests and match.
+
+Record types (``type`` field): ``run`` (header), ``phase-start``, ``call``, ``phase-end``,
+``note``, ``run-end``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from stress.errors import ConfigError
+
+__all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "ResultWriter", "read_results"]
+
+RESULTS_SCHEMA = "aclnn-stress/results/1"
+RESULTS_FILE = "results.jsonl"
+
+
+class ResultWriter:
+    """Appends records to ``results.jsonl``; thread-safe; each line flushed at once."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[str] = open(self.path, "a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, separators=(",", ":"), default=_jsonable)
+        with self._lock:
+            self._fh.write(line + "\n")
+            self._fh.flush()
+
+    def sync(self) -> None:
+        """Flush to the disk (at phase ends: survive a machine crash, not only ours)."""
+        with self._lock:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._fh.closed:
+                self._fh.flush()
+                self._fh.close()
+
+    def __enter__(self) -> ResultWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
+    """Records of a result file; a truncated or corrupt *last* line is skipped.
+
+    A corrupt line elsewhere means the file was edited or mixed up: that is an error naming the
+    line.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path}: no result file (run `aclnn-stress run --out DIR` first)"
+        ) from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                return  # the run was killed mid-write
+            raise ConfigError(
+                f"{path}: line {number} is not a JSON record; the file is damaged"
+            ) from None
+        if not isinstance(record, dict) or "type" not in record:
+            raise ConfigError(f"{path}: line {number} has no 'type'; not an aclnn-stress result")
+        yield record
