@@ -1,0 +1,218 @@
+"""Supervised child processes: a phase runs in its own process, watched by the parent.
+
+An operator that crashes takes its process with it, and one that deadlocks cannot be
+interrupted from Python. So each phase (and the baseline recording) runs in a child
+``python -m stress.isolate JOB FD``. The child writes JSON records to the pipe FD: ``begin``
+markers (a call started: case, worker) and the call records themselves. The parent forwards
+call records to the result file as they arrive and tracks which calls are in flight.
+
+* child exits by a signal  -> ``crash``: every call in flight gets a ``crash`` record naming the
+  signal and the tail of the child's stderr;
+* child silent for longer than the watchdog -> killed -> ``hang`` records for the calls in
+  flight (the child's own watchdog normally reports a hang first, then exits);
+* child exits non-zero -> ``failed`` with the stderr tail (a bug or a configuration error).
+
+The records already written stay: nothing recorded is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ChildResult", "run_child"]
+
+STDERR_TAIL = 2000
+
+
+@dataclass
+class ChildResult:
+    """How a child ended."""
+
+    status: str  # done | hung | crashed | failed | interrupted
+    returncode: int | None = None
+    signal: str | None = None
+    detail: str = ""
+    stderr_tail: str = ""
+    in_flight: list[dict[str, Any]] = field(default_factory=list)
+    end: dict[str, Any] = field(default_factory=dict)  # the child's own "child-end" record
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def _tail(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-STDERR_TAIL:].decode("utf-8", "replace").strip()
+
+
+def run_child(
+    job: dict[str, Any],
+    on_record: Callable[[dict[str, Any]], None],
+    *,
+    silence_timeout: float,
+    startup_timeout: float = 300.0,
+    env: dict[str, str] | None = None,
+    command: list[str] | None = None,
+) -> ChildResult:
+    """Run ``job`` in a child; call ``on_record`` for every record it sends (not ``begin``).
+
+    ``command`` replaces ``[python, -m, stress.isolate]`` (tests use it to stand in a child that
+    misbehaves on purpose); the job file and the pipe fd are appended to it.
+    """
+    with tempfile.TemporaryDirectory(prefix="aclnn-stress-") as tmp:
+        job_path = Path(tmp) / "job.json"
+        job_path.write_text(json.dumps(job))
+        err_path = Path(tmp) / "stderr.txt"
+        rfd, wfd = os.pipe()
+        with open(err_path, "wb") as err:
+            proc = subprocess.Popen(
+                [*(command or [sys.executable, "-m", "stress.isolate"]), str(job_path), str(wfd)],
+                pass_fds=(wfd,),
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                env={**os.environ, **(env or {})},
+            )
+        os.close(wfd)
+        try:
+            result = _supervise(proc, rfd, on_record, silence_timeout, startup_timeout)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            os.close(rfd)
+            raise
+        os.close(rfd)
+        result.stderr_tail = _tail(err_path)
+        return result
+
+
+def _supervise(
+    proc: subprocess.Popen,
+    rfd: int,
+    on_record: Callable[[dict[str, Any]], None],
+    silence_timeout: float,
+    startup_timeout: float,
+) -> ChildResult:
+    in_flight: dict[Any, dict[str, Any]] = {}
+    end: dict[str, Any] = {}
+    buffer = b""
+    started = False
+    last = time.monotonic()
+    sel = selectors.DefaultSelector()
+    sel.register(rfd, selectors.EVENT_READ)
+    eof = False
+    killed_for_silence = False
+    try:
+        while not eof:
+            limit = silence_timeout if started else startup_timeout
+            events = sel.select(timeout=min(1.0, limit))
+            if not events:
+                if time.monotonic() - last > limit:
+                    killed_for_silence = True
+                    proc.kill()
+                    break
+                continue
+            chunk = os.read(rfd, 1 << 16)
+            if not chunk:
+                eof = True
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            last = time.monotonic()
+            for line in lines:
+                if not line.strip():
+                    continue
+                rec = json.loads(line)
+                kind = rec.get("type")
+                if kind == "ready":
+                    started = True
+                elif kind == "begin":
+                    in_flight[rec.get("worker")] = rec
+                elif kind == "child-end":
+                    end = rec
+                else:
+                    if kind == "call":
+                        in_flight.pop(rec.get("worker"), None)
+                    on_record(rec)
+    finally:
+        sel.close()
+    returncode = proc.wait()
+    flying = [
+        {k: v for k, v in r.items() if k in ("case", "worker", "round", "aggressor")}
+        for r in in_flight.values()
+    ]
+    if killed_for_silence:
+        return ChildResult(
+            "hung",
+            returncode,
+            detail=f"no progress for {silence_timeout:.0f} s; child killed",
+            in_flight=flying,
+            end=end,
+        )
+    if returncode < 0:
+        name = _signal_name(returncode)
+        return ChildResult(
+            "crashed", returncode, name, f"child died with {name}", in_flight=flying, end=end
+        )
+    if end.get("status") == "hung":
+        return ChildResult("hung", returncode, detail=end.get("detail", ""), end=end)
+    if returncode != 0 or not end:
+        return ChildResult(
+            "failed",
+            returncode,
+            detail=end.get("detail") or f"child exited with status {returncode}",
+            in_flight=flying,
+            end=end,
+        )
+    return ChildResult("done", returncode, detail=end.get("detail", ""), end=end)
+
+
+# -- the child side ---------------------------------------------------------------------------
+def _child_main(job_path: str, fd: int) -> None:
+    out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+
+    def send(rec: dict[str, Any]) -> None:
+        out.write(json.dumps(rec, separators=(",", ":")) + "\n")
+
+    job = json.loads(Path(job_path).read_text())
+    status, detail, extra = "done", "", {}
+    try:
+        from stress import jobs
+
+        status, detail, extra = jobs.run_job(job, send)
+    except Exception as exc:
+        from stress.errors import ConfigError
+
+        status = "error"
+        detail = f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, ConfigError):
+            import traceback
+
+            traceback.print_exc()
+    send({"type": "child-end", "status": status, "detail": detail, **extra})
+    out.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: stuck worker threads (after a hang) must not block the exit,
+    # and CANN must not be finalised from exit handlers.
+    os._exit(0 if status in ("done", "hung") else 3)
+
+
+if __name__ == "__main__":
+    _child_main(sys.argv[1], int(sys.argv[2]))

@@ -1,0 +1,84 @@
+"""What a child process does: one job described by a JSON dict (see :mod:`stress.isolate`).
+
+Kinds: ``info`` (load the backend, report its fingerprint), ``record`` (record a baseline and
+save it), ``phase`` (run one protocol phase, streaming call records). The same functions run
+in-process when isolation is off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from stress import acl
+from stress.baseline import Baseline
+from stress.corpus import load_corpus
+from stress.protocol import CONCURRENT_PHASES, PhaseRunner, RunConfig
+from stress.recording import backend_fingerprint, record_baseline
+
+__all__ = ["run_job"]
+
+Send = Callable[[dict[str, Any]], None]
+
+
+def _info(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
+    rt = acl.runtime(job.get("backend"))
+    send({"type": "ready"})
+    return "done", "", {"fingerprint": backend_fingerprint(rt), "info": rt.info()}
+
+
+def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
+    rt = acl.runtime(job.get("backend"))
+    cases = load_corpus(job["corpus"])
+    send({"type": "ready"})
+
+    def progress(case, cb) -> None:
+        send(
+            {
+                "type": "recorded",
+                "case": case.id,
+                "status": cb.status,
+                "code": cb.code,
+                "grading": cb.grading,
+                "bit_deterministic": cb.bit_deterministic,
+                "reference": cb.reference,
+                "unwritten": {k: o.unwritten for k, o in cb.outputs.items() if o.unwritten},
+            }
+        )
+
+    baseline = record_baseline(
+        rt,
+        cases,
+        repeats=job["repeats"],
+        canary=job["canary"],
+        deterministic=job["deterministic"],
+        device=job.get("device", 0),
+        progress=progress,
+    )
+    path = baseline.save(job["out"])
+    return "done", "", {"path": str(path)}
+
+
+def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
+    rt = acl.runtime(job.get("backend"))
+    config = RunConfig.from_json(job["config"])
+    cases = load_corpus(job["corpus"])
+    control = load_corpus(job["control"]) if job.get("control") else []
+    baseline = Baseline.load(job["baseline"]) if job.get("baseline") else None
+    runner = PhaseRunner(
+        rt, config, cases, control, baseline, sink=send, announce=job.get("announce", True)
+    )
+    phase = job["phase"]
+    runner.prepare_inputs(control if phase == "control" else cases)
+    send({"type": "ready"})
+    stream = job.get("stream", "shared") if phase in CONCURRENT_PHASES else "shared"
+    status, detail = runner.run(phase, stream)
+    return status, detail, {}
+
+
+_KINDS = {"info": _info, "record": _record, "phase": _phase}
+
+
+def run_job(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
+    """Run ``job``; returns (status, detail, extra fields for the child-end record)."""
+    return _KINDS[job["kind"]](job, send)

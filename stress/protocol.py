@@ -1,0 +1,321 @@
+"""The stress protocol's phases, run on one backend in one process.
+
+``serial``      each case K times in one thread (after one unrecorded warm-up call):
+                baseline check and determinism calibration.
+``shuffled``    one thread, every case K times in a seeded random order: order dependence.
+``interleaved`` one thread, for every ordered pair (A, B): A.phase1, B.phase1, A.phase2,
+                B.phase2 — host-side state shared between two-stage calls; gives a victim x
+                aggressor matrix.
+``isolated``    each case alone on T threads (self-race).
+``mixed``       all cases on T threads, barrier-aligned rounds (cross-call contamination).
+``control``     the control corpus (aclnnAdd) under the same pool, context and stream policy.
+
+Every call becomes a record passed to ``sink`` as soon as it finishes. This module knows
+nothing of child processes; :mod:`stress.isolate` runs each phase in one and supervises it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stress import acl
+from stress.baseline import Baseline
+from stress.corpus import Case
+from stress.digest import DEFAULT_CANARY
+from stress.errors import ConfigError
+from stress.execute import CallTimeout, Outcome, judge, run_call, run_interleaved
+from stress.inputs import InputCache
+from stress.replay import Budget, PoolAborted, Worker, WorkerPool
+
+__all__ = [
+    "CONCURRENT_PHASES",
+    "PHASES",
+    "PhaseRunner",
+    "RunConfig",
+]
+
+PHASES = ("serial", "shuffled", "interleaved", "isolated", "mixed", "control")
+CONCURRENT_PHASES = ("isolated", "mixed", "control")
+
+Sink = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class RunConfig:
+    """Everything that shapes a run (stored in the result file, so a run can be replayed)."""
+
+    seed: int = 0
+    threads: int = 8
+    context: str = "shared"  # shared | per-thread
+    streams: tuple[str, ...] = ("shared",)  # stream policies the concurrent phases run under
+    duration: float | None = None  # seconds per concurrent phase
+    iterations: int | None = None  # rounds per concurrent phase (per case for isolated)
+    repeats: int = 3  # K: calls per case in serial and shuffled
+    canary: int = DEFAULT_CANARY
+    call_timeout: float = 30.0
+    device: int = 0
+    deterministic: bool = True
+    phases: tuple[str, ...] = PHASES
+
+    DEFAULT_DURATION = 6.0
+
+    def validate(self) -> RunConfig:
+        if self.threads < 1:
+            raise ConfigError(f"--threads must be >= 1, got {self.threads}")
+        if self.context not in ("shared", "per-thread"):
+            raise ConfigError(f"--context must be shared or per-thread, got {self.context!r}")
+        for s in self.streams:
+            if s not in ("shared", "per-thread"):
+                raise ConfigError(f"--stream must be shared, per-thread or both, got {s!r}")
+        if self.context == "per-thread" and "shared" in self.streams:
+            raise ConfigError(
+                "--context per-thread needs --stream per-thread: a stream belongs to one context"
+            )
+        if self.duration is not None and self.duration <= 0:
+            raise ConfigError(f"--duration must be > 0 seconds, got {self.duration}")
+        if self.iterations is not None and self.iterations < 1:
+            raise ConfigError(f"--iterations must be >= 1, got {self.iterations}")
+        if self.repeats < 1:
+            raise ConfigError(f"--repeats must be >= 1, got {self.repeats}")
+        if not 0 <= self.canary <= 255:
+            raise ConfigError(f"--canary must be a byte (0..255), got {self.canary}")
+        if self.call_timeout <= 0:
+            raise ConfigError(f"--call-timeout must be > 0 seconds, got {self.call_timeout}")
+        unknown = [p for p in self.phases if p not in PHASES]
+        if unknown:
+            raise ConfigError(
+                f"--phases: unknown phase {unknown[0]!r}; phases: {', '.join(PHASES)}"
+            )
+        return self
+
+    def budget(self, share: int = 1) -> Budget:
+        """The budget of a concurrent phase, or of one of ``share`` cases in ``isolated``."""
+        seconds = self.duration
+        if seconds is None and self.iterations is None:
+            seconds = self.DEFAULT_DURATION
+        return Budget(seconds=None if seconds is None else seconds / share, rounds=self.iterations)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["streams"] = list(self.streams)
+        d["phases"] = list(self.phases)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RunConfig:
+        d = dict(d)
+        d["streams"] = tuple(d.get("streams", ("shared",)))
+        d["phases"] = tuple(d.get("phases", PHASES))
+        return cls(**d)
+
+
+@dataclass
+class PhaseRunner:
+    """Runs phases on one device of the loaded runtime, streaming call records to ``sink``."""
+
+    runtime: acl.Runtime
+    config: RunConfig
+    cases: Sequence[Case]
+    control: Sequence[Case]
+    baseline: Baseline | None
+    sink: Sink
+    announce: bool = False  # also send a "begin" record when a call starts (for supervisors)
+    _seq: itertools.count = field(default_factory=itertools.count, init=False)
+
+    def __post_init__(self) -> None:
+        self.device = self.runtime.device(self.config.device)
+        self.runtime.set_deterministic(self.config.deterministic)
+        ctx = self.device.default_context
+        ctx.bind()
+        self._input_stream = ctx.create_stream()
+        self.inputs = InputCache(ctx, self._input_stream)
+
+    # -- plumbing ------------------------------------------------------------------------
+    def prepare_inputs(self, cases: Sequence[Case]) -> None:
+        """Generate every case's host inputs now (serially, before any concurrency)."""
+        for case in cases:
+            self.inputs.get(case)
+
+    def _emit(
+        self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
+    ) -> dict[str, Any]:
+        cb = self.baseline.cases.get(case.id) if self.baseline else None
+        rec = {
+            "type": "call",
+            "phase": phase,
+            "seq": next(self._seq),
+            "worker": worker,
+            "round": rnd,
+        }
+        rec.update(judge(case, outcome, cb, canary=extra.pop("canary", self.config.canary)))
+        rec["t"] = round(outcome.start, 6)
+        rec["dur"] = round(outcome.duration, 6)
+        rec.update(extra)
+        self.sink(rec)
+        return rec
+
+    def _pool(self, threads: int, stream: str) -> WorkerPool:
+        return WorkerPool(
+            self.device,
+            threads,
+            context_policy=self.config.context,
+            stream_policy=stream,
+            call_timeout_s=self.config.call_timeout,
+        )
+
+    def _hang(self, phase: str, detail: dict[str, Any]) -> None:
+        for stuck in detail.get("stuck", []):
+            self.sink(
+                {
+                    "type": "call",
+                    "phase": phase,
+                    "seq": next(self._seq),
+                    "worker": stuck.get("worker"),
+                    "round": stuck.get("round"),
+                    "case": stuck.get("case"),
+                    "status": "hang",
+                    "match": False,
+                    "message": f"call did not finish within {detail.get('timeout_s')} s "
+                    f"(in flight: {_in_flight(detail)})",
+                }
+            )
+
+    def _begin(self, worker: Worker, **what: Any) -> None:
+        worker.begin(**what)
+        if self.announce:
+            self.sink({"type": "begin", "worker": worker.index, **what})
+
+    def _call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
+        self._begin(worker, case=case.id, round=rnd)
+        try:
+            outcome = run_call(
+                worker.context,
+                worker.stream,
+                case,
+                self.inputs.get(case),
+                canary=extra.get("canary", self.config.canary),
+                timeout_ms=int(self.config.call_timeout * 1000),
+            )
+        except CallTimeout:
+            detail = {
+                "timeout_s": self.config.call_timeout,
+                "stuck": [{"worker": worker.index, "case": case.id, "round": rnd}],
+            }
+            self._hang(phase, detail)
+            raise PoolAborted("hang", {**detail, "reported": True}) from None
+        worker.end()
+        self._emit(phase, worker.index, rnd, case, outcome, **extra)
+
+    def run(self, phase: str, stream: str = "shared") -> tuple[str, str]:
+        """Run one phase; returns (status, detail) with status ``done`` or ``hung``."""
+        fn = getattr(self, f"_phase_{phase}")
+        threads = self.config.threads if phase in CONCURRENT_PHASES else 1
+        pool = self._pool(
+            threads,
+            stream
+            if phase in CONCURRENT_PHASES
+            else ("per-thread" if self.config.context == "per-thread" else "shared"),
+        )
+        try:
+            fn(pool)
+        except PoolAborted as exc:
+            if exc.reason == "hang":
+                if not exc.detail.get("reported"):
+                    self._hang(phase, exc.detail)
+                return "hung", f"a call did not finish: {_in_flight(exc.detail)}"
+            raise
+        pool.close()
+        return "done", ""
+
+    # -- phases --------------------------------------------------------------------------
+    def _serial_pass(
+        self, pool: WorkerPool, phase: str, order: Sequence[tuple[Case, int]], warmup: bool
+    ) -> None:
+        calls = list(order)
+
+        def task(worker: Worker, rnd: int) -> None:
+            last = None
+            for i, (case, rep) in enumerate(calls):
+                if warmup and case is not last:
+                    self._call(phase, worker, i, case, warmup=True, rep=-1)
+                self._call(phase, worker, i, case, rep=rep)
+                last = case
+
+        pool.run(task, Budget(rounds=1))
+
+    def _phase_serial(self, pool: WorkerPool) -> None:
+        order = [(c, k) for c in self.cases for k in range(self.config.repeats)]
+        self._serial_pass(pool, "serial", order, warmup=True)
+
+    def _phase_shuffled(self, pool: WorkerPool) -> None:
+        order = [(c, k) for c in self.cases for k in range(self.config.repeats)]
+        rng = np.random.default_rng([self.config.seed, 2])
+        order = [order[i] for i in rng.permutation(len(order))]
+        self._serial_pass(pool, "shuffled", order, warmup=False)
+
+    def _phase_interleaved(self, pool: WorkerPool) -> None:
+        cases = [c for c in self.cases if not c.negative]
+        pairs = list(itertools.product(cases, repeat=2))
+
+        def task(worker: Worker, rnd: int) -> None:
+            for i, (a, b) in enumerate(pairs):
+                self._begin(worker, case=a.id, aggressor=b.id, round=i)
+                try:
+                    outcomes = run_interleaved(
+                        worker.context,
+                        worker.stream,
+                        [a, b],
+                        [self.inputs.get(a), self.inputs.get(b)],
+                        canary=self.config.canary,
+                        timeout_ms=int(self.config.call_timeout * 1000),
+                    )
+                except CallTimeout:
+                    detail = {
+                        "timeout_s": self.config.call_timeout,
+                        "stuck": [{"worker": 0, "case": a.id, "round": i}],
+                    }
+                    self._hang("interleaved", detail)
+                    raise PoolAborted("hang", {**detail, "reported": True}) from None
+                worker.end()
+                for case, other, outcome, order in (
+                    (a, b, outcomes[0], "first"),
+                    (b, a, outcomes[1], "second"),
+                ):
+                    self._emit("interleaved", 0, i, case, outcome, aggressor=other.id, order=order)
+
+        pool.run(task, Budget(rounds=1))
+
+    def _phase_isolated(self, pool: WorkerPool) -> None:
+        for case in self.cases:
+
+            def task(worker: Worker, rnd: int, case: Case = case) -> None:
+                self._call("isolated", worker, rnd, case)
+
+            pool.run(task, self.config.budget(share=len(self.cases)))
+
+    def _mix(self, pool: WorkerPool, phase: str, cases: Sequence[Case], salt: int) -> None:
+        n = len(cases)
+
+        def task(worker: Worker, rnd: int) -> None:
+            perm = np.random.default_rng([self.config.seed, salt, rnd]).permutation(n)
+            self._call(phase, worker, rnd, cases[perm[worker.index % n]])
+
+        pool.run(task, self.config.budget())
+
+    def _phase_mixed(self, pool: WorkerPool) -> None:
+        self._mix(pool, "mixed", self.cases, 5)
+
+    def _phase_control(self, pool: WorkerPool) -> None:
+        if not self.control:
+            raise ConfigError("the control phase needs a control corpus (--control PATH)")
+        self._mix(pool, "control", self.control, 6)
+
+
+def _in_flight(detail: dict[str, Any]) -> str:
+    stuck = detail.get("stuck") or detail.get("in_flight") or []
+    return ", ".join(f"{s.get('case')} (worker {s.get('worker')})" for s in stuck) or "unknown"

@@ -1,0 +1,218 @@
+"""Reports rendered from the result file alone: ``report.json``, ``report.md``, console tables.
+
+Because everything is derived from ``results.jsonl``, ``aclnn-stress report DIR`` re-renders an
+interrupted or killed run exactly as far as it got.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from stress.baseline import atomic_write_bytes
+from stress.grading import PhaseVerdict, diagnose, grade_phase, interference_matrix
+from stress.results import RESULTS_FILE, read_results
+
+__all__ = [
+    "REPORT_SCHEMA",
+    "build_report",
+    "render_console",
+    "render_markdown",
+    "write_reports",
+]
+
+REPORT_SCHEMA = "aclnn-stress/report/1"
+
+
+def _phase_key(rec: Mapping[str, Any]) -> tuple[str, str]:
+    return rec.get("phase", "?"), rec.get("variant", "")
+
+
+def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The report document (see README "Reports") from result records."""
+    header: dict[str, Any] = {}
+    order: list[tuple[str, str]] = []
+    starts: dict[tuple[str, str], Mapping[str, Any]] = {}
+    ends: dict[tuple[str, str], Mapping[str, Any]] = {}
+    calls: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    run_end: Mapping[str, Any] = {}
+    notes: list[str] = []
+    for rec in records:
+        kind = rec["type"]
+        if kind == "run":
+            header = dict(rec)
+        elif kind == "phase-start":
+            key = _phase_key(rec)
+            order.append(key)
+            starts[key] = rec
+        elif kind == "phase-end":
+            ends[_phase_key(rec)] = rec
+        elif kind == "call":
+            calls[_phase_key(rec)].append(rec)
+        elif kind == "run-end":
+            run_end = rec
+        elif kind == "note":
+            notes.append(rec.get("message", ""))
+    case_order = [c["id"] for c in header.get("cases", []) + header.get("control_cases", [])]
+    phases: list[PhaseVerdict] = []
+    for key in order:
+        end = ends.get(key)
+        status = end.get("status", "done") if end else "interrupted"
+        detail = end.get("detail", "") if end else "the run stopped during this phase"
+        seconds = end.get("seconds", 0.0) if end else 0.0
+        phases.append(
+            grade_phase(
+                key[0],
+                calls.get(key, []),
+                status=status,
+                detail=detail,
+                variant=key[1],
+                case_order=case_order,
+                seconds=seconds,
+            )
+        )
+    diagnosis, explanation = diagnose(phases)
+    interleaved = [r for (name, _), rs in calls.items() if name == "interleaved" for r in rs]
+    complete = bool(run_end) and run_end.get("status") == "done"
+    return {
+        "schema": REPORT_SCHEMA,
+        "backend": header.get("backend", {}),
+        "config": header.get("config", {}),
+        "seed": header.get("config", {}).get("seed"),
+        "corpus": header.get("corpus", []),
+        "baseline": header.get("baseline", {}).get("path"),
+        "started": header.get("started"),
+        "phases": [p.to_json() for p in phases],
+        "interference": interference_matrix(interleaved),
+        "diagnosis": diagnosis,
+        "explanation": explanation,
+        "verdict": "clean" if diagnosis == "clean" else "findings",
+        "complete": complete,
+        "status": run_end.get("status", "interrupted") if run_end else "interrupted",
+        "reproducer": run_end.get("reproducer") if run_end else None,
+        "notes": notes,
+        "calls": sum(p.calls for p in phases),
+    }
+
+
+def _phase_title(p: Mapping[str, Any]) -> str:
+    return p["name"] + (f" [{p['variant']}]" if p.get("variant") else "")
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """A Markdown report: summary, per-phase verdict tables, interference matrix."""
+    b = report.get("backend", {})
+    cfg = report.get("config", {})
+    lines = [
+        "# aclnn-stress report",
+        "",
+        f"**Diagnosis: `{report['diagnosis']}`** — {report.get('explanation', '')}",
+        "",
+        f"- backend: {b.get('kind')}{' (simulator)' if b.get('simulator') else ''}, "
+        f"SoC {b.get('soc')}, version {b.get('version')}",
+        f"- seed {report.get('seed')}, threads {cfg.get('threads')}, context {cfg.get('context')}, "
+        f"streams {', '.join(cfg.get('streams', []))}, deterministic "
+        f"{'on' if cfg.get('deterministic') else 'off'}",
+        f"- baseline: {report.get('baseline')}",
+        f"- status: {report.get('status')}, {report.get('calls')} calls",
+        "",
+        "| phase | verdict | calls | seconds | status |",
+        "|---|---|---:|---:|---|",
+    ]
+    for p in report["phases"]:
+        lines.append(
+            f"| {_phase_title(p)} | {p['verdict']} | {p['calls']} | {p['seconds']:.1f} | "
+            f"{p['status']}{': ' + p['detail'] if p.get('detail') else ''} |"
+        )
+    for p in report["phases"]:
+        lines += ["", f"## {_phase_title(p)} — {p['verdict']}", ""]
+        lines += [
+            "| case | verdict | calls | distinct results | detail |",
+            "|---|---|---:|---:|---|",
+        ]
+        for c in p["cases"]:
+            lines.append(
+                f"| {c['id']} | {c['verdict']} | {c['calls']} | {len(c['digests'])} | "
+                f"{c.get('detail', '')} |"
+            )
+    inter = report.get("interference") or {}
+    if inter.get("cells"):
+        failing = [c for c in inter["cells"] if c["failures"]]
+        lines += ["", "## Interference (interleaved): victim x aggressor", ""]
+        if not failing:
+            lines.append(f"No interference among {len(inter['cells'])} ordered pairs.")
+        else:
+            lines += ["| victim | aggressor | failures / calls |", "|---|---|---|"]
+            lines += [
+                f"| {c['victim']} | {c['aggressor']} | {c['failures']} / {c['calls']} |"
+                for c in failing
+            ]
+    repro = report.get("reproducer")
+    if repro:
+        lines += ["", "## Minimal reproducer", "", f"```\n{repro.get('command', '')}\n```"]
+    if report.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in report["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+_STYLE = {
+    "PASS": "green",
+    "MISMATCH_STABLE": "yellow",
+    "MISMATCH_RANDOM": "yellow",
+    "UNWRITTEN": "magenta",
+    "ERROR": "red",
+    "CRASH": "bold red",
+    "HANG": "bold red",
+}
+
+
+def render_console(report: Mapping[str, Any], console: Any = None, *, cases: bool = True) -> None:
+    """Verdict tables per phase and the diagnosis, with rich."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    summary = Table(title="phases", show_lines=False)
+    for col in ("phase", "verdict", "calls", "seconds", "status"):
+        summary.add_column(col, justify="right" if col in ("calls", "seconds") else "left")
+    for p in report["phases"]:
+        v = p["verdict"]
+        summary.add_row(
+            _phase_title(p),
+            f"[{_STYLE.get(v, 'white')}]{v}[/]",
+            str(p["calls"]),
+            f"{p['seconds']:.1f}",
+            p["status"],
+        )
+    console.print(summary)
+    if cases:
+        for p in report["phases"]:
+            if p["verdict"] == "PASS":
+                continue
+            t = Table(title=f"{_phase_title(p)}: {p['verdict']}")
+            for col in ("case", "verdict", "calls", "results", "detail"):
+                t.add_column(col)
+            for c in p["cases"]:
+                v = c["verdict"]
+                t.add_row(
+                    c["id"],
+                    f"[{_STYLE.get(v, 'white')}]{v}[/]",
+                    str(c["calls"]),
+                    str(len(c["digests"])),
+                    c.get("detail", ""),
+                )
+            console.print(t)
+    style = "green" if report["diagnosis"] == "clean" else "bold red"
+    console.print(f"diagnosis: [{style}]{report['diagnosis']}[/] — {report.get('explanation', '')}")
+
+
+def write_reports(out_dir: str | Path) -> dict[str, Any]:
+    """Render ``report.json`` and ``report.md`` in ``out_dir`` from its ``results.jsonl``."""
+    out_dir = Path(out_dir)
+    report = build_report(read_results(out_dir / RESULTS_FILE))
+    atomic_write_bytes(out_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
+    atomic_write_bytes(out_dir / "report.md", render_markdown(report).encode())
+    return report

@@ -1,0 +1,313 @@
+"""A whole run: baseline check, every phase in a supervised child, results, reports.
+
+The parent process never loads CANN itself (unless isolation is off): a crash or hang in an
+operator ends a child, becomes a verdict, and the remaining phases still run. Results stream to
+``<out>/results.jsonl`` as they arrive; the reports are rendered from that file at the end (and
+by ``aclnn-stress report`` at any time).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stress import __version__
+from stress.baseline import Baseline, default_baseline_path
+from stress.corpus import Case, load_corpus
+from stress.errors import ConfigError
+from stress.isolate import ChildResult, run_child
+from stress.protocol import CONCURRENT_PHASES, RunConfig
+from stress.report import write_reports
+from stress.results import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
+
+__all__ = ["Session", "SessionUI", "new_out_dir"]
+
+
+class SessionUI:
+    """Progress reporting hooks (the CLI subclasses this with rich; tests use it silent)."""
+
+    def message(self, text: str) -> None:
+        pass
+
+    def phase_start(self, name: str, variant: str, cases: int) -> None:
+        pass
+
+    def record(self, rec: dict[str, Any]) -> None:
+        pass
+
+    def phase_end(self, name: str, variant: str, status: str, calls: int, seconds: float) -> None:
+        pass
+
+
+def new_out_dir(root: str | Path = "stress-out", seed: int | None = None) -> Path:
+    """A fresh ``<root>/<UTC time>-s<seed>`` directory (never reuses an existing one)."""
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    base = Path(root) / f"{stamp}-s{seed}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = Path(f"{base}-{n}")
+    return path
+
+
+@dataclass
+class Session:
+    """One ``aclnn-stress run``."""
+
+    config: RunConfig
+    corpus: Sequence[str]
+    control: Sequence[str] = ()
+    baseline_path: Path | None = None
+    out_dir: Path | None = None
+    backend: str | None = None
+    isolate: bool = True
+    force: bool = False
+    record_missing: bool = False
+    ui: SessionUI = field(default_factory=SessionUI)
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for the children
+
+    cases: list[Case] = field(init=False, default_factory=list)
+    control_cases: list[Case] = field(init=False, default_factory=list)
+
+    # -- jobs -------------------------------------------------------------------------------
+    def _job(self, job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
+        job = {"backend": self.backend, **job}
+        if not self.isolate:
+            from stress import jobs
+
+            end: dict[str, Any] = {}
+            try:
+                status, detail, extra = jobs.run_job(
+                    job, lambda r: None if r["type"] in ("begin", "ready") else on_record(r)
+                )
+                end = {"status": status, "detail": detail, **extra}
+            except ConfigError:
+                raise
+            return ChildResult("done" if status != "hung" else "hung", 0, detail=detail, end=end)
+        silence = self.config.call_timeout * 2 + 10
+        result = run_child(job, on_record, silence_timeout=silence, env=self.env)
+        if result.status == "failed" and result.end.get("status") == "error":
+            detail = result.end.get("detail", "")
+            if detail.startswith("ConfigError: ") or detail.startswith("BackendError: "):
+                raise ConfigError(detail.split(": ", 1)[1])
+        return result
+
+    def _require_done(self, result: ChildResult, what: str) -> dict[str, Any]:
+        if result.status != "done":
+            tail = result.stderr_tail.splitlines()[-1:] if result.stderr_tail else []
+            raise ConfigError(f"{what} failed: {result.detail}" + (f" ({tail[0]})" if tail else ""))
+        return result.end
+
+    def backend_info(self) -> dict[str, Any]:
+        """Fingerprint and info of the backend (loaded in a child)."""
+        return self._require_done(
+            self._job({"kind": "info"}, lambda r: None), "loading the backend"
+        )
+
+    # -- baseline ---------------------------------------------------------------------------
+    def default_baseline(self, backend_kind: str) -> Path:
+        return default_baseline_path([*self.corpus, *self.control], backend_kind)
+
+    def record_baseline(self, path: Path, on_case: Callable[[dict], None] | None = None) -> Path:
+        job = {
+            "kind": "record",
+            "corpus": [*self.corpus, *self.control],
+            "repeats": self.config.repeats,
+            "canary": self.config.canary,
+            "deterministic": self.config.deterministic,
+            "device": self.config.device,
+            "out": str(path),
+        }
+        end = self._require_done(
+            self._job(job, on_case or (lambda r: None)), "recording the baseline"
+        )
+        return Path(end.get("path", path))
+
+    # -- the run ----------------------------------------------------------------------------
+    def load(self) -> None:
+        self.cases = load_corpus(self.corpus)
+        if "control" in self.config.phases:
+            if not self.control:
+                raise ConfigError(
+                    "the control phase needs --control PATH (or drop it from --phases)"
+                )
+            self.control_cases = load_corpus(self.control)
+            clash = {c.id for c in self.cases} & {c.id for c in self.control_cases}
+            if clash:
+                raise ConfigError(
+                    f"case id '{sorted(clash)[0]}' is in both the corpus and the control corpus"
+                )
+
+    def run(self) -> dict[str, Any]:
+        """Run every phase; returns the report (also written to the out dir)."""
+        self.config.validate()
+        if not self.cases:
+            self.load()
+        info = self.backend_info()
+        fingerprint = info["fingerprint"]
+        kind = "sim" if fingerprint.get("simulator") else fingerprint.get("kind", "cann")
+        path = self.baseline_path or self.default_baseline(kind)
+        if not Path(path).exists():
+            if not self.record_missing:
+                raise ConfigError(
+                    f"{path}: no baseline; record one with `aclnn-stress baseline record` "
+                    "(or pass --record-baseline)"
+                )
+            self.ui.message(f"no baseline at {path}: recording it now")
+            self.record_baseline(Path(path))
+        baseline = Baseline.load(path)
+        warnings = baseline.check_compatible(
+            fingerprint,
+            [*self.cases, *self.control_cases],
+            deterministic=self.config.deterministic,
+            canary=self.config.canary,
+            force=self.force,
+        )
+        out = self.out_dir or new_out_dir(seed=self.config.seed)
+        if (out / RESULTS_FILE).exists():
+            raise ConfigError(
+                f"{out}: already holds results; choose another --out (nothing is overwritten)"
+            )
+        out.mkdir(parents=True, exist_ok=True)
+        self.out_dir = out
+        with ResultWriter(out / RESULTS_FILE) as writer:
+            writer.write(
+                {
+                    "type": "run",
+                    "schema": RESULTS_SCHEMA,
+                    "version": __version__,
+                    "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                    "config": self.config.to_json(),
+                    "backend": {**fingerprint, "device_count": info["info"].get("device_count")},
+                    "corpus": list(self.corpus),
+                    "control": list(self.control),
+                    "cases": [c.to_json() for c in self.cases],
+                    "control_cases": [c.to_json() for c in self.control_cases],
+                    "baseline": {
+                        "path": str(path),
+                        "cases": {
+                            cid: {
+                                "digest": cb.call_digest,
+                                "grading": cb.grading,
+                                "status": cb.status,
+                                "code": cb.code,
+                            }
+                            for cid, cb in baseline.cases.items()
+                        },
+                    },
+                    "faults": os.environ.get("ACLSIM_FAULTS", "")
+                    or self.env.get("ACLSIM_FAULTS", ""),
+                }
+            )
+            for w in warnings:
+                writer.write({"type": "note", "message": f"baseline forced: {w}"})
+            status = "done"
+            try:
+                for phase, variant, stream in self._phase_plan():
+                    self._run_phase(writer, phase, variant, stream, str(path))
+            except KeyboardInterrupt:
+                status = "interrupted"
+                raise
+            finally:
+                writer.write(
+                    {
+                        "type": "run-end",
+                        "status": status,
+                        "ended": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                    }
+                )
+                writer.sync()
+                report = write_reports(out)
+        return report
+
+    def _phase_plan(self) -> list[tuple[str, str, str]]:
+        plan = []
+        for phase in self.config.phases:
+            if phase in CONCURRENT_PHASES:
+                for stream in self.config.streams:
+                    variant = f"stream={stream}" if len(self.config.streams) > 1 else ""
+                    plan.append((phase, variant, stream))
+            else:
+                plan.append((phase, "", "shared"))
+        return plan
+
+    def _run_phase(
+        self, writer: ResultWriter, phase: str, variant: str, stream: str, baseline: str
+    ) -> None:
+        n_cases = len(self.control_cases if phase == "control" else self.cases)
+        writer.write(
+            {
+                "type": "phase-start",
+                "phase": phase,
+                "variant": variant,
+                "stream": stream,
+                "cases": n_cases,
+            }
+        )
+        self.ui.phase_start(phase, variant, n_cases)
+        calls = 0
+        started = time.monotonic()
+
+        def on_record(rec: dict[str, Any]) -> None:
+            nonlocal calls
+            if rec.get("type") == "call":
+                calls += 1
+                rec["variant"] = variant
+                writer.write(rec)
+                self.ui.record(rec)
+
+        job = {
+            "kind": "phase",
+            "phase": phase,
+            "stream": stream,
+            "config": self.config.to_json(),
+            "corpus": list(self.corpus),
+            "control": list(self.control),
+            "baseline": baseline,
+        }
+        status, detail, extra = "interrupted", "interrupted by the user", {}
+        try:
+            result = self._job(job, on_record)
+            status, detail = result.status, result.detail
+            if result.status in ("crashed", "hung") and result.in_flight:
+                for flying in result.in_flight:
+                    on_record(
+                        {
+                            "type": "call",
+                            "phase": phase,
+                            "status": "crash" if result.status == "crashed" else "hang",
+                            "match": False,
+                            **flying,
+                            "message": f"{result.detail} while this call was in flight",
+                        }
+                    )
+            if result.status == "crashed" and not result.in_flight:
+                detail += " (no call in flight: during setup)"
+            if result.status in ("crashed", "hung", "failed"):
+                extra = {
+                    "signal": result.signal,
+                    "returncode": result.returncode,
+                    "stderr_tail": result.stderr_tail,
+                    "in_flight": result.in_flight,
+                }
+        finally:
+            seconds = time.monotonic() - started
+            writer.write(
+                {
+                    "type": "phase-end",
+                    "phase": phase,
+                    "variant": variant,
+                    "status": status,
+                    "detail": detail,
+                    "calls": calls,
+                    "seconds": round(seconds, 3),
+                    **extra,
+                }
+            )
+            writer.sync()
+            self.ui.phase_end(phase, variant, status, calls, seconds)

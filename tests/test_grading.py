@@ -1,0 +1,107 @@
+"""Verdicts and diagnoses from synthetic call records (pure functions, no device)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stress.grading import case_verdict, diagnose, grade_phase, interference_matrix, worst
+
+
+def ok(digest="d0", match=True, **kw):
+    return {"type": "call", "case": "c", "status": "ok", "digest": digest, "match": match, **kw}
+
+
+def test_pass_when_every_call_matches():
+    v = case_verdict("c", [ok(), ok()])
+    assert v.verdict == "PASS" and v.calls == 2 and v.digests == {"d0": 2}
+
+
+def test_stable_mismatch_needs_every_call_wrong_with_one_digest():
+    v = case_verdict("c", [ok("bad", False)] * 3)
+    assert v.verdict == "MISMATCH_STABLE" and v.mismatches == 3
+
+
+def test_random_mismatch_when_results_vary():
+    assert case_verdict("c", [ok("b1", False), ok("b2", False)]).verdict == "MISMATCH_RANDOM"
+    # one wrong result among right ones is not stable: the output varies between calls
+    assert case_verdict("c", [ok(), ok("b1", False)]).verdict == "MISMATCH_RANDOM"
+
+
+def test_unwritten_beats_mismatch_and_error_beats_unwritten():
+    uw = ok("x", False, unwritten={"gradPhi": 12288})
+    v = case_verdict("c", [uw])
+    assert v.verdict == "UNWRITTEN" and v.unwritten == {"gradPhi": 12288}
+    err = {"case": "c", "status": "error", "code": 161002, "api": "aclnnX", "match": False}
+    assert case_verdict("c", [uw, err]).verdict == "ERROR"
+
+
+def test_expected_error_of_negative_case_passes():
+    rec = {"case": "c", "status": "error", "code": 161002, "match": True}
+    assert case_verdict("c", [rec]).verdict == "PASS"
+
+
+def test_crash_and_hang_are_worst():
+    crash = {"case": "c", "status": "crash", "match": False, "message": "SIGSEGV"}
+    hang = {"case": "c", "status": "hang", "match": False, "message": "30 s"}
+    assert case_verdict("c", [ok(), hang]).verdict == "HANG"
+    assert case_verdict("c", [hang, crash]).verdict == "CRASH"
+    assert worst(["PASS", "UNWRITTEN", "MISMATCH_STABLE"]) == "UNWRITTEN"
+    assert worst([]) == "PASS"
+
+
+def test_phase_status_overrides_and_warmups_are_ignored():
+    recs = [ok(), ok("bad", False, warmup=True)]
+    assert grade_phase("serial", recs).verdict == "PASS"
+    assert grade_phase("mixed", recs, status="crashed").verdict == "CRASH"
+    assert grade_phase("mixed", recs, status="hung").verdict == "HANG"
+
+
+def _phases(**verdicts):
+    out = []
+    for name, verdict in verdicts.items():
+        rec = ok() if verdict == "PASS" else ok("bad", False)
+        if verdict == "UNWRITTEN":
+            rec = ok("x", True, unwritten={"o": 1})
+        status = {"CRASH": "crashed", "HANG": "hung"}.get(verdict, "done")
+        out.append(grade_phase(name, [rec], status=status))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "expected"),
+    [
+        ({"serial": "PASS", "mixed": "PASS", "control": "PASS"}, "clean"),
+        (
+            {
+                "serial": "PASS",
+                "interleaved": "MISMATCH",
+                "isolated": "PASS",
+                "mixed": "MISMATCH",
+                "control": "PASS",
+            },
+            "cross-call-contamination",
+        ),
+        ({"serial": "PASS", "isolated": "MISMATCH", "mixed": "MISMATCH"}, "self-race"),
+        ({"serial": "PASS", "shuffled": "MISMATCH", "mixed": "PASS"}, "order-dependence"),
+        ({"serial": "UNWRITTEN", "mixed": "UNWRITTEN"}, "unwritten-output"),
+        ({"serial": "PASS", "mixed": "MISMATCH", "control": "MISMATCH"}, "runtime-fault"),
+        ({"serial": "PASS", "mixed": "CRASH", "control": "PASS"}, "crash"),
+        ({"serial": "PASS", "mixed": "HANG", "control": "PASS"}, "hang"),
+        ({"serial": "MISMATCH", "mixed": "PASS"}, "baseline-mismatch"),
+    ],
+)
+def test_diagnosis_patterns(verdicts, expected):
+    diagnosis, explanation = diagnose(_phases(**verdicts))
+    assert diagnosis == expected and explanation
+
+
+def test_interference_matrix_counts_victims():
+    recs = [
+        ok(case="a", aggressor="b", match=False),
+        ok(case="b", aggressor="a"),
+        ok(case="a", aggressor="a"),
+    ]
+    m = interference_matrix(recs)
+    cells = {(c["victim"], c["aggressor"]): c for c in m["cells"]}
+    assert cells[("a", "b")]["failures"] == 1 and cells[("b", "a")]["failures"] == 0
+    assert m["victims"] == ["a", "b"]
