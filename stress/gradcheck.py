@@ -527,10 +527,15 @@ class _Device:
         self.kind = rt.backend.kind
         missing = [f for f in functions if not rt.api.has(f)]
         if missing:
+            fix = (
+                "this simulator build lacks the mHC kernels (rebuild: aclnn-stress sim build)"
+                if self.kind == "sim"
+                else "use a CANN release with the mHC operators"
+            )
             raise ConfigError(
                 f"the {self.kind} backend ({rt.backend.root}) does not export "
-                f"{', '.join(missing)}: use a CANN release with the mHC operators, or check "
-                "with --backward reference (and --fd reference) meanwhile"
+                f"{', '.join(missing)}: {fix}, or check with --backward reference "
+                "(and --fd reference) meanwhile"
             )
         self.context = rt.device(0).default_context
         self.stream = self.context.create_stream()
@@ -750,6 +755,8 @@ def gradcheck(
         raise ConfigError(f"--fd {fd!r}: use reference or backend")
     if isinstance(backward, str) and backward not in ("reference", "backend"):
         raise ConfigError(f"--backward {backward!r}: use backend or reference")
+    if dtype_of(p["dtype"]) not in (_BF16, _F16):
+        raise ConfigError(f"--dtype {p['dtype']}: the mHC operators take bf16 or fp16 x")
     steps = parse_eps(eps)
     shapes = tensor_shapes(p)
     chosen: list[Element] = []
@@ -845,8 +852,9 @@ gradX; the pre/post/res group of gradPhi rows or gradBias; the gradAlpha element
              gradients), 2^-7 (bf16 gradX), 1e-3 (fp16 gradX); sign flip: opposite signs,
              both above that threshold
   agrees     otherwise
-A row is noise-limited when 3*(sigma + t) + tol > 2e-2*max(|g|, S) (column 'resolves': the
-smallest relative error it would call biased).
+Columns: backward g, FD per step, FD* = f*, noise sigma, f*-g, rel = (f*-g)/max(|g|, S),
+resolves (the smallest rel it would call biased: (3*(sigma + t) + tol)/max(|g|, S)), verdict.
+A row is noise-limited when it resolves no better than 2e-2.
 A bf16 device forward (--fd backend) makes FD of elements feeding hin noisy: the noise floor
 is printed, and errors below it cannot be seen.
 
@@ -885,15 +893,29 @@ def add_cli(subparsers: Any) -> None:
     shape = p.add_argument_group("case (the report's large shape by default)")
     shape.add_argument("--B", type=int, default=4, help="batch (default 4)")
     shape.add_argument("--S", type=int, default=256, help="sequence length (default 256)")
-    shape.add_argument("--N", type=int, default=spec.param("N").default, help="default 4")
+    shape.add_argument(
+        "--N", type=int, default=spec.param("N").default, help="hyper-connections (default 4)"
+    )
     shape.add_argument("--C", type=int, default=1024, help="channels (default 1024)")
     shape.add_argument(
         "--dtype", default="bf16", help="dtype of x/hin/gradHin/gradX: bf16 (default) or fp16"
     )
     shape.add_argument("--seed", type=int, default=20261023, help="default 20261023")
-    shape.add_argument("--num-iters", type=int, default=spec.param("num_iters").default)
-    shape.add_argument("--hc-eps", type=float, default=spec.param("hc_eps").default)
-    shape.add_argument("--norm-eps", type=float, default=spec.param("norm_eps").default)
+    shape.add_argument(
+        "--num-iters",
+        type=int,
+        default=spec.param("num_iters").default,
+        help="Sinkhorn iterations (default %(default)s; the operator requires 20)",
+    )
+    shape.add_argument(
+        "--hc-eps", type=float, default=spec.param("hc_eps").default, help="hcEps (%(default)s)"
+    )
+    shape.add_argument(
+        "--norm-eps",
+        type=float,
+        default=spec.param("norm_eps").default,
+        help="normEps of the forward's RMS norm (%(default)s)",
+    )
     what = p.add_argument_group("what to check")
     what.add_argument(
         "--element",

@@ -475,6 +475,8 @@ def test_cli_default_samples_two_per_tensor(capsys):
         (["--sample", "-2"], "--sample"),
         (["--B", "-1"], r"option --B: must be >= 0"),
         (["--num-iters", "-1"], r"option --num-iters"),
+        (["--dtype", "int32"], r"--dtype int32: the mHC operators take bf16 or fp16"),
+        (["--dtype", "fp8"], r"option --dtype: 'fp8' is not one of"),
         (["--json", "/nonexistent/dir/x.json"], "--json"),
     ],
 )
@@ -543,3 +545,18 @@ def test_report_shape_drift_is_biased():
 
     r = gc.gradcheck(REPORT_SHAPE, REPORT_SEED, REPORT_ELEMENTS, backward=drifting_phi_bias)
     assert [row.verdict for row in r.rows] == [gc.BIASED] * 5
+
+
+def test_aclnn_stress_main_runs_gradcheck(capsys):
+    """Through ``stress.cli.main`` once the lead registers ``add_cli`` there."""
+    from stress import cli
+
+    with pytest.raises(SystemExit) as exc:
+        cli.build_parser().parse_args(["gradcheck", "--help"])
+    capsys.readouterr()
+    if exc.value.code != 0:
+        pytest.skip("stress/cli.py does not call gradcheck.add_cli yet")
+    argv = [*SMALL_ARGS, "--backward", "reference"]
+    assert cli.main([*argv, "--element", "bias[8]"]) == 0
+    assert cli.main([*argv, "--element", "bias[80]"]) == 2
+    assert "aclnn-stress: error: --element 'bias[80]'" in capsys.readouterr().err
