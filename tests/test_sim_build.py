@@ -187,3 +187,13 @@ def test_symbol_placement():
     for name, syms in exported.items():
         stray = {s for s in syms if not s.startswith(("acl", "_"))}
         assert not stray, (name, stray)
+
+
+def test_stale_temp_dirs_are_swept(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    old, fresh = cache / ".deadbeef.tmp-old", cache / ".deadbeef.tmp-new"
+    old.mkdir(parents=True)
+    fresh.mkdir()
+    os.utime(old, (0, 0))
+    _build._sweep_stale(cache)
+    assert not old.exists() and fresh.exists()  # a build in progress elsewhere is left alone

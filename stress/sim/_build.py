@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -213,6 +214,18 @@ def _compile_into(out: Path, key: str, cc: list[str], src_dir: Path) -> None:
     (out / "version.info").write_text(f"Version=9.2.0-aclsim\nsimulator=aclnn-stress\nkey={key}\n")
 
 
+def _sweep_stale(cache: Path, max_age_s: float = 3600.0) -> None:
+    """Remove temporary build directories left by killed builds (older than an hour, so a build
+    running in another process right now is never touched)."""
+    now = time.time()
+    for entry in cache.glob(".*.tmp-*"):
+        try:
+            if now - entry.stat().st_mtime > max_age_s:
+                shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            pass
+
+
 def _build(force: bool, src_dir: Path | None = None) -> Path:
     src = SRC_DIR if src_dir is None else src_dir
     cc = _compiler()
@@ -223,6 +236,7 @@ def _build(force: bool, src_dir: Path | None = None) -> Path:
         return target
     try:
         cache.mkdir(parents=True, exist_ok=True)
+        _sweep_stale(cache)
         tmp = Path(tempfile.mkdtemp(prefix=f".{key}.tmp-", dir=cache))
         tmp.chmod(0o755)
     except OSError as exc:
