@@ -76,9 +76,7 @@ static rt_alloc *find_containing(const registry *r, const void *p, uint64_t n)
         return NULL;
     rt_alloc *a = r->v[i];
     uintptr_t off = (uintptr_t)p - (uintptr_t)a->base;
-    if (off >= a->size && !(n == 0 && off == 0))
-        return NULL;
-    if (n > a->size - off)
+    if (off >= a->size || n > a->size - off) /* size >= 1, so n == 0 means "p inside" */
         return NULL;
     return a;
 }
