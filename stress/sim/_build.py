@@ -6,7 +6,9 @@ Sources live in ``stress/sim/src``; the file-name prefix picks the library:
 * ``nb_*.c``  -> ``libnnopbase.so``  (tensors, executors; links libascendcl)
 * ``op_*.c``  -> ``libopapi.so``     (operators; links libnnopbase and libascendcl)
 
-so adding an operator is adding one ``op_<name>.c`` file.  Headers (``*.h``) are shared.
+so adding an operator is adding one ``op_<name>.c`` file.  Headers (``*.h``) are shared; those
+named ``aclnn_*.h`` are also installed into ``<root>/include/aclnnop/`` (the operator's public
+header, as in CANN).
 
 The build goes to ``<cache>/<key>`` where ``key`` hashes the sources, the compiler command, the
 flags and ``cc --version``; it is written to a temporary directory next to it and renamed into
@@ -31,7 +33,7 @@ from pathlib import Path
 SRC_DIR = Path(__file__).resolve().parent / "src"
 
 #: Bumped when the layout of a built root changes (part of the cache key).
-LAYOUT_VERSION = "1"
+LAYOUT_VERSION = "2"
 
 CFLAGS = (
     "-O3",
@@ -55,6 +57,8 @@ LIBRARIES: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 PUBLIC_HEADER = "aclsim.h"
+#: Operator headers ``aclnn_<op>.h`` in ``src/``, installed into ``<root>/include/aclnnop/``.
+OP_HEADER_PREFIX = "aclnn_"
 _STDERR_TAIL = 4000
 
 
@@ -202,6 +206,11 @@ def _compile_into(out: Path, key: str, cc: list[str], src_dir: Path) -> None:
     include = out / "include"
     include.mkdir()
     shutil.copy2(src_dir / PUBLIC_HEADER, include / PUBLIC_HEADER)
+    # Operator headers (``aclnn_<op>.h``) go where CANN has them: include/aclnnop/.
+    aclnnop = include / "aclnnop"
+    aclnnop.mkdir()
+    for header in sorted(src_dir.glob(f"{OP_HEADER_PREFIX}*.h")):
+        shutil.copy2(header, aclnnop / header.name)
     info = {
         "name": "aclnn-stress CANN simulator",
         "simulator": True,

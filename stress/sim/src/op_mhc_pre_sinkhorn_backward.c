@@ -1,0 +1,607 @@
+/*
+ * op_mhc_pre_sinkhorn_backward.c - aclnnMhcPreSinkhornBackward: gradients of aclnnMhcPreSinkhorn
+ * with respect to x, phi, alpha and bias (spec/acl-api.md 4.3, math 4.4).
+ *
+ * Math: the EXACT gradient of the forward, i.e. stress/ops/_mhc_reference.py::backward with
+ * kernel_eps=False (see the DECISION in that module's docstring): column step t >= 1 divides by
+ * sumOut[2t+1], t = 0 by sumOut[1] + eps; row steps by sumOut[2t]; the softmax step uses
+ * normOut[0] - eps; the sigmoids are recomputed from z.  float32 throughout; gradX is rounded to
+ * gradHin's dtype (RNE).
+ *
+ * Tiling (phase 1, stored by value in the executor, read by the kernel through bwd_tiling()):
+ * the M = B*S tokens are split into `blocks` (<= 24, the AI cores of a 910B3) of
+ * `tokens_per_block` tokens; up to 4 host threads take blocks from a shared counter.  A block
+ * processes its tokens MHC_TILE at a time: per token the 24 logits' gradient dz (Sinkhorn
+ * backward etc.), then gradX = g_hcbn @ phi - ... for the tile, then the block's gradPhi partial
+ * += g_hcbn^T (x) xf.
+ *
+ * Workspace (the reduction scratch, bwd_partials()): per-block partial sums, in floats:
+ *   [ws_phi,   + blocks * D*K)  block b's gradPhi partial at ws_phi + b*D*K
+ *   [ws_bias,  + blocks * D)    block b's gradBias partial
+ *   [ws_alpha, + blocks * 3)    block b's gradAlpha partial
+ * i.e. blocks * (D*K + D + 3) floats, in both modes.  Reduction into gradPhi/gradBias/gradAlpha:
+ *   deterministic (ACL_OPT_DETERMINISTIC captured in phase 1): after all blocks, every output
+ *     element is the sum over blocks 0, 1, ..., blocks-1 in that order (threads split the
+ *     elements, not the blocks): bit-reproducible, independent of threads and timing;
+ *   non-deterministic (default, like the kernel's atomics): the outputs are zero-filled, blocks
+ *     are dispatched starting at (launch id mod blocks), and each block adds its partial into the
+ *     outputs as soon as it completes (under a lock): the summation order follows the rotation
+ *     and the threads' completion order, so the low bits vary between runs.
+ * All partial sums of gradPhi/gradBias/gradAlpha go through grad_add() / grad_add8().
+ *
+ * Empty (B*S == 0): workspace 0, and a kernel that zero-fills gradPhi, gradAlpha, gradBias
+ * (gradX is empty).  The simulator fault `empty-skip` (CANN 9.2.0's bug: success, nothing
+ * written) selects no kernel instead; it is read in phase 1.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "aclnn_mhc_pre_sinkhorn_backward.h"
+#include "mhc_common.h"
+
+#define OP "aclnnMhcPreSinkhornBackward"
+#define API OP "GetWorkspaceSize"
+
+enum {
+    IN_GHIN,
+    IN_GHPOST,
+    IN_GHRES,
+    IN_X,
+    IN_PHI,
+    IN_ALPHA,
+    IN_BIAS,
+    IN_HPRE,
+    IN_HCBN,
+    IN_INVRMS,
+    IN_SUM,
+    IN_NORM,
+    N_IN
+};
+enum { OUT_GX, OUT_GPHI, OUT_GALPHA, OUT_GBIAS, N_OUT };
+
+typedef struct {
+    mhc_tiling tiling;
+} bwd_attrs;
+
+/* ---- accumulation of the gradients' partial sums ------------------------------------------- */
+
+/* The accumulation type of gradPhi / gradBias / gradAlpha partial sums, and the one place
+ * where a term is added to one. */
+typedef float mhc_grad_acc;
+
+static inline mhc_grad_acc grad_add(mhc_grad_acc acc, float term)
+{
+    return acc + term;
+}
+
+static inline mhc_v8 grad_add8(mhc_v8 acc, mhc_v8 term)
+{
+    return acc + term;
+}
+
+/* ---- kernel ------------------------------------------------------------------------------------ */
+
+/* The tiling this launch runs with (computed by phase 1, kept in the executor). */
+static const mhc_tiling *bwd_tiling(const aclsim_kernel_ctx *k)
+{
+    return &((const bwd_attrs *)k->attrs)->tiling;
+}
+
+/* The reduction scratch: the per-block partials (layout in the file comment). */
+static float *bwd_partials(const aclsim_kernel_ctx *k, const mhc_tiling *t)
+{
+    (void)t;
+    return k->workspace;
+}
+
+typedef struct {
+    const mhc_tiling *t;
+    const void *gh, *x;
+    const float *ghpost, *ghres, *phi, *alpha, *bias, *hpre, *hcbn, *invrms, *sum, *norm;
+    void *gx;
+    float *gphi, *galpha, *gbias;
+    float *part;    /* reduction scratch (per-block partials)                              */
+    float *scratch; /* per thread: xf (TILE*K), gradHin rows (TILE*C), gradX rows (TILE*K) */
+    int deterministic;
+    int64_t first_block; /* non-deterministic dispatch rotation */
+    atomic_llong next_block;
+    pthread_mutex_t out_mu; /* non-deterministic: one block adds into the outputs at a time */
+} bwd_run;
+
+static inline float sigmoidf(float v)
+{
+    return 1.0f / (1.0f + expf(-v));
+}
+
+MHC_HOT static float dot_c(const float *a, const float *b, int64_t n)
+{
+    mhc_v8 acc = mhc_splat(0.0f);
+    for (int64_t i = 0; i < n; i += 8)
+        acc += mhc_ld(a + i) * mhc_ld(b + i);
+    return mhc_hsum(acc);
+}
+
+/* Column normalisation backwards: g1 = (g - sum_i(g*y) / c) / c  (per column j). */
+static inline void col_step(const float (*g)[MHC_N], const float (*y)[MHC_N], const float *col,
+                            float (*g1)[MHC_N])
+{
+    for (int j = 0; j < MHC_N; j++) {
+        float cs = 0.0f;
+        for (int i = 0; i < MHC_N; i++)
+            cs += g[i][j] * y[i][j];
+        for (int i = 0; i < MHC_N; i++)
+            g1[i][j] = (g[i][j] - cs / col[j]) / col[j];
+    }
+}
+
+/* Sinkhorn backward of one token (exact variant): g (4x4, gradHRes) -> dR (4x4). */
+static void bwd_sinkhorn(const bwd_run *r, int64_t m, const float *ghres, float *dR)
+{
+    const int64_t M = r->t->M;
+    const float eps = r->t->hc_eps;
+    float g[MHC_N][MHC_N], g1[MHC_N][MHC_N], y[MHC_N][MHC_N], col[MHC_N], row[MHC_N];
+    memcpy(g, ghres, sizeof g);
+    for (int it = MHC_ITERS - 1; it >= 1; it--) {
+        memcpy(y, r->norm + ((int64_t)(2 * it) * M + m) * MHC_N * MHC_N, sizeof y);
+        memcpy(col, r->sum + ((int64_t)(2 * it + 1) * M + m) * MHC_N, sizeof col);
+        memcpy(row, r->sum + ((int64_t)(2 * it) * M + m) * MHC_N, sizeof row);
+        col_step((const float(*)[MHC_N])g, (const float(*)[MHC_N])y, col, g1);
+        /* row normalisation: g2 = g1 / r;  g = g2 - sum_j(g2*y) */
+        for (int i = 0; i < MHC_N; i++) {
+            float g2[MHC_N], rs = 0.0f;
+            for (int j = 0; j < MHC_N; j++) {
+                g2[j] = g1[i][j] / row[i];
+                rs += g2[j] * y[i][j];
+            }
+            for (int j = 0; j < MHC_N; j++)
+                g[i][j] = g2[j] - rs;
+        }
+    }
+    /* t = 0: column step with sumOut[1] + eps (stored without eps), then the softmax step with
+     * s = normOut[0] - eps:  dR = s * (g1 - sum_l(g1*s)) */
+    memcpy(y, r->norm + m * MHC_N * MHC_N, sizeof y);
+    memcpy(col, r->sum + (M + m) * MHC_N, sizeof col);
+    for (int j = 0; j < MHC_N; j++)
+        col[j] = col[j] + eps;
+    col_step((const float(*)[MHC_N])g, (const float(*)[MHC_N])y, col, g1);
+    for (int i = 0; i < MHC_N; i++) {
+        float s[MHC_N], rs = 0.0f;
+        for (int j = 0; j < MHC_N; j++) {
+            s[j] = y[i][j] - eps;
+            rs += g1[i][j] * s[j];
+        }
+        for (int j = 0; j < MHC_N; j++)
+            dR[i * MHC_N + j] = s[j] * (g1[i][j] - rs);
+    }
+}
+
+/* Per token: dz and everything derived from it.  Outputs g_hcbn (24), the gradX coefficient of
+ * xf, hPre; adds dz into the block's gradBias partial and nf*dz into its gradAlpha partial. */
+static void bwd_token(const bwd_run *r, int64_t m, const float *xf, const float *ghf,
+                      float *g_hcbn, float *coef, float *hp, float *pbias, float *palpha)
+{
+    const mhc_tiling *t = r->t;
+    const int64_t C = t->C, K = t->K;
+    const float *hc = r->hcbn + m * MHC_D;
+    const float inv = r->invrms[m];
+    float a[MHC_D], nf[MHC_D], z[MHC_D], dz[MHC_D];
+    for (int j = 0; j < MHC_D; j++) {
+        a[j] = r->alpha[j < MHC_N ? 0 : j < 2 * MHC_N ? 1 : 2];
+        nf[j] = hc[j] * inv;
+        z[j] = nf[j] * a[j] + r->bias[j];
+    }
+    for (int n = 0; n < MHC_N; n++) {
+        float g_hpre = dot_c(ghf, xf + n * C, C);
+        float s = sigmoidf(z[n]);
+        dz[n] = g_hpre * s * (1.0f - s);
+        float q = sigmoidf(z[MHC_N + n]);
+        dz[MHC_N + n] = 2.0f * r->ghpost[m * MHC_N + n] * q * (1.0f - q);
+        hp[n] = r->hpre[m * MHC_N + n];
+    }
+    bwd_sinkhorn(r, m, r->ghres + m * MHC_N * MHC_N, dz + 2 * MHC_N);
+
+    float ga[3] = {0.0f, 0.0f, 0.0f}, g_inv = 0.0f;
+    for (int j = 0; j < MHC_D; j++) {
+        pbias[j] = grad_add(pbias[j], dz[j]);
+        ga[j < MHC_N ? 0 : j < 2 * MHC_N ? 1 : 2] += nf[j] * dz[j];
+        float g_nf = dz[j] * a[j];
+        g_hcbn[j] = g_nf * inv;
+        g_inv += hc[j] * g_nf;
+    }
+    for (int i = 0; i < 3; i++)
+        palpha[i] = grad_add(palpha[i], ga[i]);
+    *coef = inv * inv * inv * g_inv / (float)K;
+}
+
+/* gradX rows of a tile (float32, into out): g_hcbn @ phi - coef * xf + hPre[n] * gradHin[c]. */
+MHC_HOT static void bwd_gradx_tile(const float *phi, int64_t C, const float (*g)[MHC_D],
+                                   const float *coef, const float (*hp)[MHC_N], const float *xf,
+                                   const float *ghf, int tt, float *out)
+{
+    const int64_t K = MHC_N * C;
+    for (int n = 0; n < MHC_N; n++) {
+        for (int64_t c = 0; c < C; c += 8) {
+            const int64_t k = n * C + c;
+            mhc_v8 acc[MHC_TILE];
+            mhc_v8 p = mhc_ld(phi + k);
+            for (int t = 0; t < MHC_TILE; t++)
+                acc[t] = mhc_splat(g[t][0]) * p;
+            for (int d = 1; d < MHC_D; d++) {
+                p = mhc_ld(phi + d * K + k);
+                for (int t = 0; t < MHC_TILE; t++)
+                    acc[t] += mhc_splat(g[t][d]) * p;
+            }
+            for (int t = 0; t < tt; t++) {
+                mhc_v8 v = acc[t] - mhc_splat(coef[t]) * mhc_ld(xf + t * K + k);
+                v += mhc_splat(hp[t][n]) * mhc_ld(ghf + t * C + c);
+                mhc_st(out + t * K + k, v);
+            }
+        }
+    }
+}
+
+/* The block's gradPhi partial P (D x K) += sum over the tile's tokens of g_hcbn^T (x) xf,
+ * token by token in order. */
+static inline void gradphi_tile(float *P, int64_t K, const float (*g)[MHC_D], const float *xf,
+                                int tt)
+{
+    const int64_t KC = 512; /* keep the tile's xf columns in L1 across the 24 rows */
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {
+        const int64_t k1 = k0 + KC < K ? k0 + KC : K;
+        for (int d = 0; d < MHC_D; d++) {
+            float *prow = P + d * K;
+            for (int64_t k = k0; k < k1; k += 8) {
+                mhc_v8 acc = mhc_ld(prow + k);
+                for (int t = 0; t < tt; t++)
+                    acc = grad_add8(acc, mhc_splat(g[t][d]) * mhc_ld(xf + t * K + k));
+                mhc_st(prow + k, acc);
+            }
+        }
+    }
+}
+
+MHC_HOT static void bwd_gradphi_tile(float *P, int64_t K, const float (*g)[MHC_D],
+                                     const float *xf, int tt)
+{
+    if (tt == MHC_TILE)
+        gradphi_tile(P, K, g, xf, MHC_TILE); /* constant trip count: unrolled */
+    else
+        gradphi_tile(P, K, g, xf, tt);
+}
+
+/* out[e] += part[e] for e < n (non-deterministic path: one block's partial into an output). */
+MHC_HOT static void add_partial(float *out, const float *part, int64_t n)
+{
+    int64_t e = 0;
+    for (; e + 8 <= n; e += 8)
+        mhc_st(out + e, grad_add8(mhc_ld(out + e), mhc_ld(part + e)));
+    for (; e < n; e++)
+        out[e] = grad_add(out[e], part[e]);
+}
+
+static void bwd_block(bwd_run *r, int64_t b, float *xf, float *ghf, float *gxf)
+{
+    const mhc_tiling *t = r->t;
+    const int64_t C = t->C, K = t->K, DK = MHC_D * K;
+    float *P = r->part + t->ws_phi + b * DK;
+    float *pbias = r->part + t->ws_bias + b * MHC_D;
+    float *palpha = r->part + t->ws_alpha + b * 3;
+    memset(P, 0, (size_t)DK * sizeof(float));
+    memset(pbias, 0, MHC_D * sizeof(float));
+    memset(palpha, 0, 3 * sizeof(float));
+
+    const int xs = aclsim_dtype_size(t->x_dtype), gs = aclsim_dtype_size(t->gh_dtype);
+    const int os = aclsim_dtype_size(t->out_dtype);
+    const int64_t m_begin = b * t->tokens_per_block;
+    const int64_t m_end = m_begin + t->tokens_per_block < t->M ? m_begin + t->tokens_per_block : t->M;
+    float g[MHC_TILE][MHC_D], coef[MHC_TILE], hp[MHC_TILE][MHC_N];
+    for (int64_t m = m_begin; m < m_end; m += MHC_TILE) {
+        const int tt = m_end - m < MHC_TILE ? (int)(m_end - m) : MHC_TILE;
+        mhc_half_to_f32((const uint8_t *)r->x + m * K * xs, t->x_dtype, xf, tt * K);
+        mhc_half_to_f32((const uint8_t *)r->gh + m * C * gs, t->gh_dtype, ghf, tt * C);
+        for (int i = 0; i < tt; i++)
+            bwd_token(r, m + i, xf + i * K, ghf + i * C, g[i], &coef[i], hp[i], pbias, palpha);
+        for (int i = tt; i < MHC_TILE; i++) /* unused rows of the gradX tile: computed, dropped */
+            memset(g[i], 0, sizeof g[i]);
+        bwd_gradx_tile(r->phi, C, (const float(*)[MHC_D])g, coef, (const float(*)[MHC_N])hp, xf,
+                       ghf, tt, gxf);
+        for (int i = 0; i < tt; i++)
+            mhc_f32_to_half(gxf + i * K, t->out_dtype, (uint8_t *)r->gx + (m + i) * K * os, K);
+        bwd_gradphi_tile(P, K, (const float(*)[MHC_D])g, xf, tt);
+    }
+    if (!r->deterministic) { /* like atomics: into the outputs as soon as the block is done */
+        pthread_mutex_lock(&r->out_mu);
+        add_partial(r->gphi, P, DK);
+        add_partial(r->gbias, pbias, MHC_D);
+        add_partial(r->galpha, palpha, 3);
+        pthread_mutex_unlock(&r->out_mu);
+    }
+}
+
+static void bwd_thread(void *arg, int tid)
+{
+    bwd_run *r = arg;
+    const mhc_tiling *t = r->t;
+    const int64_t K = t->K, C = t->C;
+    float *xf = r->scratch + (size_t)tid * (size_t)(2 * MHC_TILE * K + MHC_TILE * C);
+    float *ghf = xf + MHC_TILE * K;
+    float *gxf = ghf + MHC_TILE * C;
+    memset(xf, 0, (size_t)MHC_TILE * (size_t)K * sizeof(float)); /* rows past a short tile */
+    for (;;) {
+        int64_t i = atomic_fetch_add(&r->next_block, 1);
+        if (i >= t->blocks)
+            break;
+        bwd_block(r, (r->first_block + i) % t->blocks, xf, ghf, gxf);
+    }
+}
+
+/* Deterministic reduction: out[e] = sum over blocks 0..blocks-1, in that order.  Thread tid
+ * reduces its own slice of the gradPhi elements; thread 0 also gradBias and gradAlpha. */
+MHC_HOT static void reduce_slice(float *out, const float *part, int64_t stride, int64_t nblocks,
+                                 int64_t e0, int64_t e1)
+{
+    int64_t e = e0;
+    for (; e + 8 <= e1; e += 8) {
+        mhc_v8 acc = mhc_splat(0.0f);
+        for (int64_t b = 0; b < nblocks; b++)
+            acc = grad_add8(acc, mhc_ld(part + b * stride + e));
+        mhc_st(out + e, acc);
+    }
+    for (; e < e1; e++) {
+        mhc_grad_acc acc = 0.0f;
+        for (int64_t b = 0; b < nblocks; b++)
+            acc = grad_add(acc, part[b * stride + e]);
+        out[e] = acc;
+    }
+}
+
+static void bwd_reduce_thread(void *arg, int tid)
+{
+    bwd_run *r = arg;
+    const mhc_tiling *t = r->t;
+    const int64_t DK = MHC_D * t->K, nblocks = t->blocks;
+    const int64_t chunk = (DK / t->threads + 7) / 8 * 8;
+    int64_t e0 = tid * chunk, e1 = e0 + chunk;
+    if (e1 > DK)
+        e1 = DK;
+    if (e0 < e1)
+        reduce_slice(r->gphi, r->part + t->ws_phi, DK, nblocks, e0, e1);
+    if (tid == 0) {
+        reduce_slice(r->gbias, r->part + t->ws_bias, MHC_D, nblocks, 0, MHC_D);
+        reduce_slice(r->galpha, r->part + t->ws_alpha, 3, nblocks, 0, 3);
+    }
+}
+
+static int bwd_kernel(aclsim_kernel_ctx *k)
+{
+    const mhc_tiling *t = bwd_tiling(k);
+    mhc_input in[N_IN];
+    memset(in, 0, sizeof in);
+    int rc = 0;
+    for (int i = 0; i < N_IN && !rc; i++)
+        rc = mhc_input_open(k, i, &in[i]);
+    bwd_run r = {
+        .t = t,
+        .gh = in[IN_GHIN].p,
+        .x = in[IN_X].p,
+        .ghpost = in[IN_GHPOST].p,
+        .ghres = in[IN_GHRES].p,
+        .phi = in[IN_PHI].p,
+        .alpha = in[IN_ALPHA].p,
+        .bias = in[IN_BIAS].p,
+        .hpre = in[IN_HPRE].p,
+        .hcbn = in[IN_HCBN].p,
+        .invrms = in[IN_INVRMS].p,
+        .sum = in[IN_SUM].p,
+        .norm = in[IN_NORM].p,
+        .gx = mhc_output_ptr(k, OUT_GX),
+        .gphi = mhc_output_ptr(k, OUT_GPHI),
+        .galpha = mhc_output_ptr(k, OUT_GALPHA),
+        .gbias = mhc_output_ptr(k, OUT_GBIAS),
+        .part = bwd_partials(k, t),
+        .deterministic = k->deterministic,
+        .first_block = t->blocks ? (int64_t)(k->launch_id % (uint64_t)t->blocks) : 0,
+    };
+    if (!rc) {
+        size_t per_thread = (size_t)(2 * MHC_TILE * t->K + MHC_TILE * t->C);
+        r.scratch = malloc((size_t)t->threads * per_thread * sizeof(float));
+        if (!r.scratch)
+            rc = aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
+                                    k->op);
+    }
+    if (!rc) {
+        atomic_init(&r.next_block, 0);
+        pthread_mutex_init(&r.out_mu, NULL);
+        if (r.deterministic) {
+            r.first_block = 0;
+        } else {
+            memset(r.gphi, 0, (size_t)(MHC_D * t->K) * sizeof(float));
+            memset(r.gbias, 0, MHC_D * sizeof(float));
+            memset(r.galpha, 0, 3 * sizeof(float));
+        }
+        mhc_parallel(t->threads, bwd_thread, &r);
+        if (r.deterministic)
+            mhc_parallel(t->threads, bwd_reduce_thread, &r);
+        pthread_mutex_destroy(&r.out_mu);
+    }
+    free(r.scratch);
+    for (int i = 0; i < N_IN; i++)
+        mhc_input_close(&in[i]);
+    return rc;
+}
+
+/* B*S == 0: the gradients of phi, alpha and bias are sums over no tokens. */
+static int bwd_zero_kernel(aclsim_kernel_ctx *k)
+{
+    const mhc_tiling *t = bwd_tiling(k);
+    memset(mhc_output_ptr(k, OUT_GPHI), 0, (size_t)(MHC_D * t->K) * sizeof(float));
+    memset(mhc_output_ptr(k, OUT_GALPHA), 0, 3 * sizeof(float));
+    memset(mhc_output_ptr(k, OUT_GBIAS), 0, MHC_D * sizeof(float));
+    return 0;
+}
+
+/* ---- phase 1 ----------------------------------------------------------------------------------- */
+
+ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
+    const aclTensor *gradHin, const aclTensor *gradHPost, const aclTensor *gradHRes,
+    const aclTensor *x, const aclTensor *phi, const aclTensor *alpha, const aclTensor *bias,
+    const aclTensor *hPre, const aclTensor *hcBeforeNorm, const aclTensor *invRms,
+    const aclTensor *sumOut, const aclTensor *normOut, double hcEps, const aclTensor *gradX,
+    const aclTensor *gradPhi, const aclTensor *gradAlpha, const aclTensor *gradBias,
+    uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    enum { N_T = N_IN + N_OUT };
+    static const char *const names[N_T] = {
+        "gradHin", "gradHPost",    "gradHRes", "x",      "phi",     "alpha",
+        "bias",    "hPre",         "hcBeforeNorm", "invRms", "sumOut", "normOut",
+        "gradX",   "gradPhi",      "gradAlpha", "gradBias"};
+    const aclTensor *handles[N_T] = {gradHin, gradHPost, gradHRes,     x,      phi,    alpha,
+                                     bias,    hPre,      hcBeforeNorm, invRms, sumOut, normOut,
+                                     gradX,   gradPhi,   gradAlpha,    gradBias};
+    enum { T_GX = N_IN + OUT_GX };
+    int rc;
+
+    /* 1. NULL pointers (161001) */
+    for (int i = 0; i < N_T; i++)
+        if (!handles[i])
+            return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL", API, names[i]);
+    if (!workspaceSize)
+        return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: workspaceSize is NULL", API);
+    if (!executor)
+        return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", API);
+
+    aclsim_tensor_desc d[N_T];
+    for (int i = 0; i < N_T; i++)
+        if ((rc = aclsim_tensor_get(API, names[i], handles[i], &d[i])))
+            return rc;
+    const aclsim_tensor_desc *dx = &d[IN_X];
+
+    /* 2. dtypes, ranks, the operator's constraints, shapes, formats (161002) */
+    for (int i = 0; i < N_T; i++) {
+        if (i == T_GX) {
+            if (d[i].dtype != d[IN_GHIN].dtype)
+                return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                                        "%s: gradX: dtype must equal gradHin's dtype %s, got %s",
+                                        API, aclsim_dtype_name(d[IN_GHIN].dtype),
+                                        aclsim_dtype_name(d[i].dtype));
+            continue;
+        }
+        if ((rc = mhc_check_dtype(API, names[i], &d[i], i == IN_GHIN || i == IN_X)))
+            return rc;
+    }
+    if (dx->ndim == 3) {
+        char b[256];
+        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                                "%s: x: must be 4-D [B, S, N, C] (3-D TND input is supported only "
+                                "on Ascend 950), got shape %s",
+                                API, aclsim_shape_str(dx->dims, dx->ndim, b, sizeof b));
+    }
+    if ((rc = mhc_check_rank(API, "x", dx, 4, "[B, S, N, C]")) || (rc = mhc_check_x_dims(API, dx)))
+        return rc;
+    if ((rc = mhc_check_rank(API, "sumOut", &d[IN_SUM], 4, "[2*numIters, B, S, N]")))
+        return rc;
+    if (d[IN_SUM].dims[0] != 2 * MHC_ITERS)
+        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                                "%s: sumOut: dim 0 (2 * Sinkhorn iterations) must be %d (%d "
+                                "iterations), got %lld",
+                                API, 2 * MHC_ITERS, MHC_ITERS, (long long)d[IN_SUM].dims[0]);
+
+    const int64_t B = dx->dims[0], S = dx->dims[1], N = MHC_N, C = dx->dims[3], D = MHC_D;
+    const int64_t T2 = 2 * MHC_ITERS;
+    struct {
+        int64_t dims[5];
+        int nd;
+        const char *layout;
+    } want[N_T] = {
+        {{B, S, C}, 3, "[B, S, C]"},
+        {{B, S, N}, 3, "[B, S, N]"},
+        {{B, S, N, N}, 4, "[B, S, N, N]"},
+        {{B, S, N, C}, 4, "[B, S, N, C]"},
+        {{D, N * C}, 2, "[N*N+2N, N*C]"},
+        {{3}, 1, "[3]"},
+        {{D}, 1, "[N*N+2N]"},
+        {{B, S, N}, 3, "[B, S, N]"},
+        {{B, S, D}, 3, "[B, S, N*N+2N]"},
+        {{B, S, 1}, 3, "[B, S, 1]"},
+        {{T2, B, S, N}, 4, "[2*numIters, B, S, N]"},
+        {{T2, B, S, N, N}, 5, "[2*numIters, B, S, N, N]"},
+        {{B, S, N, C}, 4, "[B, S, N, C]"},
+        {{D, N * C}, 2, "[N*N+2N, N*C]"},
+        {{3}, 1, "[3]"},
+        {{D}, 1, "[N*N+2N]"},
+    };
+    if (d[IN_GHRES].ndim == 3) { /* gradHRes may also be flattened */
+        want[IN_GHRES].dims[2] = N * N;
+        want[IN_GHRES].nd = 3;
+        want[IN_GHRES].layout = "[B, S, N*N]";
+    } else if (d[IN_GHRES].ndim != 4) {
+        char b[256];
+        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                                "%s: gradHRes: must be 4-D [B, S, N, N] or 3-D [B, S, N*N], got "
+                                "%d-D shape %s",
+                                API, (int)d[IN_GHRES].ndim,
+                                aclsim_shape_str(d[IN_GHRES].dims, d[IN_GHRES].ndim, b, sizeof b));
+    }
+    for (int i = 0; i < N_T; i++)
+        if (i != IN_X &&
+            (rc = mhc_check_shape(API, names[i], &d[i], want[i].dims, want[i].nd, want[i].layout)))
+            return rc;
+    for (int i = 0; i < N_T; i++)
+        if ((rc = mhc_check_format(API, names[i], &d[i])))
+            return rc;
+    for (int i = N_IN; i < N_T; i++)
+        if ((rc = mhc_check_contiguous_output(API, names[i], &d[i])))
+            return rc;
+
+    /* 3. tiling and workspace */
+    bwd_attrs attrs;
+    memset(&attrs, 0, sizeof attrs);
+    mhc_tiling *t = &attrs.tiling;
+    t->B = B;
+    t->S = S;
+    t->M = B * S;
+    t->C = C;
+    t->K = N * C;
+    t->N = MHC_N;
+    t->D = MHC_D;
+    t->iters = MHC_ITERS;
+    t->x_dtype = dx->dtype;
+    t->gh_dtype = d[IN_GHIN].dtype;
+    t->out_dtype = d[T_GX].dtype;
+    t->hc_eps = (float)hcEps;
+    t->norm_eps = 0.0f;
+    const uint64_t DK = (uint64_t)(D * t->K);
+    mhc_tiling_blocks(t, DK + D + 3);
+    const uint64_t nb = (uint64_t)t->blocks;
+    t->ws_phi = 0;
+    t->ws_bias = nb * DK;
+    t->ws_alpha = t->ws_bias + nb * D;
+    t->ws_floats = t->ws_alpha + nb * 3;
+
+    /* 4. empty (B*S == 0): zero-fill gradPhi/gradAlpha/gradBias, unless the empty-skip fault */
+    aclsim_kernel_fn fn = t->M > 0 ? bwd_kernel : aclsim_fault("empty-skip") ? NULL : bwd_zero_kernel;
+    aclsim_executor *ex = aclsim_executor_create(OP, fn, t->ws_floats * sizeof(float));
+    if (!ex)
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    for (int i = 0; i < N_IN && !rc; i++)
+        rc = aclsim_executor_add_input(ex, names[i], &d[i]);
+    for (int i = N_IN; i < N_T && !rc; i++)
+        rc = aclsim_executor_add_output(ex, names[i], &d[i]);
+    if (!rc)
+        rc = aclsim_executor_set_attrs(ex, &attrs, sizeof attrs);
+    if (rc) {
+        aclsim_executor_discard(ex);
+        return rc;
+    }
+    return aclsim_executor_publish(ex, workspaceSize, executor);
+}
+
+/* ---- phase 2 ----------------------------------------------------------------------------------- */
+
+ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackward(void *workspace, uint64_t workspaceSize,
+                                                   aclOpExecutor *executor, aclrtStream stream)
+{
+    return aclsim_executor_run(OP, workspace, workspaceSize, executor, stream);
+}
