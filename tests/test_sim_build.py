@@ -38,6 +38,18 @@ PLACEMENT = {"libascendcl.so": RUNTIME, "libnnopbase.so": NNOPBASE, "libopapi.so
 
 
 @pytest.fixture()
+def tiny_src(tmp_path: Path) -> Path:
+    """A minimal source set (one file per library): exercises the build and cache logic in a
+    fraction of the time of the real sources."""
+    src = tmp_path / "tiny"
+    src.mkdir()
+    shutil.copy2(_build.SRC_DIR / _build.PUBLIC_HEADER, src)
+    for prefix in ("rt", "nb", "op"):
+        (src / f"{prefix}_tiny.c").write_text(f"int {prefix}_tiny(void) {{ return 1; }}\n")
+    return src
+
+
+@pytest.fixture()
 def src_copy(tmp_path: Path) -> Path:
     dst = tmp_path / "src"
     shutil.copytree(_build.SRC_DIR, dst)
@@ -71,18 +83,16 @@ def test_second_build_uses_the_cache(monkeypatch):
     assert sim.root() == root
 
 
-def test_force_rebuilds(tmp_path, monkeypatch):
-    # Work on a copy of the cache entry so the libraries this process loaded stay untouched.
-    cached = sim.root()
-    key = cached.name
+def test_force_rebuilds(tiny_src, tmp_path, monkeypatch):
     monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "cache"))
-    shutil.copytree(cached, tmp_path / "cache" / key, symlinks=True)
-    old_inode = (tmp_path / "cache" / key / "lib64" / "libascendcl.so").stat().st_ino
-    assert sim.build() == tmp_path / "cache" / key  # cached copy: no compile
-    root = sim.build(force=True)
-    assert root == tmp_path / "cache" / key
-    assert (root / "lib64" / "libascendcl.so").stat().st_ino != old_inode
-    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [key]  # no temp leftovers
+    root = _build._build(False, tiny_src)
+    assert root.parent == tmp_path / "cache" and root.name == _build.build_key(tiny_src)
+    lib = root / "lib64" / "libascendcl.so"
+    old_inode = lib.stat().st_ino
+    assert _build._build(False, tiny_src) == root and lib.stat().st_ino == old_inode  # cached
+    assert _build._build(True, tiny_src) == root
+    assert lib.stat().st_ino != old_inode  # rebuilt
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == [root.name]  # no temp leftovers
 
 
 def test_key_is_stable_and_tracks_sources(src_copy):
@@ -124,22 +134,22 @@ def test_missing_compiler(monkeypatch):
     assert "no C compiler" in msg and "set CC" in msg and "\n" not in msg
 
 
-def test_compile_error_carries_stderr(src_copy, tmp_path, monkeypatch):
+def test_compile_error_carries_stderr(tiny_src, tmp_path, monkeypatch):
     monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "cache"))
-    (src_copy / "op_broken.c").write_text("int broken(void) { return undeclared_name; }\n")
+    (tiny_src / "op_broken.c").write_text("int broken(void) { return undeclared_name; }\n")
     with pytest.raises(sim.SimBuildError) as info:
-        _build._build(False, src_copy)
+        _build._build(False, tiny_src)
     err = info.value
     assert "op_broken.c" in str(err) and "\n" not in str(err)
     assert "undeclared_name" in err.stderr
     assert not any((tmp_path / "cache").iterdir())  # the temp dir was removed
 
 
-def test_source_without_library_prefix_is_refused(src_copy, tmp_path, monkeypatch):
+def test_source_without_library_prefix_is_refused(tiny_src, tmp_path, monkeypatch):
     monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "cache"))
-    (src_copy / "misc.c").write_text("int x;\n")
+    (tiny_src / "misc.c").write_text("int x;\n")
     with pytest.raises(sim.SimBuildError, match=r"misc\.c matches no library: rename it"):
-        _build._build(False, src_copy)
+        _build._build(False, tiny_src)
 
 
 def test_unwritable_cache(monkeypatch, tmp_path):
@@ -150,18 +160,24 @@ def test_unwritable_cache(monkeypatch, tmp_path):
         sim.build()
 
 
-def test_concurrent_processes_share_one_build(tmp_path):
+def test_concurrent_processes_share_one_build(tiny_src, tmp_path):
     env = {**os.environ, "ACLSIM_CACHE_DIR": str(tmp_path / "cache")}
-    code = "from stress import sim; print(sim.root())"
+    code = (
+        "import sys; from pathlib import Path; from stress.sim import _build\n"
+        "print(_build._build(False, Path(sys.argv[1])))\n"
+    )
     procs = [
-        subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
-        for _ in range(3)
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(tiny_src)], env=env, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
     ]
     roots = {p.communicate(timeout=120)[0].strip() for p in procs}
     assert all(p.returncode == 0 for p in procs)
     assert len(roots) == 1
     (root,) = roots
     assert [p.name for p in (tmp_path / "cache").iterdir()] == [Path(root).name]
+    assert (Path(root) / "lib64" / "libopapi.so").is_file()
 
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils nm")
