@@ -32,11 +32,19 @@ def call_digest(output_digests: Mapping[str, str]) -> str:
     return h.hexdigest()
 
 
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
 def canary_count(array: np.ndarray, canary: int = DEFAULT_CANARY) -> int:
     """How many elements of ``array`` consist of the canary byte only."""
     if array.size == 0:
         return 0
-    raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8).reshape(array.size, -1)
+    flat = np.ascontiguousarray(array).reshape(-1)
+    uint = _UINT.get(flat.dtype.itemsize)
+    if uint is not None:  # one vectorised comparison with the element-sized pattern
+        pattern = int.from_bytes(bytes([canary & 0xFF]) * flat.dtype.itemsize, "little")
+        return int(np.count_nonzero(flat.view(uint) == pattern))
+    raw = flat.view(np.uint8).reshape(flat.size, -1)
     return int(np.count_nonzero((raw == (canary & 0xFF)).all(axis=1)))
 
 

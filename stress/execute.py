@@ -155,7 +155,8 @@ def run_call(
         call.close()
         return Outcome.failed(exc, start)
     except CallTimeout:
-        raise  # leave the call's memory alone: the kernel may still be writing it
+        call.abandon()  # leave the call's memory alone: the kernel may still be writing it
+        raise
     call.close()
     return Outcome(outputs=outputs, start=start, duration=time.perf_counter() - start)
 
@@ -202,6 +203,11 @@ def run_interleaved(
     try:
         _sync(stream, timeout_ms)
         sync_error = None
+    except CallTimeout:
+        for call in calls:
+            if call is not None:
+                call.abandon()
+        raise
     except acl.AclError as exc:
         sync_error = exc
     end = time.perf_counter()

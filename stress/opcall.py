@@ -4,20 +4,123 @@ Every :class:`OpCall` has its own device inputs, canary-filled outputs, scalars,
 executor, as in the problem report's harness. The phases are separate methods so that the
 protocol can interleave them across calls; :meth:`OpCall.run` does all of it back to back.
 The calling thread must have a context bound (the constructor binds the given one).
+
+This is the engine's hot path, so it talks to the raw ctypes functions and owns everything it
+creates in one place (one finalizer for the whole call instead of one object per tensor); the
+per-case argument layout (shapes, strides, dtype codes as ctypes arrays) is computed once and
+cached. A call whose kernel may still be running (a synchronisation timed out) is *abandoned*:
+its memory is never freed, because the kernel may still write it.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from stress import acl
+from stress.acl.enums import Format, MallocPolicy, MemcpyKind
 from stress.digest import DEFAULT_CANARY
 from stress.ops.spec import AttrArg, OpSpec, Params, ScalarArg, TensorArg
 
 __all__ = ["OpCall", "run_once"]
+
+
+@dataclass(frozen=True)
+class _TensorSlot:
+    name: str
+    output: bool
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    acl_dtype: int
+    nbytes: int
+    dims: Any  # ctypes int64 array
+    strides: Any
+
+
+@dataclass(frozen=True)
+class _ScalarSlot:
+    name: str
+    raw: bytes
+    acl_dtype: int
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+@functools.lru_cache(maxsize=512)
+def _layout_cached(spec: OpSpec, frozen: tuple) -> tuple:
+    return _build_layout(spec, dict(frozen))
+
+
+def _layout(spec: OpSpec, params: Params) -> tuple:
+    try:
+        return _layout_cached(spec, _freeze(dict(params)))
+    except TypeError:  # unhashable parameter values: no caching
+        return _build_layout(spec, params)
+
+
+def _build_layout(spec: OpSpec, p: Params) -> tuple:
+    slots: list[Any] = []
+    for arg in spec.args:
+        if isinstance(arg, AttrArg):
+            slots.append(("attr", arg.value(p)))
+        elif isinstance(arg, ScalarArg):
+            dtype = np.dtype(arg.dtype(p))
+            raw = np.array([arg.value(p)], dtype=dtype).tobytes()
+            slots.append(("scalar", _ScalarSlot(arg.name, raw, int(acl.acl_dtype(dtype)))))
+        else:
+            assert isinstance(arg, TensorArg)
+            if not arg.present(p):
+                slots.append(("null", None))
+                continue
+            shape = tuple(int(d) for d in arg.shape(p))
+            dtype = np.dtype(arg.dtype(p))
+            strides, step = [], 1
+            for d in reversed(shape):
+                strides.append(step)
+                step *= max(d, 1)
+            n = max(len(shape), 1)
+            slots.append(
+                (
+                    "tensor",
+                    _TensorSlot(
+                        arg.name,
+                        arg.output,
+                        shape,
+                        dtype,
+                        int(acl.acl_dtype(dtype)),
+                        int(np.prod(shape, dtype=np.int64)) * dtype.itemsize,
+                        (ctypes.c_int64 * n)(*shape),
+                        (ctypes.c_int64 * n)(*strides[::-1]),
+                    ),
+                )
+            )
+    return tuple(slots)
+
+
+def _release(raw, context_handle, executor, tensors, scalars, frees) -> None:
+    """Free everything a call created (runs from close() or, as a fallback, from the GC)."""
+    if context_handle:
+        raw.aclrtSetCurrentContext(context_handle)
+    if executor[0]:
+        raw.aclDestroyAclOpExecutor(executor[0])  # never-run executor (UNVERIFIED on CANN)
+    for t in tensors:
+        raw.aclDestroyTensor(t)
+    for s in scalars:
+        raw.aclDestroyScalar(s)
+    for ptr in frees:
+        raw.aclrtFree(ptr)
 
 
 class OpCall:
@@ -36,53 +139,156 @@ class OpCall:
         self.spec = spec
         self.params = params
         self.canary = canary
-        self.prepared: acl.PreparedCall | None = None
-        self._owned: list[Any] = []
+        api = context.runtime.api
+        self._api = api
+        raw = api.raw
+        self._raw = raw
+        self._tensors: list[int] = []
+        self._scalars: list[int] = []
+        self._frees: list[int] = []
+        self._executor = [0]  # set while phase 1's executor has not been consumed by phase 2
+        self._outputs: list[tuple[_TensorSlot, int | None]] = []
         self._args: list[Any] = []
-        self.outputs: dict[str, acl.DeviceTensor] = {}
+        self.workspace_size = 0
+        self._workspace: int | None = None
+        self.launched = False
+        self._finalizer = weakref.finalize(
+            self,
+            _release,
+            raw,
+            context.handle,
+            self._executor,
+            self._tensors,
+            self._scalars,
+            self._frees,
+        )
+        self._finalizer.atexit = False
         context.bind()
         try:
-            for arg in spec.args:
-                self._args.append(self._make(arg, host_inputs))
+            self._build(_layout(spec, params), host_inputs)
         except BaseException:
             self.close()
             raise
 
-    def _make(self, arg: Any, host_inputs: Mapping[str, np.ndarray]) -> Any:
-        p = self.params
-        if isinstance(arg, AttrArg):
-            return arg.value(p)
-        if isinstance(arg, ScalarArg):
-            scalar = acl.Scalar(self.context, arg.value(p), arg.dtype(p))
-            self._owned.append(scalar)
-            return scalar
-        assert isinstance(arg, TensorArg)
-        if not arg.present(p):
-            return None
-        if arg.output:
-            tensor = acl.DeviceTensor(self.context, arg.shape(p), arg.dtype(p))
-            self._owned.append(tensor)
-            tensor.fill_bytes(self.canary)
-            self.outputs[arg.name] = tensor
-        else:
-            tensor = acl.DeviceTensor.from_array(self.context, np.asarray(host_inputs[arg.name]))
-            self._owned.append(tensor)
-        return tensor
+    def _check(self, status: int, name: str) -> None:
+        if status:
+            self._api.check(status, name)
 
-    def phase1(self) -> acl.PreparedCall:
-        """``GetWorkspaceSize`` (creates the executor) and the workspace allocation."""
-        self.prepared = acl.prepare(self.context, self.spec.function, *self._args)
-        return self.prepared
+    def _build(self, layout: tuple, host_inputs: Mapping[str, np.ndarray]) -> None:
+        raw = self._raw
+        for kind, slot in layout:
+            if kind == "attr":
+                self._args.append(slot)
+            elif kind == "null":
+                self._args.append(None)
+            elif kind == "scalar":
+                buf = ctypes.create_string_buffer(slot.raw, len(slot.raw))
+                handle = raw.aclCreateScalar(buf, slot.acl_dtype)
+                if not handle:
+                    raise acl.AclNullHandleError(
+                        "aclCreateScalar", self._api.recent_error_message()
+                    )
+                self._scalars.append(handle)
+                self._args.append(handle)
+            else:
+                ptr = None
+                if slot.nbytes:
+                    dev = ctypes.c_void_p()
+                    self._check(
+                        raw.aclrtMalloc(ctypes.byref(dev), slot.nbytes, MallocPolicy.HUGE_FIRST),
+                        "aclrtMalloc",
+                    )
+                    ptr = dev.value
+                    self._frees.append(ptr)
+                    if slot.output:
+                        self._check(
+                            raw.aclrtMemset(ptr, slot.nbytes, self.canary, slot.nbytes),
+                            "aclrtMemset",
+                        )
+                    else:
+                        host = np.ascontiguousarray(host_inputs[slot.name])
+                        if host.nbytes != slot.nbytes or host.dtype != slot.dtype:
+                            raise ValueError(
+                                f"{self.spec.name}: input {slot.name} is {host.dtype}"
+                                f"{list(host.shape)}, the layout wants {slot.dtype}"
+                                f"{list(slot.shape)}"
+                            )
+                        self._check(
+                            raw.aclrtMemcpy(
+                                ptr,
+                                slot.nbytes,
+                                host.ctypes.data,
+                                slot.nbytes,
+                                MemcpyKind.HOST_TO_DEVICE,
+                            ),
+                            "aclrtMemcpy",
+                        )
+                ndim = len(slot.shape)
+                handle = raw.aclCreateTensor(
+                    slot.dims, ndim, slot.acl_dtype, slot.strides, 0, Format.ND, slot.dims, ndim,
+                    ptr,
+                )  # fmt: skip
+                if not handle:
+                    raise acl.AclNullHandleError(
+                        "aclCreateTensor", self._api.recent_error_message()
+                    )
+                self._tensors.append(handle)
+                self._args.append(handle)
+                if slot.output:
+                    self._outputs.append((slot, ptr))
+
+    @property
+    def output_names(self) -> list[str]:
+        return [slot.name for slot, _ in self._outputs]
+
+    def phase1(self) -> int:
+        """``GetWorkspaceSize`` (creates the executor), then the workspace allocation.
+
+        Returns the workspace size."""
+        size, executor = ctypes.c_uint64(), ctypes.c_void_p()
+        fn = getattr(self._raw, f"{self.spec.function}GetWorkspaceSize")
+        self._check(
+            fn(*self._args, ctypes.byref(size), ctypes.byref(executor)),
+            f"{self.spec.function}GetWorkspaceSize",
+        )
+        self._executor[0] = executor.value
+        self.workspace_size = size.value
+        if size.value:
+            ws = ctypes.c_void_p()
+            self._check(
+                self._raw.aclrtMalloc(ctypes.byref(ws), size.value, MallocPolicy.HUGE_FIRST),
+                "aclrtMalloc",
+            )
+            self._workspace = ws.value
+            self._frees.append(ws.value)
+        return size.value
 
     def phase2(self, stream: acl.Stream | None) -> None:
-        """Launch the executor on ``stream`` (asynchronous)."""
-        if self.prepared is None:
-            raise RuntimeError(f"{self.spec.name}: phase2 before phase1")
-        self.prepared.launch(stream)
+        """Launch the executor on ``stream`` (asynchronous); it is consumed."""
+        if not self._executor[0]:
+            raise RuntimeError(f"{self.spec.name}: phase2 without a phase-1 executor")
+        executor = self._executor[0]
+        self._executor[0] = 0  # consumed by phase 2, even when it fails (single-use)
+        status = getattr(self._raw, self.spec.function)(
+            self._workspace, self.workspace_size, executor, stream.handle if stream else None
+        )
+        self.launched = True
+        self._check(status, self.spec.function)
 
     def collect(self) -> dict[str, np.ndarray]:
         """Download every output (call after synchronizing the stream)."""
-        return {name: t.download() for name, t in self.outputs.items()}
+        out: dict[str, np.ndarray] = {}
+        for slot, ptr in self._outputs:
+            host = np.empty(slot.shape, slot.dtype)
+            if ptr is not None:
+                self._check(
+                    self._raw.aclrtMemcpy(
+                        host.ctypes.data, slot.nbytes, ptr, slot.nbytes, MemcpyKind.DEVICE_TO_HOST
+                    ),
+                    "aclrtMemcpy",
+                )
+            out[slot.name] = host
+        return out
 
     def run(self, stream: acl.Stream, timeout_ms: int | None = None) -> dict[str, np.ndarray]:
         """All phases back to back, then synchronize and download."""
@@ -93,11 +299,12 @@ class OpCall:
 
     def close(self) -> None:
         """Release executor, workspace, tensors and scalars (after the stream is synchronized)."""
-        if self.prepared is not None:
-            self.prepared.close()
-        for obj in reversed(self._owned):
-            obj.close()
-        self._owned.clear()
+        if self._finalizer.alive:
+            self._finalizer()
+
+    def abandon(self) -> None:
+        """Never free this call's memory: its kernel may still be running (a timeout)."""
+        self._finalizer.detach()
 
     def __enter__(self) -> OpCall:
         return self
