@@ -296,16 +296,24 @@ class PhaseRunner:
             def task(worker: Worker, rnd: int, case: Case = case) -> None:
                 self._call("isolated", worker, rnd, case)
 
-            pool.run(task, self.config.budget(share=len(self.cases)))
+            def fill(worker: Worker, rnd: int, k: int, case: Case = case) -> None:
+                self._call("isolated", worker, rnd, case, fill=k)
+
+            pool.run(task, self.config.budget(share=len(self.cases)), fill=fill)
 
     def _mix(self, pool: WorkerPool, phase: str, cases: Sequence[Case], salt: int) -> None:
         n = len(cases)
+        seed = self.config.seed
 
         def task(worker: Worker, rnd: int) -> None:
-            perm = np.random.default_rng([self.config.seed, salt, rnd]).permutation(n)
+            perm = np.random.default_rng([seed, salt, rnd]).permutation(n)
             self._call(phase, worker, rnd, cases[perm[worker.index % n]])
 
-        pool.run(task, self.config.budget())
+        def fill(worker: Worker, rnd: int, k: int) -> None:
+            pick = np.random.default_rng([seed, salt, rnd, worker.index, k + 1]).integers(n)
+            self._call(phase, worker, rnd, cases[int(pick)], fill=k)
+
+        pool.run(task, self.config.budget(), fill=fill)
 
     def _phase_mixed(self, pool: WorkerPool) -> None:
         self._mix(pool, "mixed", self.cases, 5)

@@ -6,8 +6,9 @@ its own. Stream policy ``shared`` gives all workers one stream; ``per-thread`` o
 belongs to one context, so per-thread contexts imply per-thread streams).
 
 Workers run in barrier-aligned rounds: every worker starts its call of round r at the same moment,
-which maximises the overlap of different cases in flight. The budget (a duration or a number of
-rounds) is checked between rounds by the barrier's action, so all workers stop together. A
+which maximises the overlap of different cases in flight; a worker done early fills the rest of
+the round with further calls instead of idling. The budget (a duration or a number of rounds) is
+checked between rounds by the barrier's action, so all workers stop together. A
 watchdog notices a call that outlives its timeout: it reports the hang and abandons the stuck
 workers (an in-process hang cannot be interrupted; the supervisor in :mod:`stress.isolate` then
 ends the whole child process).
@@ -72,6 +73,7 @@ class Worker:
 
 
 Task = Callable[[Worker, int], None]  # (worker, round) -> None
+FillTask = Callable[[Worker, int, int], None]  # (worker, round, k) -> None
 
 
 class WorkerPool:
@@ -127,36 +129,55 @@ class WorkerPool:
                 self._owned.append(stream)
             self.workers.append(Worker(i, ctx, stream))
 
-    def run(self, task: Task, budget: Budget, *, threads: int | None = None) -> int:
+    def run(
+        self,
+        task: Task,
+        budget: Budget,
+        *,
+        fill: FillTask | None = None,
+        threads: int | None = None,
+    ) -> int:
         """Run ``task(worker, round)`` on ``threads`` workers in aligned rounds until ``budget``
-        is spent; returns the number of rounds completed. Raises :class:`PoolAborted`."""
+        is spent; returns the number of rounds completed. Raises :class:`PoolAborted`.
+
+        All workers start their round-r call at the same moment (one barrier). A worker whose
+        call finishes early runs ``fill(worker, round, k)`` calls (if given) until the round's
+        slowest call is done, so aligned starts cost no idle time when cases differ in size.
+        """
         active = self.workers[: threads or self.threads]
         started = time.monotonic()
-        state = {"rounds": 0, "stop": False}
+        state = {"round": -1, "stop": False, "pending": 0}
         errors: list[BaseException] = []
+        lock = threading.Lock()
 
-        def between_rounds() -> None:
-            if errors or budget.exhausted(started, state["rounds"]):
+        def start_round() -> None:  # run by the last worker to reach the barrier
+            state["round"] += 1
+            if errors or budget.exhausted(started, state["round"]):
                 state["stop"] = True
+            state["pending"] = len(active)
 
-        barrier = threading.Barrier(len(active), action=between_rounds)
+        barrier = threading.Barrier(len(active), action=start_round)
 
         def loop(worker: Worker) -> None:
             worker.context.bind()
             try:
                 while True:
-                    barrier.wait()
+                    barrier.wait()  # ends the previous round and starts this one, aligned
                     if state["stop"]:
                         return
-                    r = state["rounds"]
+                    r = state["round"]
                     task(worker, r)
                     worker.end()
-                    barrier.wait()  # round end: the slowest call bounds the round
-                    if worker.index == active[0].index:
-                        state["rounds"] = r + 1
+                    with lock:
+                        state["pending"] -= 1
+                    k = 0
+                    while fill is not None and state["pending"] > 0:
+                        fill(worker, r, k)
+                        worker.end()
+                        k += 1
             except threading.BrokenBarrierError:
                 return
-            except BaseException as exc:  # a bug in a task: stop everyone, report it
+            except BaseException as exc:  # a hang report or a bug in a task: stop everyone
                 errors.append(exc)
                 barrier.abort()
 
@@ -174,7 +195,7 @@ class WorkerPool:
             raise PoolAborted("hang", hung)
         if errors:
             raise errors[0]
-        return state["rounds"]
+        return max(state["round"], 0)
 
     def _watch(self, threads: list[threading.Thread], workers: list[Worker]) -> dict | None:
         """Wait for the workers; return the hang report if a call outlives its timeout."""
