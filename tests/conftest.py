@@ -35,3 +35,16 @@ def stream(device):
     yield s
     device.default_context.bind()
     s.close()
+
+
+@pytest.fixture(autouse=True)
+def _restore_process_options():
+    """Process-level runtime options (ACL_OPT_DETERMINISTIC) are global: reset after each test
+    so that tests do not depend on their order."""
+    yield
+    import sys
+
+    module = sys.modules.get("stress.acl.runtime")
+    rt = getattr(module, "_runtime", None)
+    if rt is not None and rt.api.has("aclrtSetSysParamOpt"):
+        rt.set_deterministic(False)
