@@ -227,3 +227,10 @@ def test_stale_temp_dirs_are_swept(tmp_path, monkeypatch):
     os.utime(old, (0, 0))
     _build._sweep_stale(cache)
     assert not old.exists() and fresh.exists()  # a build in progress elsewhere is left alone
+
+
+def test_missing_system_header_suggests_libc_headers(tiny_src, tmp_path, monkeypatch):
+    monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "cache"))
+    (tiny_src / "rt_tiny.c").write_text("#include <no_such_header_aclsim.h>\n")
+    with pytest.raises(sim.SimBuildError, match="install the C library headers"):
+        _build._build(False, tiny_src)

@@ -145,11 +145,11 @@ def _run(argv: list[str], what: str) -> None:
     if proc.returncode != 0:
         first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), "").strip()
         detail = f": {first}" if first else ""
-        raise SimBuildError(
-            f"{what} failed (exit {proc.returncode}){detail}; "
-            "see .stderr, fix the source or set CC",
-            proc.stderr,
-        )
+        if "No such file or directory" in first and ".h" in first:
+            fix = "install the C library headers (libc6-dev / glibc-devel) or set CC"
+        else:
+            fix = "see .stderr, fix the source or set CC"
+        raise SimBuildError(f"{what} failed (exit {proc.returncode}){detail}; {fix}", proc.stderr)
 
 
 def _compile_into(out: Path, key: str, cc: list[str], src_dir: Path) -> None:
