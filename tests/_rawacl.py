@@ -301,7 +301,13 @@ def in_thread(fn, *args):
 TESTS_DIR = Path(__file__).resolve().parent
 
 
-def run_py(code: str, env: dict[str, str] | None = None, timeout: float = 60):
+def sim_source_files() -> list[Path]:
+    from stress.sim import _build
+
+    return _build.source_files()
+
+
+def run_py(code: str, env: dict[str, str] | None = None, timeout: float = 60, args=()):
     """Run Python code in a child process that can `import _rawacl`; returns CompletedProcess."""
     import os
     import subprocess
@@ -312,7 +318,7 @@ def run_py(code: str, env: dict[str, str] | None = None, timeout: float = 60):
         [str(TESTS_DIR), str(TESTS_DIR.parent), full_env.get("PYTHONPATH", "")]
     )
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, *args],
         env=full_env,
         capture_output=True,
         text=True,

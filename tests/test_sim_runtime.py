@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import shutil
 import threading
 import time
 from ctypes import byref, c_char, c_int32, c_int64, c_uint32, c_void_p
@@ -613,3 +614,140 @@ def test_handles_are_never_reused(acl):
         assert t not in seen
         seen.add(t)
         assert acl.aclDestroyTensor(t) == r.OK
+
+
+# ---- the generic executor machinery, through a test operator added as one op_*.c file -----------
+
+WS_TEST_OP = r"""
+#include <string.h>
+#include "aclsim_nnop.h"
+
+typedef struct { int64_t overrun; } ws_attrs;
+
+static int ws_kernel(aclsim_kernel_ctx *k)
+{
+    const ws_attrs *a = k->attrs;
+    memset(k->workspace, 1, k->workspace_size + (size_t)a->overrun);
+    float v = 42.0f;
+    memcpy(k->outputs[0].data, &v, sizeof v);
+    return 0;
+}
+
+ACLSIM_API aclnnStatus aclnnWsTestGetWorkspaceSize(aclTensor *out, int64_t overrun,
+                                                   uint64_t *workspaceSize,
+                                                   aclOpExecutor **executor)
+{
+    aclsim_tensor_desc d;
+    int rc = aclsim_tensor_get("aclnnWsTestGetWorkspaceSize", "out", out, &d);
+    if (rc)
+        return rc;
+    ws_attrs a = {overrun};
+    aclsim_executor *ex = aclsim_executor_create("aclnnWsTest", ws_kernel, 100);
+    if (!ex)
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    if ((rc = aclsim_executor_add_output(ex, "out", &d)) ||
+        (rc = aclsim_executor_set_attrs(ex, &a, sizeof a))) {
+        aclsim_executor_discard(ex);
+        return rc;
+    }
+    return aclsim_executor_publish(ex, workspaceSize, executor);
+}
+
+ACLSIM_API aclnnStatus aclnnWsTest(void *ws, uint64_t size, aclOpExecutor *ex, aclrtStream s)
+{
+    return aclsim_executor_run("aclnnWsTest", ws, size, ex, s);
+}
+
+ACLSIM_API aclnnStatus aclnnOther(void *ws, uint64_t size, aclOpExecutor *ex, aclrtStream s)
+{
+    return aclsim_executor_run("aclnnOther", ws, size, ex, s);
+}
+"""
+
+WS_TEST_CHILD = r"""
+import ctypes, json, shutil, sys
+from ctypes import byref, c_int64, c_uint64, c_void_p
+from pathlib import Path
+import _rawacl as r
+from stress.sim import _build
+
+src = Path(sys.argv[1])
+root = _build._build(False, src)
+acl = r.Acl(root)
+op = acl.libs["opapi"]
+op.aclnnWsTestGetWorkspaceSize.argtypes = [c_void_p, c_int64, ctypes.POINTER(c_uint64),
+                                           ctypes.POINTER(c_void_p)]
+op.aclnnWsTest.argtypes = op.aclnnOther.argtypes = [c_void_p, c_uint64, c_void_p, c_void_p]
+assert acl.aclInit(None) == 0 and acl.aclrtSetDevice(0) == 0
+s = r.create_stream(acl)
+out_p = r.malloc(acl, 4)
+out_t = r.make_tensor(acl, [1], r.ACL_FLOAT, out_p)
+res = {}
+
+def phase1(overrun=0):
+    ws, ex = c_uint64(), c_void_p()
+    assert op.aclnnWsTestGetWorkspaceSize(out_t, overrun, byref(ws), byref(ex)) == 0
+    return ws.value, ex.value
+
+def run(name, ws_ptr, size, overrun=0, fn=None):
+    need, ex = phase1(overrun)
+    res["need"] = need
+    rc = (fn or op.aclnnWsTest)(ws_ptr, size, ex, s)
+    res[name] = [rc, acl.msg()]
+    return ex
+
+w = r.malloc(acl, 100)
+host = ctypes.create_string_buffer(100)
+run("null_ws", None, 100)
+run("small_size", w, 50)
+run("host_ws", ctypes.addressof(host), 100)
+small = r.malloc(acl, 60)
+run("short_ws", small, 100)
+mismatched = run("other_op", w, 100, fn=op.aclnnOther)  # not consumed by the wrong operator
+run("ok", w, 100)
+res["ok_sync"] = [acl.aclrtSynchronizeStream(s), acl.msg()]
+res["out"] = ctypes.c_float.from_address(out_p).value
+res["ws_written"] = ctypes.string_at(w, 100) == b"\1" * 100
+run("overrun", w, 100, overrun=4)
+res["overrun_sync"] = [acl.aclrtSynchronizeStream(s), acl.msg()]
+w2 = r.malloc(acl, 100)
+assert acl.aclsimStreamDelay(s, 50) == 0
+run("freed_later", w2, 100)
+assert acl.aclrtFree(w2) == 0  # before the kernel gets to run
+res["freed_sync"] = [acl.aclrtSynchronizeStream(s), acl.msg()]
+res["live_before_destroy"] = acl.aclsimLiveObjects(r.LIVE_EXECUTORS)
+res["destroy_mismatched"] = acl.aclDestroyAclOpExecutor(mismatched)
+res["live_executors"] = acl.aclsimLiveObjects(r.LIVE_EXECUTORS)
+print(json.dumps(res))
+"""
+
+
+def test_executor_machinery_with_a_test_operator(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for path in r.sim_source_files():
+        if not path.name.startswith("op_") or path.name == "op_add.c":  # no heavy kernels
+            shutil.copy2(path, src)
+    (src / "op_ws_test.c").write_text(WS_TEST_OP)
+    proc = r.run_py(
+        WS_TEST_CHILD + "\n",
+        env={"ACLSIM_CACHE_DIR": str(tmp_path / "cache")},
+        timeout=120,
+        args=[str(src)],
+    )
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert res["need"] == 100
+    for key, frag in (("null_ws", "workspace"), ("small_size", "workspaceSize 50 is smaller"),
+                      ("host_ws", "workspace"), ("short_ws", "not inside one live device"),
+                      ("other_op", "was created by aclnnWsTestGetWorkspaceSize")):  # fmt: skip
+        rc, msg = res[key]
+        assert rc == r.NN_INVALID and frag in msg and "[161002]" in msg, (key, msg)
+    assert res["ok"] == [r.OK, ""] and res["ok_sync"] == [r.OK, ""]
+    assert res["out"] == 42.0 and res["ws_written"]
+    rc, msg = res["overrun_sync"]
+    assert rc == r.AICORE_EXCEPTION and "kernel aclnnWsTest wrote past the end" in msg
+    rc, msg = res["freed_sync"]
+    assert rc == r.AICORE_EXCEPTION and "workspace" in msg and "aclnnWsTest" in msg
+    assert res["live_before_destroy"] == 1 and res["destroy_mismatched"] == r.OK
+    assert res["live_executors"] == 0
