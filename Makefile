@@ -30,8 +30,11 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
+# The whole protocol over the shipped corpus (corpus/mhc.toml + corpus/control.toml), concurrent
+# phases under both stream policies; records baselines/control+mhc.<backend>.json when missing.
+STRESS_ARGS ?=
 stress: $(STAMP)
-	$(CLI) stress
+	$(CLI) run --record-baseline --stream both $(STRESS_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check stress tests benchmarks

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from stress.session import SessionUI
@@ -45,11 +46,13 @@ class ConsoleUI(SessionUI):
                 transient=True,
             )
             self._progress.start()
-            self._task = self._progress.add_task(title, total=None, calls=0, bad=0)
+            self._task = self._progress.add_task(escape(title), total=None, calls=0, bad=0)
         elif not self.quiet:
             print(f"phase {title}: {cases} cases ...", file=sys.stderr, flush=True)
 
     def record(self, rec: dict[str, Any]) -> None:
+        if rec.get("warmup"):
+            return
         self._calls += 1
         failed = (
             rec.get("match") is False
@@ -78,5 +81,7 @@ class ConsoleUI(SessionUI):
         mark = "[green]ok[/]" if self._bad == 0 and status == "done" else "[red]findings[/]"
         note = "" if status == "done" else f" ({status})"
         self.console.print(
-            f"  {title:<28} {calls:>6} calls {seconds:7.1f} s  {mark}{note}", highlight=False
+            f"  {escape(f'{title:<28}')} {self._calls:>6} calls {seconds:7.1f} s  {mark}"
+            f"{escape(note)}",
+            highlight=False,
         )

@@ -172,6 +172,7 @@ _STYLE = {
 def render_console(report: Mapping[str, Any], console: Any = None, *, cases: bool = True) -> None:
     """Verdict tables per phase and the diagnosis, with rich."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = console or Console()
@@ -181,7 +182,7 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
     for p in report["phases"]:
         v = p["verdict"]
         summary.add_row(
-            _phase_title(p),
+            escape(_phase_title(p)),
             f"[{_STYLE.get(v, 'white')}]{v}[/]",
             str(p["calls"]),
             f"{p['seconds']:.1f}",
@@ -192,21 +193,23 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
         for p in report["phases"]:
             if p["verdict"] == "PASS":
                 continue
-            t = Table(title=f"{_phase_title(p)}: {p['verdict']}")
+            t = Table(title=escape(f"{_phase_title(p)}: {p['verdict']}"))
             for col in ("case", "verdict", "calls", "results", "detail"):
                 t.add_column(col)
             for c in p["cases"]:
                 v = c["verdict"]
                 t.add_row(
-                    c["id"],
+                    escape(c["id"]),
                     f"[{_STYLE.get(v, 'white')}]{v}[/]",
                     str(c["calls"]),
                     str(len(c["digests"])),
-                    c.get("detail", ""),
+                    escape(c.get("detail", "")),
                 )
             console.print(t)
     style = "green" if report["diagnosis"] == "clean" else "bold red"
-    console.print(f"diagnosis: [{style}]{report['diagnosis']}[/] — {report.get('explanation', '')}")
+    console.print(
+        f"diagnosis: [{style}]{report['diagnosis']}[/] — {escape(report.get('explanation', ''))}"
+    )
 
 
 def write_reports(out_dir: str | Path) -> dict[str, Any]:
