@@ -5,13 +5,15 @@ status, or a negative case that did not fail as expected), ``UNWRITTEN`` (canary
 non-empty output), ``MISMATCH_RANDOM`` (outputs vary between calls and differ from the
 baseline), ``MISMATCH_STABLE`` (every call gives the same wrong result), ``PASS``.
 
-The run's diagnosis names the pattern across phases (DESIGN.md "Protocol"): ``crash``, ``hang``,
-``runtime-fault`` (the control operator fails, so the runtime or harness is to blame),
-``unwritten-output``, ``self-race`` (a case alone on many threads fails), ``cross-call-
-contamination`` (mixed or interleaved fail while isolated and control are clean),
-``order-dependence`` (single-threaded random order fails, serial is clean), ``baseline-mismatch``
-(serial replay alone disagrees with the baseline: a changed or non-deterministic operator),
-``operator-error`` (a valid case fails with an error status even serially), ``clean``.
+The run's diagnosis names the pattern across phases (DESIGN.md "Protocol"), checked in this
+order: ``crash``, ``hang``, ``runtime-fault`` (the control operator fails, so the runtime or
+harness is to blame), ``unwritten-output``, ``operator-error`` (a valid case fails with an error
+status even serially), ``baseline-mismatch`` (serial replay disagrees with the baseline: a changed
+or non-deterministic operator), ``order-dependence`` (single-threaded random order fails, serial
+is clean), ``self-race`` (a case alone on many threads fails), ``cross-call-contamination``
+(mixed or interleaved fail while isolated and control are clean), ``clean``. Single-threaded
+patterns come before concurrent ones because they need no concurrency and therefore also explain
+concurrent failures.
 """
 
 from __future__ import annotations
@@ -244,18 +246,8 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[str, str]:
         )
     if "UNWRITTEN" in every:
         return "unwritten-output", "outputs kept the canary: " + where(lambda v: v == "UNWRITTEN")
-    if fails("isolated"):
-        return "self-race", "one case alone on many threads fails: " + where(lambda v: v != "PASS")
-    if fails("mixed") or fails("interleaved"):
-        return "cross-call-contamination", (
-            "different cases in flight corrupt each other (isolated and control are clean): "
-            + where(lambda v: v.startswith("MISMATCH") or v == "ERROR")
-        )
-    if fails("shuffled") and not fails("serial"):
-        return "order-dependence", (
-            "single-threaded calls in random order fail while serial repeats pass: state left "
-            "by a previous call leaks into the next"
-        )
+    # Single-threaded failures first: they need no concurrency, so they also explain failures
+    # of the concurrent phases (a stale read shows up in mixed too).
     if fails("serial"):
         if any(v == "ERROR" for v in verdicts("serial")):
             return "operator-error", "valid cases fail even serially: " + where(
@@ -264,5 +256,19 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[str, str]:
         return "baseline-mismatch", (
             "serial replay disagrees with the baseline: the operator changed or is not "
             "deterministic (re-record the baseline)"
+        )
+    if fails("shuffled"):
+        return "order-dependence", (
+            "single-threaded calls in random order fail while serial repeats pass: state left "
+            "by a previous call leaks into the next"
+        )
+    if fails("isolated"):
+        return "self-race", "one case alone on many threads fails: " + where(
+            lambda v: v != "PASS"
+        )
+    if fails("mixed") or fails("interleaved"):
+        return "cross-call-contamination", (
+            "different cases in flight corrupt each other (isolated and control are clean): "
+            + where(lambda v: v.startswith("MISMATCH") or v == "ERROR")
         )
     return "clean", "every phase passed"
