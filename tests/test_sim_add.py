@@ -5,6 +5,7 @@ semantics, concurrency, and an unmodified third-party style script."""
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import subprocess
 import sys
@@ -29,6 +30,16 @@ CANARY = 0xAB
 @pytest.fixture(scope="module")
 def acl():
     return r.load()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _quiet_gc():
+    """Collect other tests' garbage once, then keep the cyclic GC off for this module: no
+    finalizer of another test's objects may change the live counts a test checks."""
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()
 
 
 @pytest.fixture()
