@@ -148,6 +148,7 @@ def _session_from(args: argparse.Namespace, *, for_run: bool):
         isolate=not args.no_isolate,
         force=getattr(args, "force", False),
         record_missing=getattr(args, "record_baseline", False),
+        shrink_budget=max(0.0, getattr(args, "shrink_budget", 0.0)),
     )
 
 
@@ -436,6 +437,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     o.add_argument("--json", action="store_true", help="print report.json instead of tables")
     o.add_argument("--quiet", action="store_true", help="no progress output")
+    o.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=45.0,
+        metavar="S",
+        help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
+        "minimal reproducer written into the report (default 45; 0 turns it off)",
+    )
     o.add_argument(
         "--record-baseline",
         action="store_true",

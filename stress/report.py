@@ -151,8 +151,18 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                 for c in failing
             ]
     repro = report.get("reproducer")
-    if repro:
-        lines += ["", "## Minimal reproducer", "", f"```\n{repro.get('command', '')}\n```"]
+    if repro and repro.get("command"):
+        lines += [
+            "",
+            "## Minimal reproducer",
+            "",
+            f"`{repro['phase']}` still fails with only: {', '.join(repro['cases'])} "
+            f"({repro.get('trials', 0)} trial runs). Corpus: `{repro['corpus']}`.",
+            "",
+            f"```\n{repro['command']}\n```",
+        ]
+    elif repro:
+        lines += ["", "## Minimal reproducer", "", repro.get("note", "")]
     if report.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {n}" for n in report["notes"]]
     return "\n".join(lines) + "\n"
@@ -206,6 +216,13 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
                     escape(c.get("detail", "")),
                 )
             console.print(t)
+    repro = report.get("reproducer") or {}
+    if repro.get("command"):
+        console.print(
+            f"minimal reproducer ({len(repro['cases'])} case(s): {', '.join(repro['cases'])}):",
+            highlight=False,
+        )
+        console.print(f"  {escape(repro['command'])}", highlight=False, soft_wrap=True)
     style = "green" if report["diagnosis"] == "clean" else "bold red"
     console.print(
         f"diagnosis: [{style}]{report['diagnosis']}[/] — {escape(report.get('explanation', ''))}"

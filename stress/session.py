@@ -20,10 +20,12 @@ from stress import __version__
 from stress.baseline import Baseline, default_baseline_path
 from stress.corpus import Case, load_corpus
 from stress.errors import ConfigError
+from stress.grading import grade_phase
 from stress.isolate import ChildResult, run_child
 from stress.protocol import CONCURRENT_PHASES, RunConfig
-from stress.report import write_reports
-from stress.results import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
+from stress.report import build_report, write_reports
+from stress.results import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter, read_results
+from stress.shrink import ddmin, write_corpus
 
 __all__ = ["Session", "SessionUI", "new_out_dir"]
 
@@ -70,6 +72,7 @@ class Session:
     record_missing: bool = False
     ui: SessionUI = field(default_factory=SessionUI)
     env: dict[str, str] = field(default_factory=dict)  # extra environment for the children
+    shrink_budget: float = 45.0  # seconds for minimising a failing mix (0: off)
 
     cases: list[Case] = field(init=False, default_factory=list)
     control_cases: list[Case] = field(init=False, default_factory=list)
@@ -207,9 +210,13 @@ class Session:
             for w in warnings:
                 writer.write({"type": "note", "message": f"baseline forced: {w}"})
             status = "done"
+            reproducer = None
             try:
                 for phase, variant, stream in self._phase_plan():
                     self._run_phase(writer, phase, variant, stream, str(path))
+                writer.sync()
+                if self.shrink_budget > 0:
+                    reproducer = self._reproducer(out, str(path))
             except KeyboardInterrupt:
                 status = "interrupted"
                 raise
@@ -219,11 +226,150 @@ class Session:
                         "type": "run-end",
                         "status": status,
                         "ended": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                        "reproducer": reproducer,
                     }
                 )
                 writer.sync()
                 report = write_reports(out)
         return report
+
+    # -- minimal reproducer ----------------------------------------------------------------
+    def _trial(
+        self,
+        phase: str,
+        stream: str,
+        cases: list[Case],
+        corpus: Path,
+        baseline: str,
+        victim: str,
+        seconds: float,
+    ) -> bool:
+        """Run ``phase`` on ``cases`` alone; True when ``victim`` still fails."""
+        write_corpus(cases, corpus)
+        config = RunConfig.from_json(
+            {**self.config.to_json(), "phases": [phase], "duration": seconds, "iterations": None}
+        )
+        records: list[dict[str, Any]] = []
+        job = {
+            "kind": "phase",
+            "phase": phase,
+            "stream": stream,
+            "config": config.to_json(),
+            "corpus": [str(corpus)],
+            "control": [],
+            "baseline": baseline,
+        }
+        result = self._job(job, records.append)
+        if result.status in ("crashed", "hung"):
+            return True
+        graded = grade_phase(phase, [r for r in records if r.get("type") == "call"])
+        return any(c.id == victim and c.verdict != "PASS" for c in graded.cases)
+
+    def _reproducer(self, out: Path, baseline: str) -> dict[str, Any] | None:
+        """Shrink a failing interleaved/mixed/isolated phase to the fewest cases that fail."""
+        report = build_report(read_results(out / RESULTS_FILE))
+        if report["diagnosis"] not in ("cross-call-contamination", "self-race"):
+            return None
+        by_id = {c.id: c for c in self.cases}
+        deadline = time.monotonic() + self.shrink_budget
+        repro_dir = out / "repro"
+        repro_dir.mkdir(exist_ok=True)
+        trial_corpus = repro_dir / "trial.toml"
+        failing = [p for p in report["phases"] if p["verdict"] != "PASS"]
+        phase = next((p for p in failing if p["name"] == "isolated"), None)
+        if report["diagnosis"] == "cross-call-contamination":
+            phase = next((p for p in failing if p["name"] == "interleaved"), None) or next(
+                (p for p in failing if p["name"] == "mixed"), None
+            )
+        if phase is None:
+            return None
+        stream = (
+            "per-thread"
+            if "per-thread" in phase.get("variant", "")
+            else (self.config.streams[0] if phase["name"] != "interleaved" else "shared")
+        )
+        victims = [c["id"] for c in phase["cases"] if c["verdict"] != "PASS" and c["id"] in by_id]
+        if not victims:
+            return None
+        self.ui.message(f"shrinking the failing {phase['name']} phase to a minimal reproducer")
+        seconds = 2.0
+        chosen: list[Case] | None = None
+        trials = 0
+        if phase["name"] == "interleaved":
+            cells = sorted(
+                (c for c in report["interference"]["cells"] if c["failures"]),
+                key=lambda c: -c["failures"],
+            )
+            for cell in cells[:4]:
+                pair = [by_id[cell["victim"]], by_id[cell["aggressor"]]]
+                pair = list(dict.fromkeys(pair))
+                trials += 1
+                if self._trial(
+                    "interleaved", "shared", pair, trial_corpus, baseline, cell["victim"], seconds
+                ):
+                    chosen = pair
+                    break
+        else:
+            victim = by_id[victims[0]]
+            others = [c for c in self.cases if c.id != victim.id]
+            if phase["name"] == "isolated":
+                others = []
+
+            def fails(subset: list[Case]) -> bool:
+                nonlocal trials
+                if time.monotonic() > deadline:
+                    return False
+                trials += 1
+                return self._trial(
+                    phase["name"], stream, subset, trial_corpus, baseline, victim.id, seconds
+                )
+
+            if fails([victim]):
+                chosen = [victim]
+            elif others and time.monotonic() < deadline:
+                chosen = ddmin(others, fails, keep=[victim])
+                if len(chosen) == len(self.cases) and not fails(chosen):
+                    chosen = None
+        trial_corpus.unlink(missing_ok=True)
+        if not chosen:
+            return {
+                "phase": phase["name"],
+                "verified": False,
+                "trials": trials,
+                "note": "no smaller failing set found within the shrink budget",
+            }
+        corpus = write_corpus(
+            chosen,
+            repro_dir / "corpus.toml",
+            f"minimal reproducer: {phase['name']} fails with these {len(chosen)} case(s)",
+        )
+        cfg = self.config
+        command = " ".join(
+            [
+                "aclnn-stress run",
+                f"--corpus {corpus}",
+                "--control none",
+                f"--phases {phase['name']}",
+                f"--baseline {baseline}",
+                f"--seed {cfg.seed}",
+                f"--threads {cfg.threads}",
+                f"--context {cfg.context}",
+                f"--stream {stream}",
+                f"--duration {seconds:g}",
+                *(["--no-deterministic"] if not cfg.deterministic else []),
+            ]
+        )
+        faults = os.environ.get("ACLSIM_FAULTS") or self.env.get("ACLSIM_FAULTS")
+        if faults:
+            command = f"ACLSIM_FAULTS={faults} {command}"
+        return {
+            "phase": phase["name"],
+            "cases": [c.id for c in chosen],
+            "corpus": str(corpus),
+            "command": command,
+            "verified": True,
+            "trials": trials,
+        }
 
     def _phase_plan(self) -> list[tuple[str, str, str]]:
         plan = []
