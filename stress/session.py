@@ -75,6 +75,7 @@ class Session:
     shrink_budget: float = 45.0  # seconds for minimising a failing mix (0: off)
 
     cases: list[Case] = field(init=False, default_factory=list)
+    _t0: float = field(init=False, default=0.0)
     control_cases: list[Case] = field(init=False, default_factory=list)
 
     # -- jobs -------------------------------------------------------------------------------
@@ -148,6 +149,7 @@ class Session:
 
     def run(self) -> dict[str, Any]:
         """Run every phase; returns the report (also written to the out dir)."""
+        self._t0 = time.monotonic()
         self.config.validate()
         if not self.cases:
             self.load()
@@ -404,6 +406,7 @@ class Session:
             if rec.get("type") == "call":
                 calls += 1
                 rec["variant"] = variant
+                rec["elapsed"] = round(time.monotonic() - self._t0, 4)  # since the run began
                 writer.write(rec)
                 self.ui.record(rec)
 
