@@ -554,7 +554,7 @@ def test_empty_forward(ctx, stream):
 
 # ---- determinism -----------------------------------------------------------------------------
 
-# 64 tokens -> 22 blocks: enough partials for the summation order to matter.
+# 64 tokens -> 8 blocks of 8: enough partials for the summation order to matter.
 DET_SHAPE = {"B": 2, "S": 32, "C": 256}
 
 
@@ -582,11 +582,12 @@ def test_deterministic_reduction_is_reproducible(rt, ctx, stream):
 
 
 def test_workspace_holds_the_block_partials(ctx):
-    """blocks x (D*N*C + D + 3) floats: 64 tokens -> 22 blocks of 3 tokens."""
-    p = _bwd_p(**DET_SHAPE)
-    k = 4 * DET_SHAPE["C"]
-    assert phase1_ok(ctx, BWD, p) == 22 * (24 * k + 24 + 3) * 4
-    assert phase1_ok(ctx, BWD, _bwd_p(B=1, S=1, C=128)) == 1 * (24 * 512 + 27) * 4
+    """blocks x (D*N*C + D + 3) floats; blocks = ceil(M / max(8, ceil(M / 24)))."""
+    per_block = lambda c: (24 * 4 * c + 24 + 3) * 4  # noqa: E731
+    assert phase1_ok(ctx, BWD, _bwd_p(**DET_SHAPE)) == 8 * per_block(DET_SHAPE["C"])  # 64 tokens
+    assert phase1_ok(ctx, BWD, _bwd_p(B=1, S=1, C=128)) == 1 * per_block(128)
+    assert phase1_ok(ctx, BWD, _bwd_p(B=4, S=100, C=128)) == 24 * per_block(128)  # 17 per block
+    assert phase1_ok(ctx, BWD, _bwd_p(B=1, S=100, C=128)) == 13 * per_block(128)  # 8 per block
     assert phase1_ok(ctx, FWD, _fwd_p(**DET_SHAPE)) == 0
 
 

@@ -40,7 +40,9 @@
 
 /* ---- tiling ------------------------------------------------------------------------------------
  * Computed in phase 1 and stored (by value) in the executor's attribute blob; the kernel reads
- * it from there.  Block b covers tokens [b * tokens_per_block, min(M, (b+1) * tokens_per_block)).
+ * it from there.  Block b covers tokens [b * tokens_per_block, min(M, (b+1) * tokens_per_block));
+ * tokens_per_block = max(MHC_TILE, ceil(M / max_blocks)), max_blocks = MHC_CORES (fewer for the
+ * backward when its partials would exceed MHC_PARTIALS_CAP).
  */
 typedef struct {
     int64_t B, S, M;          /* M = B * S tokens                                          */

@@ -40,7 +40,10 @@ void mhc_tiling_blocks(mhc_tiling *t, uint64_t partial_floats_per_block)
         t->tokens_per_block = 1;
         return;
     }
+    /* at least one full tile of tokens per block: fewer, fuller blocks for small M */
     t->tokens_per_block = (t->M + max_blocks - 1) / max_blocks;
+    if (t->tokens_per_block < MHC_TILE)
+        t->tokens_per_block = MHC_TILE;
     t->blocks = (t->M + t->tokens_per_block - 1) / t->tokens_per_block;
     /* Threads only pay off beyond a few hundred microseconds of work. */
     int64_t threads = t->M * t->K >= (1 << 17) ? MHC_MAX_THREADS : 1;
