@@ -7,6 +7,8 @@ import os
 import pytest
 
 os.environ.setdefault("STRESS_BACKEND", "sim")
+# the simulator's sources must compile warning-free here (users' builds do not use -Werror)
+os.environ.setdefault("ACLSIM_WERROR", "1")
 
 
 @pytest.fixture(scope="session")
