@@ -7,7 +7,7 @@ CLI    := $(VENV)/bin/aclnn-stress
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: all venv test stress lint bench clean help
+.PHONY: all venv test stress lint bench bench-detect clean help
 
 all: test
 
@@ -16,6 +16,7 @@ help:
 	@echo "make stress   create .venv, install, run the stress protocol over the shipped corpus"
 	@echo "make lint     ruff over the package, tests and benchmarks"
 	@echo "make bench    run the benchmarks in benchmarks/"
+	@echo "make bench-detect   detection power per simulated fault vs a naive harness (long)"
 	@echo "make clean    remove .venv and caches"
 
 venv: $(STAMP)
@@ -42,6 +43,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# Every simulated fault x 10 seeds, framework vs naive harness: about an hour on 2 cores.
+DETECT_ARGS ?=
+bench-detect: $(STAMP)
+	$(PY) benchmarks/detection.py $(DETECT_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

@@ -225,7 +225,7 @@ class Baseline:
         """Refuse (ConfigError) a baseline recorded elsewhere; return warnings when forced."""
         where = str(self.path or "baseline")
         problems: list[str] = []
-        for key in ("kind", "soc", "version", "libraries"):
+        for key in ("kind", "soc", "version", "libraries", "faults"):
             if self.backend.get(key) != backend.get(key):
                 problems.append(
                     f"backend {key} differs (baseline {self.backend.get(key)!r}, "

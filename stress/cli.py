@@ -336,9 +336,10 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--call-timeout",
         type=_positive(float),
-        default=30.0,
+        default=10.0,
         metavar="S",
-        help="a call still running after S seconds is a HANG (default 30)",
+        help="a call still running after S seconds is a HANG (default 10; simulator calls take "
+        "milliseconds, NPU calls less)",
     )
     g.add_argument(
         "--no-isolate",

@@ -57,7 +57,7 @@ class RunConfig:
     iterations: int | None = None  # rounds per concurrent phase (per case for isolated)
     repeats: int = 3  # K: calls per case in serial and shuffled
     canary: int = DEFAULT_CANARY
-    call_timeout: float = 30.0
+    call_timeout: float = 10.0
     device: int = 0
     deterministic: bool = True
     phases: tuple[str, ...] = PHASES

@@ -10,6 +10,7 @@ phases do not flag it).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -28,8 +29,12 @@ ALT_CANARY = 0x5A
 
 
 def backend_fingerprint(rt: acl.Runtime) -> dict[str, Any]:
-    """What identifies the backend a baseline was recorded on."""
-    return {
+    """What identifies the backend a baseline was recorded on.
+
+    On the simulator the enabled faults (``ACLSIM_FAULTS``) are part of it: a baseline recorded
+    with one set of defects says nothing about another.
+    """
+    fp: dict[str, Any] = {
         "kind": rt.backend.kind,
         "simulator": rt.is_simulator,
         "soc": rt.soc_name,
@@ -37,6 +42,10 @@ def backend_fingerprint(rt: acl.Runtime) -> dict[str, Any]:
         "libraries": rt.backend.library_hashes(),
         "root": str(rt.backend.root),
     }
+    if rt.is_simulator:
+        raw = os.environ.get("ACLSIM_FAULTS", "")
+        fp["faults"] = sorted({f.strip() for f in raw.split(",") if f.strip()})
+    return fp
 
 
 def corpus_fingerprint(cases: Sequence[Case]) -> dict[str, Any]:

@@ -1,0 +1,258 @@
+"""Detection power: does the framework find each simulated fault, how fast, with the right name?
+
+For every fault of the simulator (``ACLSIM_FAULTS``) and for the clean simulator, over several
+seeds with a fixed time budget per run:
+
+* the framework: ``aclnn-stress run`` (every phase, both stream policies, phases in supervised
+  children) against a baseline recorded on the same faulty backend, serially — as a user with
+  that library would record it. Detected = diagnosis is not ``clean``; correct = the diagnosis
+  is the one the fault should produce; time to detect = seconds from the start of the run to the
+  first failing call record (a crash or hang counts when its phase ends).
+  ``grad-drift`` is a numeric fault: the stress run must stay clean and
+  ``aclnn-stress gradcheck`` must report ``biased``;
+* the naive harness of the problem report (T threads, one context and stream, random cases,
+  sha256 against the serial baseline, no barrier, no stage interleaving, stops at the first
+  mismatch), with the same total time budget.
+
+Writes ``benchmarks/results/detection.json`` and ``.md`` (the README shows the table).
+
+    .venv/bin/python benchmarks/detection.py [--seeds 10] [--faults tiling-race,...]
+        [--phase-duration 3] [--out benchmarks/results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from stress.isolate import run_child
+from stress.protocol import RunConfig
+from stress.session import Session
+
+EXPECTED = {
+    "tiling-race": "cross-call-contamination",
+    "shared-scratch": "self-race",
+    "stale-tail": "order-dependence",
+    "empty-skip": "unwritten-output",
+    "grad-drift": "clean",  # the stress protocol stays clean; gradcheck must say biased
+    "add-race": "runtime-fault",
+    "crash": "crash",
+    "hang": "hang",
+    "": "clean",
+}
+CORPUS = ["corpus/mhc.toml"]
+CONTROL = ["corpus/control.toml"]
+GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23,4095]"]
+
+
+def _first_failure(out: Path) -> float | None:
+    """Seconds from the run's start to its first failing call record."""
+    path = out / "results.jsonl"
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if rec.get("type") != "call" or rec.get("warmup"):
+            continue
+        bad = (
+            rec.get("match") is False
+            or rec.get("unwritten")
+            or rec.get("status") in ("crash", "hang")
+        )
+        if rec.get("status") == "error" and rec.get("match"):
+            bad = False
+        if bad:
+            return rec.get("elapsed")
+    return None
+
+
+def framework_run(fault: str, seed: int, baseline: Path, work: Path, duration: float) -> dict:
+    env = {"ACLSIM_FAULTS": fault}
+    config = RunConfig(seed=seed, streams=("shared", "per-thread"), duration=duration)
+    out = work / f"run-{fault or 'clean'}-{seed}"
+    started = time.monotonic()
+    session = Session(
+        config, CORPUS, CONTROL, baseline_path=baseline, out_dir=out, shrink_budget=0, env=env
+    )
+    os.environ["ACLSIM_FAULTS"] = fault  # the parent never loads the backend, but be explicit
+    try:
+        report = session.run()
+    finally:
+        os.environ.pop("ACLSIM_FAULTS", None)
+    total = time.monotonic() - started
+    diagnosis = report["diagnosis"]
+    result = {
+        "diagnosis": diagnosis,
+        "seconds": round(total, 1),
+        "first_failure_s": _first_failure(out),
+    }
+    if fault == "grad-drift":
+        t0 = time.monotonic()
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "stress",
+                "gradcheck",
+                "--fd",
+                "reference",
+                *[a for e in GRADCHECK_ELEMENTS for a in ("--element", e)],
+            ],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        result["gradcheck_exit"] = proc.returncode
+        result["gradcheck_s"] = round(time.monotonic() - t0, 1)
+        result["detected"] = proc.returncode == 1
+        result["correct"] = proc.returncode == 1 and diagnosis == "clean"
+        result["time_to_detect"] = result["gradcheck_s"]
+    else:
+        result["detected"] = diagnosis != "clean"
+        result["correct"] = diagnosis == EXPECTED[fault]
+        ttd = result["first_failure_s"]
+        result["time_to_detect"] = ttd if result["detected"] else None
+    return result
+
+
+def naive_run(fault: str, seed: int, baseline: Path, budget: float) -> dict:
+    env = {"ACLSIM_FAULTS": fault}
+    first: list[float] = []
+    started = time.monotonic()
+
+    def on_record(rec: dict) -> None:
+        if rec.get("type") == "call" and not first:
+            first.append(time.monotonic() - started)
+
+    job = {
+        "kind": "naive",
+        "backend": "sim",
+        "corpus": CORPUS,
+        "baseline": str(baseline),
+        "threads": 8,
+        "duration": budget,
+        "seed": seed,
+    }
+    child = run_child(job, on_record, silence_timeout=30.0, env=env)
+    elapsed = time.monotonic() - started
+    detected = bool(first) or child.status in ("crashed", "hung")
+    when = first[0] if first else (elapsed if detected else None)
+    return {
+        "detected": detected,
+        "time_to_detect": round(when, 2) if when else None,
+        "status": child.status,
+        "calls": child.end.get("calls"),
+    }
+
+
+def record_baseline(fault: str, path: Path) -> None:
+    config = RunConfig(seed=0)
+    Session(config, CORPUS, CONTROL, env={"ACLSIM_FAULTS": fault}).record_baseline(path)
+
+
+def _median(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(statistics.median(values), 1) if values else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--faults", default=",".join(f for f in EXPECTED if f))
+    ap.add_argument(
+        "--phase-duration",
+        type=float,
+        default=3.0,
+        help="seconds per concurrent phase of the framework run (default 3)",
+    )
+    ap.add_argument(
+        "--naive-budget",
+        type=float,
+        default=None,
+        help="naive harness time budget (default: the framework's median run time)",
+    )
+    ap.add_argument("--out", default="benchmarks/results")
+    args = ap.parse_args()
+    faults = [f.strip() for f in args.faults.split(",") if f.strip()] + [""]
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="detect-") as tmp:
+        work = Path(tmp)
+        for fault in faults:
+            name = fault or "(clean)"
+            baseline = work / f"baseline-{fault or 'clean'}.json"
+            record_baseline(fault, baseline)
+            fw = []
+            for seed in range(1, args.seeds + 1):
+                r = framework_run(fault, seed, baseline, work, args.phase_duration)
+                fw.append(r)
+                print(
+                    f"{name:15} seed {seed:2} framework: {r['diagnosis']:25} "
+                    f"detect {r['time_to_detect']} s  total {r['seconds']} s",
+                    flush=True,
+                )
+            budget = args.naive_budget or _median([r["seconds"] for r in fw]) or 30.0
+            nv = []
+            for seed in range(1, args.seeds + 1):
+                r = naive_run(fault, seed, baseline, budget)
+                nv.append(r)
+                print(
+                    f"{name:15} seed {seed:2} naive:     detected={r['detected']} "
+                    f"at {r['time_to_detect']} s ({r['status']})",
+                    flush=True,
+                )
+            row = {
+                "fault": name,
+                "expected": EXPECTED[fault]
+                + (" + gradcheck biased" if fault == "grad-drift" else ""),
+                "seeds": args.seeds,
+                "framework_detected": sum(r["detected"] for r in fw),
+                "framework_correct": sum(r["correct"] for r in fw),
+                "framework_median_ttd_s": _median([r["time_to_detect"] for r in fw]),
+                "framework_median_run_s": _median([r["seconds"] for r in fw]),
+                "naive_detected": sum(r["detected"] for r in nv),
+                "naive_median_ttd_s": _median([r["time_to_detect"] for r in nv]),
+                "naive_budget_s": round(budget, 1),
+                "framework_runs": fw,
+                "naive_runs": nv,
+            }
+            if fault == "":
+                row["framework_false_positives"] = sum(r["detected"] for r in fw)
+                row["naive_false_positives"] = sum(r["detected"] for r in nv)
+            rows.append(row)
+    (out_dir / "detection.json").write_text(json.dumps(rows, indent=1) + "\n")
+    md = [
+        "| fault | expected diagnosis | framework detected | diagnosis correct | "
+        "median time to detect | naive detected | naive median time |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        n = r["seeds"]
+        md.append(
+            f"| {r['fault']} | {r['expected']} | {r['framework_detected']}/{n} | "
+            f"{r['framework_correct']}/{n} | {_fmt(r['framework_median_ttd_s'])} | "
+            f"{r['naive_detected']}/{n} | {_fmt(r['naive_median_ttd_s'])} |"
+        )
+    (out_dir / "detection.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+    return 0
+
+
+def _fmt(v) -> str:
+    return "—" if v is None else f"{v:.1f} s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
