@@ -99,14 +99,6 @@ class Case:
             "key": self.key,
         }
 
-    def label(self) -> str:
-        """Short human description, e.g. ``B=2 S=128 N=4 C=256 bf16``."""
-        return " ".join(
-            f"{k}={v}" if not isinstance(v, str) else v
-            for k, v in self.params.items()
-            if self.spec is None or self.spec.param(k).default != v or k in ("B", "S", "C")
-        )
-
 
 def _default_seed(case_id: str) -> int:
     return int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:4], "little")
