@@ -27,6 +27,7 @@ Every error names the file, the case and the field, and says what is allowed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -74,7 +75,7 @@ class Case:
     def negative(self) -> bool:
         return self.expect is not None
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """Digest of what determines the case's result (op, parameters, seed, expectation)."""
         payload = json.dumps(

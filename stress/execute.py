@@ -142,7 +142,7 @@ def run_call(
     """One call back to back (upload, phase 1, workspace, phase 2, sync, download)."""
     start = time.perf_counter()
     try:
-        call = OpCall(context, case.spec, case.params, inputs, canary=canary)
+        call = OpCall(context, case.spec, case.params, inputs, canary=canary, layout_key=case.key)
     except acl.AclError as exc:
         return Outcome.failed(exc, start)
     try:
@@ -188,7 +188,9 @@ def run_interleaved(
     calls: list[OpCall | None] = []
     for i, (case, ins) in enumerate(zip(cases, inputs, strict=True)):
         try:
-            calls.append(OpCall(context, case.spec, case.params, ins, canary=canary))
+            calls.append(
+                OpCall(context, case.spec, case.params, ins, canary=canary, layout_key=case.key)
+            )
         except acl.AclError as exc:
             calls.append(None)
             outcomes[i] = Outcome.failed(exc, start)

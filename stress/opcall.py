@@ -15,7 +15,6 @@ its memory is never freed, because the kernel may still write it.
 from __future__ import annotations
 
 import ctypes
-import functools
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -58,16 +57,25 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-@functools.lru_cache(maxsize=512)
-def _layout_cached(spec: OpSpec, frozen: tuple) -> tuple:
-    return _build_layout(spec, dict(frozen))
+_LAYOUTS: dict[tuple[str, Any], tuple] = {}
 
 
-def _layout(spec: OpSpec, params: Params) -> tuple:
-    try:
-        return _layout_cached(spec, _freeze(dict(params)))
-    except TypeError:  # unhashable parameter values: no caching
-        return _build_layout(spec, params)
+def _layout(spec: OpSpec, params: Params, key: str | None = None) -> tuple:
+    """The cached layout of a call: by ``key`` (a case's digest) when given, else by params."""
+    if key is not None:
+        cache_key: Any = (spec.name, key)
+    else:
+        try:
+            cache_key = (spec.name, _freeze(dict(params)))
+            hash(cache_key)
+        except TypeError:  # unhashable parameter values: no caching
+            return _build_layout(spec, params)
+    layout = _LAYOUTS.get(cache_key)
+    if layout is None:
+        if len(_LAYOUTS) > 4096:
+            _LAYOUTS.clear()
+        layout = _LAYOUTS[cache_key] = _build_layout(spec, params)
+    return layout
 
 
 def _build_layout(spec: OpSpec, p: Params) -> tuple:
@@ -134,6 +142,7 @@ class OpCall:
         host_inputs: Mapping[str, np.ndarray],
         *,
         canary: int = DEFAULT_CANARY,
+        layout_key: str | None = None,
     ) -> None:
         self.context = context
         self.spec = spec
@@ -165,7 +174,7 @@ class OpCall:
         self._finalizer.atexit = False
         context.bind()
         try:
-            self._build(_layout(spec, params), host_inputs)
+            self._build(_layout(spec, params, layout_key), host_inputs)
         except BaseException:
             self.close()
             raise
