@@ -164,7 +164,11 @@ class Session:
                     "(or pass --record-baseline)"
                 )
             self.ui.message(f"no baseline at {path}: recording it now")
-            self.record_baseline(Path(path))
+            recorded: list[dict[str, Any]] = []
+            self.record_baseline(
+                Path(path), lambda r: recorded.append(r) if r.get("type") == "recorded" else None
+            )
+            self.ui.message(_recording_summary(path, recorded))
         baseline = Baseline.load(path)
         warnings = baseline.check_compatible(
             fingerprint,
@@ -460,3 +464,20 @@ class Session:
             )
             writer.sync()
             self.ui.phase_end(phase, variant, status, calls, seconds)
+
+
+def _recording_summary(path: str | Path, recorded: list[dict[str, Any]]) -> str:
+    """One line on a freshly recorded baseline, naming cases that deserve a look."""
+    ok = [r for r in recorded if r.get("status") == "ok"]
+    det = sum(1 for r in ok if r.get("bit_deterministic"))
+    differs = [r["case"] for r in ok if (r.get("reference") or {}).get("ok") is False]
+    unwritten = [r["case"] for r in ok if r.get("unwritten")]
+    text = (
+        f"baseline recorded: {path} ({len(recorded)} cases: {len(ok)} succeed, {det} of them "
+        f"bit-deterministic; {len(recorded) - len(ok)} return an error status)"
+    )
+    if differs:
+        text += f"; differs from the numpy reference: {', '.join(differs)}"
+    if unwritten:
+        text += f"; unwritten outputs: {', '.join(unwritten)}"
+    return text
