@@ -1,0 +1,257 @@
+"""Hypothesis strategies for operator cases, and a hypothesis-driven mix shrinker.
+
+Strategies (keyword-only bounds, validated when the strategy is *created*: a bad bound raises
+:class:`hypothesis.errors.InvalidArgument` at call time, as in ``hypothesis.extra.numpy``)::
+
+    from stress import strategies as sst
+
+    @given(sst.valid_cases("add", max_elements=1024))
+    def test_add_matches_numpy(case): ...
+
+    @given(sst.invalid_cases("mhc_pre_sinkhorn_backward", violations=["n", "c-align"]))
+    def test_rejected(case):           # case.expect.status == 161002, case.description says why
+        ...
+
+* :func:`add_cases` / :func:`mhc_cases` / :func:`valid_cases` — cases the operator must accept
+  (mHC: N = 4, num_iters = 20, C % 128 == 0, bf16 | fp16; add: broadcastable shapes);
+* :func:`invalid_cases` — cases violating exactly one documented constraint, each with the
+  status the operator must return (:data:`stress.corpus_generate.VIOLATIONS`);
+* :func:`case_lists` — lists of distinct cases (a mix to run together).
+
+The strategies and ``aclnn-stress corpus generate`` share their case builders and bounds
+(:mod:`stress.corpus_generate`); hypothesis shrinks towards fewer dimensions, smaller sides,
+B = 0 / small S and C = 128, the first dtype, and seed 0.
+
+:func:`shrink_mix` shrinks a failing *mix* of cases (the cases in flight together) to a minimal
+failing one with hypothesis's shrinker (:func:`hypothesis.find` over unique sublists), falling
+back to delta debugging (:func:`stress.shrink.ddmin`) when random sublists never fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument, NoSuchExample
+
+from stress import corpus_generate as gen
+from stress.corpus import Case
+
+__all__ = [
+    "add_cases",
+    "case_lists",
+    "invalid_cases",
+    "mhc_cases",
+    "shrink_mix",
+    "valid_cases",
+]
+
+T = TypeVar("T")
+
+
+class _HypothesisDraw:
+    """The builders' elementary choices, made by hypothesis (so they shrink)."""
+
+    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
+        self._draw = draw
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self._draw(st.integers(lo, hi))
+
+    def choice(self, options: Sequence[T]) -> T:
+        return self._draw(st.sampled_from(list(options)))
+
+
+def _bounds(op: str, bounds: dict[str, Any]) -> gen.Bounds:
+    try:
+        return gen.make_bounds(op, **bounds)
+    except gen.BoundsError as exc:
+        raise InvalidArgument(str(exc)) from None
+
+
+@st.composite
+def _valid(draw: Any, op: str, b: gen.Bounds) -> Case:
+    return gen.valid_case(op, _HypothesisDraw(draw), b)
+
+
+@st.composite
+def _invalid(draw: Any, op: str, b: gen.Bounds, violations: tuple[str, ...]) -> Case:
+    return gen.invalid_case(op, _HypothesisDraw(draw), b, violations)
+
+
+def add_cases(
+    *,
+    min_dims: int = 1,
+    max_dims: int = 3,
+    max_side: int = 64,
+    max_elements: int = 4096,
+    dtypes: Sequence[str] = gen.ADD_DTYPES,
+    broadcast: bool = True,
+    mixed_dtypes: bool = True,
+    allow_empty: bool = True,
+) -> st.SearchStrategy[Case]:
+    """Valid ``add`` cases: ``min_dims..max_dims`` dims of at most ``max_side``, at most
+    ``max_elements`` elements; ``other`` the same shape or a broadcastable one (``broadcast``),
+    of the same or another dtype (``mixed_dtypes``); sometimes an empty tensor (``allow_empty``).
+    """
+    b = _bounds(
+        "add",
+        {
+            "min_dims": min_dims,
+            "max_dims": max_dims,
+            "max_side": max_side,
+            "max_elements": max_elements,
+            "dtypes": tuple(dtypes) if not isinstance(dtypes, str) else dtypes,
+            "broadcast": broadcast,
+            "mixed_dtypes": mixed_dtypes,
+            "allow_empty": allow_empty,
+        },
+    )
+    return _valid("add", b)
+
+
+def mhc_cases(
+    *,
+    op: str = "mhc_pre_sinkhorn_backward",
+    max_B: int = 4,
+    max_S: int = 256,
+    max_tokens: int = 512,
+    max_C: int = 1024,
+    dtypes: Sequence[str] = gen.MHC_DTYPES,
+    allow_empty: bool = True,
+) -> st.SearchStrategy[Case]:
+    """Valid mHC cases of ``op`` (the forward or the backward): N = 4, num_iters = 20,
+    B <= ``max_B`` (0 when ``allow_empty``), S <= ``max_S``, B*S <= ``max_tokens``,
+    C a multiple of 128 up to ``max_C``, dtype from ``dtypes`` (bf16, fp16)."""
+    if op not in gen.MHC_OPS:
+        raise InvalidArgument(f"op={op!r}: expected one of {', '.join(gen.MHC_OPS)}")
+    b = _bounds(
+        op,
+        {
+            "max_B": max_B,
+            "max_S": max_S,
+            "max_tokens": max_tokens,
+            "max_C": max_C,
+            "dtypes": tuple(dtypes) if not isinstance(dtypes, str) else dtypes,
+            "allow_empty": allow_empty,
+        },
+    )
+    return _valid(op, b)
+
+
+def valid_cases(op: str, **bounds: Any) -> st.SearchStrategy[Case]:
+    """Valid cases of any catalogue operator; ``bounds`` are those of :func:`add_cases` or
+    :func:`mhc_cases`."""
+    return _valid(op, _bounds(op, bounds))
+
+
+def invalid_cases(
+    op: str, *, violations: Sequence[str] | None = None, **bounds: Any
+) -> st.SearchStrategy[Case]:
+    """Cases of ``op`` that break one documented constraint (from ``violations``, default all
+    of the op's; see :data:`stress.corpus_generate.VIOLATIONS`). Each case's ``expect.status``
+    is the status the operator must fail with and its ``description`` names the constraint."""
+    b = _bounds(op, bounds)
+    try:
+        chosen = gen.check_violations(op, violations)
+    except gen.BoundsError as exc:
+        raise InvalidArgument(str(exc)) from None
+    return _invalid(op, b, chosen)
+
+
+def case_lists(
+    elements: st.SearchStrategy[Case], *, min_size: int = 1, max_size: int = 8
+) -> st.SearchStrategy[list[Case]]:
+    """Lists of cases with distinct ids (a mix to run together)."""
+    if not isinstance(elements, st.SearchStrategy):
+        raise InvalidArgument(f"elements={elements!r}: expected a strategy of cases")
+    if not isinstance(min_size, int) or min_size < 0:
+        raise InvalidArgument(f"min_size={min_size!r}: expected an integer >= 0")
+    if not isinstance(max_size, int) or max_size < min_size:
+        raise InvalidArgument(f"max_size={max_size!r}: expected an integer >= min_size")
+    return st.lists(elements, min_size=min_size, max_size=max_size, unique_by=lambda c: c.id)
+
+
+# -- shrinking a failing mix -----------------------------------------------------------------
+def shrink_mix(
+    cases: Sequence[T],
+    fails: Callable[[list[T]], bool],
+    *,
+    keep: Sequence[T] = (),
+    max_examples: int = 100,
+    max_trials: int | None = 400,
+) -> list[T]:
+    """The smallest sub-mix of ``cases`` (plus ``keep``) for which ``fails`` still holds.
+
+    ``fails(mix)`` runs the mix (e.g. a ``mixed`` phase over those cases) and says whether it
+    still fails; ``fails(keep + cases)`` must hold. Hypothesis searches unique sublists
+    (``st.lists(st.sampled_from(indices), unique=True)``) and shrinks the first failing one
+    (fewer cases, earlier cases); if no random sublist fails within ``max_examples``, delta
+    debugging (:func:`stress.shrink.ddmin`) takes over from the whole mix. A last pass drops
+    single cases, so the result is 1-minimal: removing any one case makes it pass.
+
+    Results are memoised per set of cases, so a flaky predicate cannot make hypothesis report
+    a flaky test, and at most ``max_trials`` distinct mixes are run (None: no bound); after
+    that, untried mixes count as passing. The mix keeps the order of ``cases`` (``keep`` first).
+    """
+    items = list(cases)
+    kept = list(keep)
+    if not isinstance(max_examples, int) or max_examples < 1:
+        raise InvalidArgument(f"max_examples={max_examples!r}: expected an integer >= 1")
+    if max_trials is not None and (not isinstance(max_trials, int) or max_trials < 1):
+        raise InvalidArgument(f"max_trials={max_trials!r}: expected an integer >= 1 or None")
+    memo: dict[frozenset[int], bool] = {}
+
+    def mix(indices: Sequence[int]) -> list[T]:
+        return [*kept, *(items[i] for i in sorted(set(indices)))]
+
+    def check(indices: Sequence[int]) -> bool:
+        key = frozenset(indices)
+        if key not in memo:
+            if max_trials is not None and len(memo) >= max_trials:
+                return False
+            memo[key] = bool(fails(mix(sorted(key))))
+        return memo[key]
+
+    everything = list(range(len(items)))
+    if not check(everything):
+        raise ValueError("shrink_mix: the whole mix does not fail, so there is nothing to shrink")
+    best = everything
+    if items:
+        strategy = st.lists(st.sampled_from(everything), unique=True, max_size=len(items))
+        try:
+            best = sorted(
+                find(
+                    strategy,
+                    check,
+                    settings=settings(
+                        max_examples=max_examples,
+                        database=None,
+                        derandomize=True,
+                        deadline=None,
+                        phases=(Phase.generate, Phase.shrink),
+                        suppress_health_check=list(HealthCheck),
+                    ),
+                )
+            )
+        except NoSuchExample:
+            from stress.shrink import ddmin
+
+            by_item = {id(items[i]): i for i in everything}
+            found = ddmin(
+                [items[i] for i in everything],
+                lambda m: check([by_item[id(x)] for x in m[len(kept) :]]),
+                keep=kept,
+            )
+            best = sorted(by_item[id(x)] for x in found[len(kept) :])
+    changed = True
+    while changed:  # 1-minimal: no single case can be dropped
+        changed = False
+        for i in list(best):
+            trial = [j for j in best if j != i]
+            if check(trial):
+                best, changed = trial, True
+                break
+    return mix(best)
