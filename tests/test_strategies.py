@@ -1,0 +1,197 @@
+"""Hypothesis strategies for cases: bounds, eager validation, the simulator against numpy on
+generated valid cases, documented errors on generated violations, and shrinking a mix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from stress import acl
+from stress import strategies as sst
+from stress.corpus_generate import MHC_OPS, VIOLATIONS
+from stress.execute import close_enough
+from stress.inputs import generate_inputs
+from stress.opcall import run_once
+
+# deterministic and fast: the same examples on every run, no example database
+FAST = settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+PURE = settings(FAST, max_examples=60)
+OPS = ("add", *MHC_OPS)
+
+
+# -- eager validation ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: sst.add_cases(max_dims=-1), "max_dims"),
+        (lambda: sst.add_cases(min_dims=3, max_dims=2), "min_dims=3 is greater"),
+        (lambda: sst.add_cases(max_side=0), "max_side"),
+        (lambda: sst.add_cases(dtypes=["float64"]), "'float64' is not one of"),
+        (lambda: sst.add_cases(dtypes="bf16"), "sequence of dtype names"),
+        (lambda: sst.mhc_cases(max_C=1000), "multiple of 128"),
+        (lambda: sst.mhc_cases(max_C=100_096), "max_C"),
+        (lambda: sst.mhc_cases(max_tokens=0), "max_tokens"),
+        (lambda: sst.mhc_cases(dtypes=["float32"]), "'float32' is not one of bf16, fp16"),
+        (lambda: sst.mhc_cases(op="add"), "op='add'"),
+        (lambda: sst.valid_cases("conv"), "unknown op 'conv'"),
+        (lambda: sst.valid_cases("add", max_C=256), "'max_C' is not a bound of op 'add'"),
+        (lambda: sst.invalid_cases("add", violations=["n"]), "'n' is not a constraint"),
+        (lambda: sst.invalid_cases("mhc_pre_sinkhorn_backward", violations=[]), "non-empty"),
+        (lambda: sst.case_lists(sst.add_cases(), min_size=-1), "min_size"),
+        (lambda: sst.case_lists([1, 2]), "expected a strategy"),
+        (lambda: sst.shrink_mix([1], lambda m: True, max_examples=0), "max_examples"),
+    ],
+)
+def test_bad_bounds_raise_invalid_argument_at_call_time(make, message):
+    with pytest.raises(InvalidArgument, match=message):
+        make()  # no draw needed: validation is eager
+
+
+# -- bounds are respected (no device) --------------------------------------------------------
+@PURE
+@given(sst.add_cases(max_dims=4, max_side=16, max_elements=512))
+def test_add_cases_respect_bounds(case):
+    shape = case.params["shape"]
+    assert 1 <= len(shape) <= 4 and all(0 <= d <= 16 for d in shape)
+    assert int(np.prod(shape)) <= 512
+    other = case.params["other_shape"] or shape
+    np.broadcast_shapes(tuple(shape), tuple(other))  # broadcastable: does not raise
+    assert case.expect is None and case.spec.name == "add"
+
+
+@PURE
+@given(sst.mhc_cases(max_B=3, max_S=40, max_tokens=64, max_C=256, dtypes=["fp16"]))
+def test_mhc_cases_respect_constraints_and_bounds(case):
+    p = case.params
+    assert p["N"] == 4 and p["num_iters"] == 20 and p["dtype"] == "fp16"
+    assert p["C"] % 128 == 0 and 0 < p["C"] <= 256
+    assert 0 <= p["B"] <= 3 and 1 <= p["S"] <= 40 and p["B"] * p["S"] <= 64
+
+
+@PURE
+@given(st.sampled_from(OPS).flatmap(lambda op: sst.invalid_cases(op).map(lambda c: (op, c))))
+def test_invalid_cases_name_their_violation_and_status(pair):
+    op, case = pair
+    assert case.op == op and case.expect is not None and case.expect.status == 161002
+    whats = {what for what, _ in VIOLATIONS[op].values()}
+    assert case.description.removeprefix("violates: ") in whats
+
+
+@PURE
+@given(sst.case_lists(sst.add_cases(max_elements=64), min_size=2, max_size=5))
+def test_case_lists_hold_distinct_ids(cases):
+    assert 2 <= len(cases) <= 5 and len({c.id for c in cases}) == len(cases)
+
+
+def test_hypothesis_shrinks_towards_small_cases():
+    kw = {"settings": settings(database=None, derandomize=True, max_examples=200)}
+    add = find(sst.add_cases(), lambda c: True, **kw)
+    assert add.params["shape"] == (1,) and add.params["dtype"] == "float32" and add.seed == 0
+    mhc = find(sst.mhc_cases(), lambda c: c.params["C"] >= 512, **kw)
+    assert (mhc.params["B"], mhc.params["S"], mhc.params["C"]) == (0, 1, 512)
+
+
+# -- the simulator against the references ----------------------------------------------------
+def _run(stream, case):
+    ctx = stream.context
+    ctx.bind()
+    inputs = generate_inputs(case, ctx, stream)
+    return inputs, run_once(ctx, stream, case.spec, case.params, inputs)
+
+
+def _check_matches_reference(stream, case):
+    inputs, outputs = _run(stream, case)
+    expected = case.spec.reference(case.params, inputs)
+    assert set(outputs) >= set(expected) - {"hPre", "hcBeforeNorm", "invRms", "sumOut", "normOut"}
+    for name, actual in outputs.items():
+        if name not in expected:
+            continue
+        rtol, atol = case.spec.tolerances(case.params, name)
+        ok, ratio = close_enough(actual, np.asarray(expected[name]), rtol, atol)
+        assert ok, f"{case.id} {dict(case.params)}: {name} is {ratio:.2f} x its tolerance"
+
+
+@FAST
+@given(case=sst.add_cases(max_elements=2048))
+def test_sim_add_matches_numpy_on_generated_cases(stream, case):
+    _check_matches_reference(stream, case)
+
+
+@FAST
+@given(case=sst.mhc_cases(op="mhc_pre_sinkhorn", max_tokens=96, max_C=384))
+def test_sim_mhc_forward_matches_numpy_on_generated_cases(stream, case):
+    _check_matches_reference(stream, case)
+
+
+@FAST
+@given(case=sst.mhc_cases(max_tokens=96, max_C=384))
+def test_sim_mhc_backward_matches_numpy_on_generated_cases(stream, case):
+    _check_matches_reference(stream, case)
+
+
+@settings(FAST, max_examples=12)
+@given(case=st.sampled_from(OPS).flatmap(sst.invalid_cases))
+def test_generated_violations_fail_with_their_documented_code(stream, case):
+    with pytest.raises(acl.AclError) as err:
+        _run(stream, case)
+    assert err.value.code == case.expect.status, f"{case.id}: {case.description}"
+    assert err.value.message.strip(), f"{case.id}: no aclGetRecentErrMsg text"
+    assert err.value.api.startswith("aclnn")
+
+
+# -- shrinking a failing mix -----------------------------------------------------------------
+CASES = [f"case-{i}" for i in range(12)]
+
+
+def test_shrink_mix_finds_the_failing_pair():
+    calls = []
+
+    def fails(mix):
+        calls.append(list(mix))
+        return "case-3" in mix and "case-8" in mix
+
+    assert sst.shrink_mix(CASES, fails) == ["case-3", "case-8"]
+    assert calls[0] == CASES  # the whole mix is checked first
+
+
+def test_shrink_mix_keeps_the_victim_and_is_one_minimal():
+    def fails(mix):
+        return mix[0] == "victim" and {"case-1", "case-5", "case-9"} <= set(mix)
+
+    got = sst.shrink_mix(CASES, fails, keep=["victim"])
+    assert got == ["victim", "case-1", "case-5", "case-9"]
+
+
+def test_shrink_mix_falls_back_to_ddmin_when_random_mixes_pass():
+    needed = set(CASES[:10])  # random sublists almost never hold ten given cases
+
+    def fails(mix):
+        return needed <= set(mix)
+
+    assert sst.shrink_mix(CASES, fails, max_examples=5) == CASES[:10]
+
+
+def test_shrink_mix_memoises_and_bounds_trials():
+    seen = []
+
+    def flaky(mix):  # a predicate that would make hypothesis report flakiness if re-asked
+        seen.append(frozenset(mix))
+        return len(seen) % 2 == 1 or len(mix) == len(CASES)
+
+    got = sst.shrink_mix(CASES, flaky, max_trials=10)
+    assert len(seen) == len(set(seen)) <= 10  # every distinct mix run at most once
+    assert got  # a failing mix, however small it got within the budget
+
+
+def test_shrink_mix_refuses_a_mix_that_does_not_fail():
+    with pytest.raises(ValueError, match="does not fail"):
+        sst.shrink_mix(CASES, lambda mix: False)
