@@ -45,6 +45,7 @@ __all__ = [
     "RandomDraw",
     "add_cli",
     "build_case",
+    "case_from_fields",
     "case_id_for",
     "generate_cases",
     "make_bounds",
@@ -290,6 +291,26 @@ def build_case(
         expect=Expect(expect) if expect is not None else None,
         description=description,
         spec=spec,
+    )
+
+
+_CASE_FIELDS = ("op", "id", "seed", "expect", "description")
+
+
+def case_from_fields(fields: Mapping[str, Any], *, source: str = "<generated>") -> Case:
+    """A :class:`Case` from the fields of a corpus ``[[case]]`` table (``op``, optional ``id``,
+    ``seed``, ``expect``, ``description``; every other key is a parameter of the op)."""
+    op = fields.get("op")
+    if not isinstance(op, str):
+        raise ConfigError(f"{source}: field 'op' is required (one of {', '.join(ops.names())})")
+    return build_case(
+        op,
+        {k: v for k, v in fields.items() if k not in _CASE_FIELDS},
+        seed=fields.get("seed", 0),
+        id=fields.get("id"),
+        expect=fields.get("expect"),
+        description=fields.get("description", ""),
+        source=source,
     )
 
 

@@ -122,17 +122,10 @@ class _State:
     def control(self) -> list[Case]:
         if self._control is None:
             if self.control_paths is None:
-                from stress.corpus_generate import build_case
+                from stress.corpus_generate import case_from_fields
 
                 self._control = [
-                    build_case(
-                        c["op"],
-                        {k: v for k, v in c.items() if k not in ("id", "op", "seed")},
-                        seed=c["seed"],
-                        id=c["id"],
-                        source="<built-in control>",
-                    )
-                    for c in _BUILTIN_CONTROL
+                    case_from_fields(c, source="<built-in control>") for c in _BUILTIN_CONTROL
                 ]
             else:
                 self._control = (
@@ -208,6 +201,10 @@ class _State:
             root = Path(self.config.cache.mkdir("stress-baselines"))
         else:
             root = self.out_root / "baselines"
+        faults = os.environ.get("ACLSIM_FAULTS", "").strip() if kind == "sim" else ""
+        if faults:  # a fault may show in serial replay too: keep such baselines apart
+            tag = re.sub(r"[^A-Za-z0-9_.-]+", "+", ",".join(sorted(faults.split(","))))
+            return root / f"pytest.{kind}.faults-{tag.strip('+')}.json"
         return root / f"pytest.{kind}.json"
 
 
@@ -535,7 +532,7 @@ def _rel(path: Path, config: pytest.Config) -> str:
 
 # -- collection: cases -----------------------------------------------------------------------
 def _marker_cases(node: Any, state: _State, where: str) -> list[Case]:
-    from stress.corpus_generate import build_case
+    from stress.corpus_generate import case_from_fields
     from stress.errors import ConfigError
 
     cases: list[Case] = []
@@ -551,28 +548,12 @@ def _marker_cases(node: Any, state: _State, where: str) -> list[Case]:
                 raise pytest.UsageError(f"{where}: stress_case({arg!r}): expected a case id")
             cases.append(state.lookup(arg, where))
         if mark.kwargs:
-            raw = dict(mark.kwargs)
-            op = raw.pop("op", None)
-            if op is None:
+            if "op" not in mark.kwargs:
                 raise pytest.UsageError(
                     f"{where}: stress_case(...): 'op' is required (e.g. op='add')"
                 )
             try:
-                cases.append(
-                    build_case(
-                        op,
-                        {
-                            k: v
-                            for k, v in raw.items()
-                            if k not in ("id", "seed", "expect", "description")
-                        },
-                        seed=raw.get("seed", 0),
-                        id=raw.get("id"),
-                        expect=raw.get("expect"),
-                        description=raw.get("description", ""),
-                        source=where,
-                    )
-                )
+                cases.append(case_from_fields(mark.kwargs, source=where))
             except ConfigError as exc:
                 raise pytest.UsageError(f"stress_case marker: {exc}") from None
     unique: dict[str, Case] = {}
@@ -758,7 +739,7 @@ class StressRun:
 
     def resolve(self, cases: Any) -> list[Case]:
         from stress.corpus import Case
-        from stress.corpus_generate import build_case
+        from stress.corpus_generate import case_from_fields
         from stress.errors import ConfigError
 
         node = self._request.node
@@ -773,23 +754,8 @@ class StressRun:
             elif isinstance(c, str):
                 out.append(self._state.lookup(c, node.nodeid))
             elif isinstance(c, dict):
-                raw = dict(c)
                 try:
-                    out.append(
-                        build_case(
-                            raw.pop("op", None) or "",
-                            {
-                                k: v
-                                for k, v in raw.items()
-                                if k not in ("id", "seed", "expect", "description")
-                            },
-                            seed=raw.get("seed", 0),
-                            id=raw.get("id"),
-                            expect=raw.get("expect"),
-                            description=raw.get("description", ""),
-                            source=node.nodeid,
-                        )
-                    )
+                    out.append(case_from_fields(c, source=node.nodeid))
                 except ConfigError as exc:
                     pytest.fail(f"stress_run: {exc}", pytrace=False)
             else:
