@@ -350,6 +350,7 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from stress.corpus_generate import add_cli as add_corpus
     from stress.gradcheck import add_cli as add_gradcheck
     from stress.protocol import PHASES
 
@@ -495,6 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_report)
 
     add_gradcheck(sub)
+    add_corpus(sub)
     return parser
 
 
