@@ -167,7 +167,7 @@ def test_npu_tests_are_skipped_on_the_simulator(pytester):
 # -- cases -----------------------------------------------------------------------------------
 def test_corpus_and_marker_cases_become_items_with_readable_ids(pytester, corpus):
     pytester.makepyfile(
-        test_ids="""
+        test_inner_ids="""
         import pytest
 
         def test_each(stress_case_item):
@@ -187,12 +187,12 @@ def test_corpus_and_marker_cases_become_items_with_readable_ids(pytester, corpus
     result = pytester.runpytest("--stress-corpus", str(corpus), "--collect-only", "-q")
     result.stdout.fnmatch_lines(
         [
-            "test_ids.py::test_each[[]a-f32[]]",
-            "test_ids.py::test_each[[]a-bf16[]]",
-            "test_ids.py::test_each[[]a-neg[]]",
-            "test_ids.py::test_marked[[]add-shape2x3-s1[]]",
-            "test_ids.py::test_marked[[]mine[]]",
-            "test_ids.py::test_by_id",
+            "test_inner_ids.py::test_each[[]a-f32[]]",
+            "test_inner_ids.py::test_each[[]a-bf16[]]",
+            "test_inner_ids.py::test_each[[]a-neg[]]",
+            "test_inner_ids.py::test_marked[[]add-shape2x3-s1[]]",
+            "test_inner_ids.py::test_marked[[]mine[]]",
+            "test_inner_ids.py::test_by_id",
         ]
     )
     result = pytester.runpytest("--stress-corpus", str(corpus))
@@ -237,7 +237,7 @@ def test_mix(stress_run, stress_corpus):
 
 
 def test_stress_run_passes_and_records_baseline_results_and_summary(pytester, corpus):
-    pytester.makepyfile(test_mix=MIX_TEST)
+    pytester.makepyfile(test_inner_mix=MIX_TEST)
     base = pytester.path / "baselines"
     args = ("--stress-corpus", str(corpus), "--stress-baseline-dir", str(base), *FAST)
     result = pytester.runpytest(*args, "--junitxml=junit.xml", "-m", "stress")
@@ -255,7 +255,7 @@ def test_stress_run_passes_and_records_baseline_results_and_summary(pytester, co
     summary = _summary(pytester)
     assert summary["verdict"] == "clean" and summary["workers"] == {"main": 0}
     (run,) = summary["runs"]
-    assert run["nodeid"] == "test_mix.py::test_mix" and run["diagnosis"] == "clean"
+    assert run["nodeid"] == "test_inner_mix.py::test_mix" and run["diagnosis"] == "clean"
     assert (Path(run["out_dir"]) / "results.jsonl").is_file()
     assert (Path(run["out_dir"]) / "report.md").is_file()
     props = {
@@ -274,8 +274,8 @@ def test_a_failing_run_names_phase_case_verdict_digests_and_replay(pytester, cor
     """No simulator fault needed: a baseline that cannot hold (a wrong digest for a-bf16)
     makes every phase fail for that case, the way a real fault would."""
     pytester.makepyfile(
-        test_mix=MIX_TEST,
-        test_shrink="""
+        test_inner_mix=MIX_TEST,
+        test_inner_shrink="""
         def test_shrink(stress_run):
             assert [c.id for c in stress_run.shrink(phase="serial")] == ["a-bf16"]
         """,
@@ -302,7 +302,7 @@ def test_a_failing_run_names_phase_case_verdict_digests_and_replay(pytester, cor
             "E *replay:  *aclnn-stress run --corpus *corpus.toml --control *control.toml "
             "--baseline *baseline.json --phases serial,shuffled,interleaved,isolated,mixed,control"
             " --seed 5 --threads 2 *--duration 0.1 --device 0",
-            "FINDING test_mix.py::test_mix [[]main, device 0[]]: baseline-mismatch*",
+            "FINDING test_inner_mix.py::test_mix [[]main, device 0[]]: baseline-mismatch*",
         ]
     )
     assert "a-f32 MISMATCH" not in out  # only the case that fails is named
@@ -316,7 +316,7 @@ def test_a_failing_run_names_phase_case_verdict_digests_and_replay(pytester, cor
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     # shrinking with re-runs of a phase finds the one case that fails
-    pytester.runpytest(*args, "test_shrink.py").assert_outcomes(passed=1)
+    pytester.runpytest(*args, "test_inner_shrink.py").assert_outcomes(passed=1)
 
 
 def test_check_false_returns_the_result_for_custom_assertions(pytester):
@@ -365,7 +365,7 @@ def test_run(stress_run, shape):
 
 
 def test_xdist_workers_bind_different_devices_and_results_merge(pytester):
-    pytester.makepyfile(test_fan=XDIST_TESTS)
+    pytester.makepyfile(test_inner_fan=XDIST_TESTS)
     base = pytester.path / "baselines"
     result = pytester.runpytest(
         "-n", "2", "--stress-baseline-dir", str(base), "--junitxml=junit.xml", *FAST
@@ -508,7 +508,7 @@ def test_a_simulator_fault_fails_the_shipped_corpus_with_a_readable_message(pyte
     if fault is None:
         pytest.skip(f"the simulator has none of {CONTAMINATION_FAULTS} (known: {known or 'none'})")
     pytester.makepyfile(
-        test_fault="""
+        test_inner_fault="""
         import pytest
 
         @pytest.mark.stress
@@ -535,7 +535,7 @@ def test_a_simulator_fault_fails_the_shipped_corpus_with_a_readable_message(pyte
             "E *StressFailure: stress run found cross-call-contamination on device 0*",
             "E *interleaved: * MISMATCH_*",
             "E *replay:  *",
-            "FINDING test_fault.py::test_mix *cross-call-contamination*",
+            "FINDING test_inner_fault.py::test_mix *cross-call-contamination*",
         ]
     )
     assert f"ACLSIM_FAULTS={fault}" in result.stdout.str()  # the replay command keeps the fault
