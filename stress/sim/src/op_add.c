@@ -10,8 +10,17 @@
  * Arithmetic: floating types in float32 (r = a + alpha * b, two roundings, no FMA), the result
  * rounded to the promoted type, then converted to out's dtype (round to nearest even); INT32 in
  * 64-bit arithmetic wrapped to 32 bits.  Deterministic: every element is computed independently.
+ *
+ * Fault `add-race` (ACLSIM_FAULTS, read in phase 1): the kernel computes its results into one
+ * static staging buffer (g_stage, shared by every add kernel of the process, like a fixed
+ * device scratch area) and then copies them to `out`, 1M elements at a time.  Two add kernels
+ * executing at the same time (on different streams) compute into the same bytes, and each
+ * copies out whatever is there: the other's results.  One thread, or one stream (whose worker
+ * runs kernels one after the other), never overlaps two kernels: serial replay is unaffected.
  */
 #include <math.h>
+#include <pthread.h>
+#include <sys/mman.h>
 
 #include "aclsim_dtype.h"
 #include "aclsim_nnop.h"
@@ -23,7 +32,20 @@ typedef struct {
     int32_t promoted;
     float alpha_f;
     int64_t alpha_i;
+    int32_t staged; /* add-race: compute through the shared staging buffer */
 } add_attrs;
+
+/* add-race: the shared staging buffer (elements of out's dtype, at most 4 bytes each). */
+#define ADD_STAGE_ELEMS ((int64_t)1 << 20)
+static uint8_t *g_stage;
+static pthread_once_t g_stage_once = PTHREAD_ONCE_INIT;
+
+static void stage_init(void)
+{
+    void *p = mmap(NULL, (size_t)ADD_STAGE_ELEMS * 4, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g_stage = p == MAP_FAILED ? NULL : p;
+}
 
 static int dtype_supported(int32_t dt)
 {
@@ -110,47 +132,87 @@ static void broadcast_strides(const aclsim_tensor_desc *t, int nd, int64_t *st)
     }
 }
 
+/* Position in the out shape with the matching element offsets of self, other and out. */
+typedef struct {
+    int64_t idx[ADD_MAX_DIMS];
+    int64_t ix, iy, io;
+} odometer;
+
+static inline void odo_next(odometer *c, int nd, const int64_t *dims, const int64_t *sx,
+                            const int64_t *sy, const int64_t *so)
+{
+    for (int d = nd - 1; d >= 0; d--) {
+        c->ix += sx[d];
+        c->iy += sy[d];
+        c->io += so[d];
+        if (++c->idx[d] < dims[d])
+            break;
+        c->ix -= sx[d] * dims[d];
+        c->iy -= sy[d] * dims[d];
+        c->io -= so[d] * dims[d];
+        c->idx[d] = 0;
+    }
+}
+
+/* One element: out[io] (dst at index io, dtype od) = self[ix] + alpha * other[iy]. */
+static inline void add_one(const add_attrs *a, const aclsim_tensor_desc *x,
+                           const aclsim_tensor_desc *y, const uint8_t *bx, const uint8_t *by,
+                           int64_t ix, int64_t iy, int32_t od, uint8_t *dst, int64_t io)
+{
+    if (a->promoted == ACL_INT32) {
+        /* two's-complement wrap: compute modulo 2^64, keep the low 32 bits */
+        uint64_t r = (uint64_t)(int64_t)load_int32(bx, ix) +
+                     (uint64_t)a->alpha_i * (uint64_t)(int64_t)load_int32(by, iy);
+        int32_t r32 = (int32_t)(uint32_t)r;
+        if (od == ACL_INT32)
+            memcpy(dst + io * 4, &r32, 4);
+        else
+            store_float(dst, io, od, (float)r32);
+    } else {
+        float r = load_float(bx, ix, x->dtype) + a->alpha_f * load_float(by, iy, y->dtype);
+        store_float(dst, io, od, round_to(r, a->promoted));
+    }
+}
+
 static int add_kernel(aclsim_kernel_ctx *k)
 {
     const add_attrs *a = k->attrs;
     const aclsim_tensor_desc *x = &k->inputs[0], *y = &k->inputs[1], *o = &k->outputs[0];
     int nd = o->ndim;
-    int64_t sx[ADD_MAX_DIMS], sy[ADD_MAX_DIMS], idx[ADD_MAX_DIMS] = {0};
+    int64_t sx[ADD_MAX_DIMS], sy[ADD_MAX_DIMS];
     broadcast_strides(x, nd, sx);
     broadcast_strides(y, nd, sy);
     const int64_t *so = o->strides, *dims = o->dims;
     const uint8_t *bx = (const uint8_t *)x->data + x->offset * aclsim_dtype_size(x->dtype);
     const uint8_t *by = (const uint8_t *)y->data + y->offset * aclsim_dtype_size(y->dtype);
-    uint8_t *bo = (uint8_t *)o->data + o->offset * aclsim_dtype_size(o->dtype);
+    const int es = aclsim_dtype_size(o->dtype);
+    uint8_t *bo = (uint8_t *)o->data + o->offset * es;
     int64_t total = aclsim_numel(o);
-    int64_t ix = 0, iy = 0, io = 0;
-    int int_path = a->promoted == ACL_INT32;
+    odometer c = {{0}, 0, 0, 0};
 
-    for (int64_t n = 0; n < total; n++) {
-        if (int_path) {
-            /* two's-complement wrap: compute modulo 2^64, keep the low 32 bits */
-            uint64_t r = (uint64_t)(int64_t)load_int32(bx, ix) +
-                         (uint64_t)a->alpha_i * (uint64_t)(int64_t)load_int32(by, iy);
-            int32_t r32 = (int32_t)(uint32_t)r;
-            if (o->dtype == ACL_INT32)
-                memcpy(bo + io * 4, &r32, 4);
-            else
-                store_float(bo, io, o->dtype, (float)r32);
-        } else {
-            float r = load_float(bx, ix, x->dtype) + a->alpha_f * load_float(by, iy, y->dtype);
-            store_float(bo, io, o->dtype, round_to(r, a->promoted));
+    uint8_t *stage = NULL;
+    if (a->staged) {
+        pthread_once(&g_stage_once, stage_init);
+        stage = g_stage;
+    }
+    if (!stage) {
+        for (int64_t n = 0; n < total; n++) {
+            add_one(a, x, y, bx, by, c.ix, c.iy, o->dtype, bo, c.io);
+            odo_next(&c, nd, dims, sx, sy, so);
         }
-        /* odometer increment over the out shape */
-        for (int d = nd - 1; d >= 0; d--) {
-            ix += sx[d];
-            iy += sy[d];
-            io += so[d];
-            if (++idx[d] < dims[d])
-                break;
-            ix -= sx[d] * dims[d];
-            iy -= sy[d] * dims[d];
-            io -= so[d] * dims[d];
-            idx[d] = 0;
+        return 0;
+    }
+    /* add-race: compute a chunk into the shared staging buffer, then copy it out */
+    odometer out = c;
+    for (int64_t base = 0; base < total; base += ADD_STAGE_ELEMS) {
+        int64_t n_chunk = total - base < ADD_STAGE_ELEMS ? total - base : ADD_STAGE_ELEMS;
+        for (int64_t j = 0; j < n_chunk; j++) {
+            add_one(a, x, y, bx, by, c.ix, c.iy, o->dtype, stage, j);
+            odo_next(&c, nd, dims, sx, sy, so);
+        }
+        for (int64_t j = 0; j < n_chunk; j++) {
+            memcpy(bo + out.io * es, stage + j * es, (size_t)es);
+            odo_next(&out, nd, dims, sx, sy, so);
         }
     }
     return 0;
@@ -196,7 +258,7 @@ ACLSIM_API aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const acl
                                 "dtype %s",
                                 api, aclsim_dtype_name(promoted), aclsim_dtype_name(ds.dtype),
                                 aclsim_dtype_name(dot.dtype), aclsim_dtype_name(dout.dtype));
-    add_attrs attrs = {.promoted = promoted};
+    add_attrs attrs = {.promoted = promoted, .staged = aclsim_fault("add-race")};
     if (promoted == ACL_INT32) {
         if (av.is_float && (!isfinite(av.f) || av.f != trunc(av.f) || fabs(av.f) >= 9.2233720368547758e18))
             return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,

@@ -32,11 +32,44 @@
  * Empty (B*S == 0): workspace 0, and a kernel that zero-fills gradPhi, gradAlpha, gradBias
  * (gradX is empty).  The simulator fault `empty-skip` (CANN 9.2.0's bug: success, nothing
  * written) selects no kernel instead; it is read in phase 1.
+ *
+ * Faults (ACLSIM_FAULTS, read once per call in phase 1 and kept in the executor's attrs; see
+ * docs/simulator.md "Faults").  Each is a real mechanism, not a branch that fakes a result:
+ *   tiling-race     phase 1 publishes (blocks, tokens per block) in process-wide statics; the
+ *                   kernel reads tokens per block when it starts and the block count to reduce
+ *                   when its reduction starts.  The launch's own grid (its block count, which
+ *                   sized its workspace) and its own token count bound it; the last block takes
+ *                   the remaining tokens, so every gradX row is still written once, but another
+ *                   shape's phase 1 in between regroups the tokens (different rounding) or makes
+ *                   the reduction drop blocks (tokens missing from gradPhi/gradBias/gradAlpha).
+ *                   Serial replay: phase 1 and its kernel are never separated by another phase 1.
+ *   shared-scratch  the reduction target is one device-wide buffer (g_scratch): the kernel
+ *                   zeroes it when it starts, accumulates the block partials into it, copies it
+ *                   out at the end.  Two kernels executing at once (different streams) add into /
+ *                   clear each other's sums.  One stream serialises kernels: no effect.
+ *   stale-tail      the final gradBias/gradAlpha reduction stages each block's partial in the
+ *                   executing core's buffer (t_ub, thread-local to the stream worker: the "UB")
+ *                   and sums all MHC_CORES slots although the launch staged only its own block
+ *                   count: the tail slots hold the partials of the last kernel on that worker
+ *                   that wrote them.  Serial replay repeats the same predecessor: deterministic.
+ *   grad-drift      for M*K >= 2^21 the per-block running sums (gradPhi/gradBias/gradAlpha
+ *                   partials) are rounded to bf16 after every token, as an accumulator kept in a
+ *                   bf16 buffer would be: ~1e-2 relative error, deterministic.
+ *   crash           phase 1 puts its tiling in a heap object published through a static pointer
+ *                   (g_tiling_cache), freeing the previously published one; the executor keeps
+ *                   its own object's address and the kernel reads the tiling through it.  Freed
+ *                   objects are made inaccessible (page heap), so a phase 1 that runs between
+ *                   another call's phase 1 and that call's kernel makes the kernel fault.
+ *   hang            phase 1 takes the tiling-cache lock (A) then the reduction lock (B); the
+ *                   kernel holds B across its reduction and then takes A: a lock-order deadlock
+ *                   when a phase 1 on a host thread overlaps a reduction on a stream worker.
  */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "aclnn_mhc_pre_sinkhorn_backward.h"
 #include "mhc_common.h"
@@ -61,32 +94,133 @@ enum {
 };
 enum { OUT_GX, OUT_GPHI, OUT_GALPHA, OUT_GBIAS, N_OUT };
 
+/* Fault switches, read in phase 1 (aclsim_fault) and kept in the attrs. */
+enum {
+    BWD_F_TILING_RACE = 1u << 0,
+    BWD_F_SHARED_SCRATCH = 1u << 1,
+    BWD_F_STALE_TAIL = 1u << 2,
+    BWD_F_DRIFT = 1u << 3, /* grad-drift AND M*K >= 2^21 */
+    BWD_F_HANG = 1u << 4,
+};
+
+/* grad-drift applies from this many elements M*K (M = B*S tokens, K = N*C). */
+#define BWD_DRIFT_MIN_MK ((int64_t)1 << 21)
+
 typedef struct {
     mhc_tiling tiling;
+    uint32_t faults;
+    /* crash: the tiling object this call published (page heap), read by the kernel */
+    const mhc_tiling *published;
 } bwd_attrs;
+
+/* ---- fault state (process-wide; see the file comment) ----------------------------------------- */
+
+/* tiling-race: the last phase 1's partition. */
+static atomic_llong g_race_tpb, g_race_blocks;
+
+/* hang: A guards the tiling cache, B the reduction unit.  Phase 1 takes A then B; the kernel
+ * takes B then A. */
+static pthread_mutex_t g_cache_mu = PTHREAD_MUTEX_INITIALIZER;  /* A */
+static pthread_mutex_t g_reduce_mu = PTHREAD_MUTEX_INITIALIZER; /* B */
+static struct {
+    int64_t M, K, blocks, tokens_per_block; /* the cached tiling (guarded by A) */
+    uint64_t last_launch;                   /* the last launch that reduced with it (A) */
+} g_hang_cache;
+static int64_t g_reduce_slots = MHC_CORES; /* partial slots of the reduction unit (B) */
+
+/* shared-scratch: one device-wide reduction buffer, big enough for the largest legal shape. */
+#define BWD_SCRATCH_FLOATS ((size_t)MHC_D * MHC_N * MHC_C_LIMIT + MHC_D + 3)
+static float *g_scratch;
+static pthread_once_t g_scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_init(void)
+{
+    void *p = mmap(NULL, BWD_SCRATCH_FLOATS * sizeof(float), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g_scratch = p == MAP_FAILED ? NULL : p;
+}
+
+/* stale-tail: the executing core's buffer; one per stream worker thread, never cleared. */
+static __thread float t_ub[MHC_CORES][MHC_D + 3];
+
+/* crash: a page heap.  Every object gets its own page in a reserved range; freeing one returns
+ * the page to the kernel (MADV_DONTNEED) and makes it inaccessible (PROT_NONE), and the range
+ * stays reserved, so no later allocation can take its place: a stale pointer faults
+ * (SIGSEGV) instead of reading a recycled object.  Pages are handed out round-robin. */
+#define BWD_HEAP_PAGES 65536
+static uint8_t *g_heap;
+static size_t g_page_size;
+static atomic_ullong g_heap_next;
+static pthread_once_t g_heap_once = PTHREAD_ONCE_INIT;
+static _Atomic(mhc_tiling *) g_tiling_cache; /* the published tiling object */
+
+static void heap_init(void)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    g_page_size = ps > 0 ? (size_t)ps : 4096;
+    void *p = mmap(NULL, g_page_size * BWD_HEAP_PAGES, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g_heap = p == MAP_FAILED ? NULL : p;
+}
+
+static mhc_tiling *heap_alloc_tiling(void)
+{
+    pthread_once(&g_heap_once, heap_init);
+    if (!g_heap)
+        return NULL;
+    uint64_t i = atomic_fetch_add(&g_heap_next, 1) % BWD_HEAP_PAGES;
+    uint8_t *p = g_heap + i * g_page_size;
+    if (mprotect(p, g_page_size, PROT_READ | PROT_WRITE) != 0)
+        return NULL;
+    return (mhc_tiling *)p;
+}
+
+static void heap_free(void *p)
+{
+    madvise(p, g_page_size, MADV_DONTNEED);
+    mprotect(p, g_page_size, PROT_NONE);
+}
 
 /* ---- accumulation of the gradients' partial sums ------------------------------------------- */
 
 /* The accumulation type of gradPhi / gradBias / gradAlpha partial sums, and the one place
- * where a term is added to one. */
+ * where a term is added to one.  lowp (grad-drift): the running sum is kept in bf16, i.e.
+ * rounded to nearest even bf16 after every addition. */
 typedef float mhc_grad_acc;
+typedef uint32_t bwd_u8 __attribute__((vector_size(32)));
 
-static inline mhc_grad_acc grad_add(mhc_grad_acc acc, float term)
+static inline float bf16_round(float v)
 {
-    return acc + term;
+    return aclsim_bf16_to_f32(aclsim_f32_to_bf16(v));
 }
 
-static inline mhc_v8 grad_add8(mhc_v8 acc, mhc_v8 term)
+static inline mhc_v8 bf16_round8(mhc_v8 v)
 {
-    return acc + term;
+    bwd_u8 u;
+    memcpy(&u, &v, sizeof u);
+    u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u; /* finite values: RNE to bf16 */
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+static inline mhc_grad_acc grad_add(mhc_grad_acc acc, float term, int lowp)
+{
+    return lowp ? bf16_round(acc + term) : acc + term;
+}
+
+static inline mhc_v8 grad_add8(mhc_v8 acc, mhc_v8 term, int lowp)
+{
+    return lowp ? bf16_round8(acc + term) : acc + term;
 }
 
 /* ---- kernel ------------------------------------------------------------------------------------ */
 
-/* The tiling this launch runs with (computed by phase 1, kept in the executor). */
+/* The tiling this launch runs with (computed by phase 1, kept in the executor; with the crash
+ * fault, the heap object phase 1 published, which a later phase 1 may have freed). */
 static const mhc_tiling *bwd_tiling(const aclsim_kernel_ctx *k)
 {
-    return &((const bwd_attrs *)k->attrs)->tiling;
+    const bwd_attrs *a = k->attrs;
+    return a->published ? a->published : &a->tiling;
 }
 
 /* The reduction scratch: the per-block partials (layout in the file comment). */
@@ -105,7 +239,11 @@ typedef struct {
     float *part;    /* reduction scratch (per-block partials)                              */
     float *scratch; /* per thread: xf (TILE*K), gradHin rows (TILE*C), gradX rows (TILE*K) */
     int deterministic;
+    uint32_t faults;      /* BWD_F_*                                                        */
+    int64_t tpb;          /* tokens per block of the partition (tiling-race: the static's)  */
+    float (*ub)[MHC_D + 3]; /* stale-tail: the executing core's buffer (else NULL)          */
     int64_t first_block; /* non-deterministic dispatch rotation */
+    int64_t reduce_n;    /* deterministic: block partials the reduction sums */
     atomic_llong next_block;
     pthread_mutex_t out_mu; /* non-deterministic: one block adds into the outputs at a time */
 } bwd_run;
@@ -184,6 +322,7 @@ static void bwd_token(const bwd_run *r, int64_t m, const float *xf, const float 
 {
     const mhc_tiling *t = r->t;
     const int64_t C = t->C, K = t->K;
+    const int lowp = (r->faults & BWD_F_DRIFT) != 0;
     const float *hc = r->hcbn + m * MHC_D;
     const float inv = r->invrms[m];
     float a[MHC_D], nf[MHC_D], z[MHC_D], dz[MHC_D];
@@ -204,14 +343,14 @@ static void bwd_token(const bwd_run *r, int64_t m, const float *xf, const float 
 
     float ga[3] = {0.0f, 0.0f, 0.0f}, g_inv = 0.0f;
     for (int j = 0; j < MHC_D; j++) {
-        pbias[j] = grad_add(pbias[j], dz[j]);
+        pbias[j] = grad_add(pbias[j], dz[j], lowp);
         ga[j < MHC_N ? 0 : j < 2 * MHC_N ? 1 : 2] += nf[j] * dz[j];
         float g_nf = dz[j] * a[j];
         g_hcbn[j] = g_nf * inv;
         g_inv += hc[j] * g_nf;
     }
     for (int i = 0; i < 3; i++)
-        palpha[i] = grad_add(palpha[i], ga[i]);
+        palpha[i] = grad_add(palpha[i], ga[i], lowp);
     *coef = inv * inv * inv * g_inv / (float)K;
 }
 
@@ -245,7 +384,7 @@ MHC_HOT static void bwd_gradx_tile(const float *phi, int64_t C, const float (*g)
 /* The block's gradPhi partial P (D x K) += sum over the tile's tokens of g_hcbn^T (x) xf,
  * token by token in order. */
 static inline void gradphi_tile(float *P, int64_t K, const float (*g)[MHC_D], const float *xf,
-                                int tt)
+                                int tt, int lowp)
 {
     const int64_t KC = 512; /* keep the tile's xf columns in L1 across the 24 rows */
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
@@ -255,7 +394,7 @@ static inline void gradphi_tile(float *P, int64_t K, const float (*g)[MHC_D], co
             for (int64_t k = k0; k < k1; k += 8) {
                 mhc_v8 acc = mhc_ld(prow + k);
                 for (int t = 0; t < tt; t++)
-                    acc = grad_add8(acc, mhc_splat(g[t][d]) * mhc_ld(xf + t * K + k));
+                    acc = grad_add8(acc, mhc_splat(g[t][d]) * mhc_ld(xf + t * K + k), lowp);
                 mhc_st(prow + k, acc);
             }
         }
@@ -263,12 +402,14 @@ static inline void gradphi_tile(float *P, int64_t K, const float (*g)[MHC_D], co
 }
 
 MHC_HOT static void bwd_gradphi_tile(float *P, int64_t K, const float (*g)[MHC_D],
-                                     const float *xf, int tt)
+                                     const float *xf, int tt, int lowp)
 {
-    if (tt == MHC_TILE)
-        gradphi_tile(P, K, g, xf, MHC_TILE); /* constant trip count: unrolled */
+    if (lowp)
+        gradphi_tile(P, K, g, xf, tt, 1); /* grad-drift: a bf16 running sum */
+    else if (tt == MHC_TILE)
+        gradphi_tile(P, K, g, xf, MHC_TILE, 0); /* constant trip count: unrolled */
     else
-        gradphi_tile(P, K, g, xf, tt);
+        gradphi_tile(P, K, g, xf, tt, 0);
 }
 
 /* out[e] += part[e] for e < n (non-deterministic path: one block's partial into an output). */
@@ -276,9 +417,22 @@ MHC_HOT static void add_partial(float *out, const float *part, int64_t n)
 {
     int64_t e = 0;
     for (; e + 8 <= n; e += 8)
-        mhc_st(out + e, grad_add8(mhc_ld(out + e), mhc_ld(part + e)));
+        mhc_st(out + e, grad_add8(mhc_ld(out + e), mhc_ld(part + e), 0));
     for (; e < n; e++)
-        out[e] = grad_add(out[e], part[e]);
+        out[e] = grad_add(out[e], part[e], 0);
+}
+
+/* How many block partials the reduction sums: the launch's own block count, or (tiling-race)
+ * the published tiling's, read now, bounded by the launch's workspace (its own block count). */
+static int64_t reduce_blocks(const bwd_run *r)
+{
+    int64_t n = r->t->blocks;
+    if (r->faults & BWD_F_TILING_RACE) {
+        int64_t pub = atomic_load(&g_race_blocks);
+        if (pub < n)
+            n = pub;
+    }
+    return n;
 }
 
 static void bwd_block(bwd_run *r, int64_t b, float *xf, float *ghf, float *gxf)
@@ -294,8 +448,13 @@ static void bwd_block(bwd_run *r, int64_t b, float *xf, float *ghf, float *gxf)
 
     const int xs = aclsim_dtype_size(t->x_dtype), gs = aclsim_dtype_size(t->gh_dtype);
     const int os = aclsim_dtype_size(t->out_dtype);
-    const int64_t m_begin = b * t->tokens_per_block;
-    const int64_t m_end = m_begin + t->tokens_per_block < t->M ? m_begin + t->tokens_per_block : t->M;
+    /* Block b of the launch's grid covers tpb tokens from b * tpb, the grid's last block the
+     * rest (with the tiling's own tpb that is exactly the tiling's split). */
+    int64_t m_begin = b * r->tpb, m_end = m_begin + r->tpb;
+    if (m_begin > t->M)
+        m_begin = t->M;
+    if (m_end > t->M || b == t->blocks - 1)
+        m_end = t->M;
     float g[MHC_TILE][MHC_D], coef[MHC_TILE], hp[MHC_TILE][MHC_N];
     for (int64_t m = m_begin; m < m_end; m += MHC_TILE) {
         const int tt = m_end - m < MHC_TILE ? (int)(m_end - m) : MHC_TILE;
@@ -309,13 +468,17 @@ static void bwd_block(bwd_run *r, int64_t b, float *xf, float *ghf, float *gxf)
                        ghf, tt, gxf);
         for (int i = 0; i < tt; i++)
             mhc_f32_to_half(gxf + i * K, t->out_dtype, (uint8_t *)r->gx + (m + i) * K * os, K);
-        bwd_gradphi_tile(P, K, (const float(*)[MHC_D])g, xf, tt);
+        bwd_gradphi_tile(P, K, (const float(*)[MHC_D])g, xf, tt, (r->faults & BWD_F_DRIFT) != 0);
     }
-    if (!r->deterministic) { /* like atomics: into the outputs as soon as the block is done */
+    /* like atomics: into the outputs as soon as the block is done (tiling-race: only the blocks
+     * the published tiling says to reduce; stale-tail: gradBias/gradAlpha go through the UB) */
+    if (!r->deterministic && b < reduce_blocks(r)) {
         pthread_mutex_lock(&r->out_mu);
         add_partial(r->gphi, P, DK);
-        add_partial(r->gbias, pbias, MHC_D);
-        add_partial(r->galpha, palpha, 3);
+        if (!r->ub) {
+            add_partial(r->gbias, pbias, MHC_D);
+            add_partial(r->galpha, palpha, 3);
+        }
         pthread_mutex_unlock(&r->out_mu);
     }
 }
@@ -340,19 +503,19 @@ static void bwd_thread(void *arg, int tid)
 /* Deterministic reduction: out[e] = sum over blocks 0..blocks-1, in that order.  Thread tid
  * reduces its own slice of the gradPhi elements; thread 0 also gradBias and gradAlpha. */
 MHC_HOT static void reduce_slice(float *out, const float *part, int64_t stride, int64_t nblocks,
-                                 int64_t e0, int64_t e1)
+                                 int64_t e0, int64_t e1, int accumulate)
 {
     int64_t e = e0;
     for (; e + 8 <= e1; e += 8) {
-        mhc_v8 acc = mhc_splat(0.0f);
+        mhc_v8 acc = accumulate ? mhc_ld(out + e) : mhc_splat(0.0f);
         for (int64_t b = 0; b < nblocks; b++)
-            acc = grad_add8(acc, mhc_ld(part + b * stride + e));
+            acc = grad_add8(acc, mhc_ld(part + b * stride + e), 0);
         mhc_st(out + e, acc);
     }
     for (; e < e1; e++) {
-        mhc_grad_acc acc = 0.0f;
+        mhc_grad_acc acc = accumulate ? out[e] : 0.0f;
         for (int64_t b = 0; b < nblocks; b++)
-            acc = grad_add(acc, part[b * stride + e]);
+            acc = grad_add(acc, part[b * stride + e], 0);
         out[e] = acc;
     }
 }
@@ -361,22 +524,63 @@ static void bwd_reduce_thread(void *arg, int tid)
 {
     bwd_run *r = arg;
     const mhc_tiling *t = r->t;
-    const int64_t DK = MHC_D * t->K, nblocks = t->blocks;
+    const int64_t DK = MHC_D * t->K, nblocks = r->reduce_n;
+    const int acc = (r->faults & BWD_F_SHARED_SCRATCH) != 0; /* into the (zeroed) scratch */
     const int64_t chunk = (DK / t->threads + 7) / 8 * 8;
     int64_t e0 = tid * chunk, e1 = e0 + chunk;
     if (e1 > DK)
         e1 = DK;
     if (e0 < e1)
-        reduce_slice(r->gphi, r->part + t->ws_phi, DK, nblocks, e0, e1);
-    if (tid == 0) {
-        reduce_slice(r->gbias, r->part + t->ws_bias, MHC_D, nblocks, 0, MHC_D);
-        reduce_slice(r->galpha, r->part + t->ws_alpha, 3, nblocks, 0, 3);
+        reduce_slice(r->gphi, r->part + t->ws_phi, DK, nblocks, e0, e1, acc);
+    if (tid == 0 && !r->ub) {
+        reduce_slice(r->gbias, r->part + t->ws_bias, MHC_D, nblocks, 0, MHC_D, acc);
+        reduce_slice(r->galpha, r->part + t->ws_alpha, 3, nblocks, 0, 3, acc);
     }
+}
+
+/* stale-tail: the final gradBias/gradAlpha reduction on the executing core.  The partials of
+ * the blocks this launch reduces are staged in the core's buffer (slot b = block b), then every
+ * slot of the buffer is summed, in slot order: slots past the launch's block count still hold
+ * what the previous kernel on this worker staged there. */
+static void ub_reduce(bwd_run *r, int64_t nblocks)
+{
+    const mhc_tiling *t = r->t;
+    float(*ub)[MHC_D + 3] = r->ub;
+    for (int64_t b = 0; b < nblocks; b++) {
+        memcpy(ub[b], r->part + t->ws_bias + b * MHC_D, MHC_D * sizeof(float));
+        memcpy(ub[b] + MHC_D, r->part + t->ws_alpha + b * 3, 3 * sizeof(float));
+    }
+    for (int j = 0; j < MHC_D + 3; j++) {
+        float *out = j < MHC_D ? &r->gbias[j] : &r->galpha[j - MHC_D];
+        mhc_grad_acc acc = (r->faults & BWD_F_SHARED_SCRATCH) ? *out : 0.0f;
+        for (int s = 0; s < MHC_CORES; s++) /* all slots, not just the nblocks staged */
+            acc = grad_add(acc, ub[s][j], 0);
+        *out = acc;
+    }
+}
+
+/* hang: the kernel's side of the lock order (B, then A while holding B). */
+static void hang_reduce_begin(const bwd_run *r)
+{
+    if (r->faults & BWD_F_HANG)
+        pthread_mutex_lock(&g_reduce_mu); /* B: the reduction unit, held across the reduction */
+}
+
+static void hang_reduce_end(const bwd_run *r, uint64_t launch_id)
+{
+    if (!(r->faults & BWD_F_HANG))
+        return;
+    pthread_mutex_lock(&g_cache_mu); /* A, with B held: mark the cached tiling as used */
+    if (g_hang_cache.M == r->t->M && g_hang_cache.K == r->t->K)
+        g_hang_cache.last_launch = launch_id;
+    pthread_mutex_unlock(&g_cache_mu);
+    pthread_mutex_unlock(&g_reduce_mu);
 }
 
 static int bwd_kernel(aclsim_kernel_ctx *k)
 {
-    const mhc_tiling *t = bwd_tiling(k);
+    const bwd_attrs *a = k->attrs;
+    const mhc_tiling *t = bwd_tiling(k); /* crash: a freed tiling object faults here */
     mhc_input in[N_IN];
     memset(in, 0, sizeof in);
     int rc = 0;
@@ -402,8 +606,30 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
         .gbias = mhc_output_ptr(k, OUT_GBIAS),
         .part = bwd_partials(k, t),
         .deterministic = k->deterministic,
+        .faults = a->faults,
+        .tpb = t->tokens_per_block,
         .first_block = t->blocks ? (int64_t)(k->launch_id % (uint64_t)t->blocks) : 0,
     };
+    float *out_phi = r.gphi, *out_bias = r.gbias, *out_alpha = r.galpha;
+    const size_t DK = (size_t)(MHC_D * t->K);
+    if (r.faults & BWD_F_TILING_RACE) {
+        /* the partition as published by the latest phase 1, read when the kernel starts */
+        int64_t tpb = atomic_load(&g_race_tpb);
+        r.tpb = tpb > 0 ? tpb : t->tokens_per_block;
+    }
+    if (r.faults & BWD_F_STALE_TAIL)
+        r.ub = t_ub; /* this stream worker's buffer */
+    if (r.faults & BWD_F_SHARED_SCRATCH) {
+        pthread_once(&g_scratch_once, scratch_init);
+        if (g_scratch) { /* reduce into the device-wide buffer: [gradPhi | gradBias | gradAlpha] */
+            r.gphi = g_scratch;
+            r.gbias = g_scratch + DK;
+            r.galpha = g_scratch + DK + MHC_D;
+            memset(g_scratch, 0, (DK + MHC_D + 3) * sizeof(float));
+        } else {
+            r.faults &= ~(uint32_t)BWD_F_SHARED_SCRATCH;
+        }
+    }
     if (!rc) {
         size_t per_thread = (size_t)(2 * MHC_TILE * t->K + MHC_TILE * t->C);
         r.scratch = malloc((size_t)t->threads * per_thread * sizeof(float));
@@ -416,14 +642,27 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
         pthread_mutex_init(&r.out_mu, NULL);
         if (r.deterministic) {
             r.first_block = 0;
-        } else {
-            memset(r.gphi, 0, (size_t)(MHC_D * t->K) * sizeof(float));
+        } else if (!(r.faults & BWD_F_SHARED_SCRATCH)) {
+            memset(r.gphi, 0, DK * sizeof(float));
             memset(r.gbias, 0, MHC_D * sizeof(float));
             memset(r.galpha, 0, 3 * sizeof(float));
         }
+        if (!r.deterministic) /* the blocks reduce as they complete */
+            hang_reduce_begin(&r);
         mhc_parallel(t->threads, bwd_thread, &r);
-        if (r.deterministic)
+        if (r.deterministic) {
+            hang_reduce_begin(&r);
+            r.reduce_n = reduce_blocks(&r); /* read when the reduction starts */
             mhc_parallel(t->threads, bwd_reduce_thread, &r);
+        }
+        if (r.ub) /* gradBias/gradAlpha through this core's buffer */
+            ub_reduce(&r, r.deterministic ? r.reduce_n : reduce_blocks(&r));
+        hang_reduce_end(&r, k->launch_id);
+        if (r.faults & BWD_F_SHARED_SCRATCH) { /* copy out of the device-wide buffer */
+            memcpy(out_phi, r.gphi, DK * sizeof(float));
+            memcpy(out_bias, r.gbias, MHC_D * sizeof(float));
+            memcpy(out_alpha, r.galpha, 3 * sizeof(float));
+        }
         pthread_mutex_destroy(&r.out_mu);
     }
     free(r.scratch);
@@ -580,11 +819,54 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
     t->ws_alpha = t->ws_bias + nb * D;
     t->ws_floats = t->ws_alpha + nb * 3;
 
-    /* 4. empty (B*S == 0): zero-fill gradPhi/gradAlpha/gradBias, unless the empty-skip fault */
+    /* 4. empty (B*S == 0): zero-fill gradPhi/gradAlpha/gradBias, unless the empty-skip fault:
+     * then the executor gets no kernel at all, and phase 2 succeeds without writing anything */
     aclsim_kernel_fn fn = t->M > 0 ? bwd_kernel : aclsim_fault("empty-skip") ? NULL : bwd_zero_kernel;
+
+    /* 5. the other faults (see the file comment) */
+    if (t->M > 0) {
+        if (aclsim_fault("tiling-race")) {
+            attrs.faults |= BWD_F_TILING_RACE;
+            atomic_store(&g_race_tpb, t->tokens_per_block); /* read by the kernel, later */
+            atomic_store(&g_race_blocks, t->blocks);
+        }
+        if (aclsim_fault("shared-scratch"))
+            attrs.faults |= BWD_F_SHARED_SCRATCH;
+        if (aclsim_fault("stale-tail"))
+            attrs.faults |= BWD_F_STALE_TAIL;
+        if (aclsim_fault("grad-drift") && t->M * t->K >= BWD_DRIFT_MIN_MK)
+            attrs.faults |= BWD_F_DRIFT;
+        if (aclsim_fault("hang")) {
+            attrs.faults |= BWD_F_HANG;
+            pthread_mutex_lock(&g_cache_mu); /* A: the tiling cache */
+            if (g_hang_cache.M != t->M || g_hang_cache.K != t->K) {
+                g_hang_cache.M = t->M;
+                g_hang_cache.K = t->K;
+                g_hang_cache.blocks = t->blocks;
+                g_hang_cache.tokens_per_block = t->tokens_per_block;
+            }
+            pthread_mutex_lock(&g_reduce_mu); /* B, with A held: the reduction unit's slots */
+            int64_t slots = g_reduce_slots;
+            pthread_mutex_unlock(&g_reduce_mu);
+            pthread_mutex_unlock(&g_cache_mu);
+            if (t->blocks > slots) /* never: blocks <= MHC_CORES = slots */
+                return aclsim_set_error(ACLNN_ERR_INNER, "%s: %lld blocks exceed the %lld "
+                                        "reduction slots", API, (long long)t->blocks,
+                                        (long long)slots);
+        }
+    }
+    mhc_tiling *published = NULL;
+    if (aclsim_fault("crash") && (published = heap_alloc_tiling()) != NULL) {
+        *published = *t;
+        attrs.published = published;
+    }
+
     aclsim_executor *ex = aclsim_executor_create(OP, fn, t->ws_floats * sizeof(float));
-    if (!ex)
+    if (!ex) {
+        if (published)
+            heap_free(published);
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    }
     for (int i = 0; i < N_IN && !rc; i++)
         rc = aclsim_executor_add_input(ex, names[i], &d[i]);
     for (int i = N_IN; i < N_T && !rc; i++)
@@ -593,7 +875,17 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
         rc = aclsim_executor_set_attrs(ex, &attrs, sizeof attrs);
     if (rc) {
         aclsim_executor_discard(ex);
+        if (published)
+            heap_free(published);
         return rc;
+    }
+    if (published) {
+        /* crash: publish this call's tiling object as the cache entry and free the previous
+         * one, assuming its call is done with it: true only if that call's kernel has already
+         * run, i.e. when calls do not overlap */
+        mhc_tiling *previous = atomic_exchange(&g_tiling_cache, published);
+        if (previous)
+            heap_free(previous);
     }
     return aclsim_executor_publish(ex, workspaceSize, executor);
 }

@@ -16,8 +16,44 @@ typedef struct {
     const char *description;
 } fault_info;
 
-/* The known faults.  Keep the {NULL, NULL} sentinel last.  At most 64 entries. */
+/* The known faults.  Keep the {NULL, NULL} sentinel last.  At most 64 entries.  Each is a real
+ * mechanism in the file named in its description (docs/simulator.md, "Faults", has the details:
+ * conditions, how each protocol phase sees it, why serial replay cannot trigger it). */
 static const fault_info k_faults[] = {
+    {"tiling-race",
+     "aclnnMhcPreSinkhornBackward: phase 1 publishes its partition (blocks, tokens per block) in "
+     "process-wide static state that the kernel reads when it executes; another shape's phase 1 "
+     "in between changes how the kernel splits and reduces its tokens (op_mhc_pre_sinkhorn_"
+     "backward.c)"},
+    {"shared-scratch",
+     "aclnnMhcPreSinkhornBackward: the kernel reduces gradPhi/gradBias/gradAlpha through one "
+     "device-wide scratch buffer (zero, accumulate, copy out); kernels executing at the same time "
+     "corrupt each other (op_mhc_pre_sinkhorn_backward.c)"},
+    {"stale-tail",
+     "aclnnMhcPreSinkhornBackward: the final gradBias/gradAlpha reduction stages per-block "
+     "partials in the executing core's buffer (one per stream worker thread) and sums all 24 "
+     "slots although the launch wrote only its own block count: the tail holds the previous "
+     "kernel's partials (op_mhc_pre_sinkhorn_backward.c)"},
+    {"empty-skip",
+     "aclnnMhcPreSinkhornBackward: empty inputs (B*S = 0) succeed without writing gradPhi, "
+     "gradAlpha, gradBias (CANN 9.2.0; op_mhc_pre_sinkhorn_backward.c)"},
+    {"grad-drift",
+     "aclnnMhcPreSinkhornBackward: for M*K >= 2^21 the per-block running sums of gradPhi, gradBias "
+     "and gradAlpha are kept in bf16 (rounded after every token): ~1e-2 relative error, "
+     "deterministic (op_mhc_pre_sinkhorn_backward.c)"},
+    {"add-race",
+     "aclnnAdd: the kernel computes into one static staging buffer before copying to out; "
+     "concurrently executing add kernels overwrite each other's staged results (op_add.c)"},
+    {"crash",
+     "aclnnMhcPreSinkhornBackward: phase 1 publishes a heap tiling object in a static pointer and "
+     "frees the previous one, which a queued kernel may still use: a use-after-free that faults "
+     "(the object's page is made inaccessible) when a phase 1 overlaps another call's "
+     "phase 1 -> kernel window (op_mhc_pre_sinkhorn_backward.c)"},
+    {"hang",
+     "aclnnMhcPreSinkhornBackward: phase 1 takes the tiling-cache lock then the reduction lock; "
+     "the kernel holds the reduction lock across its reduction and then takes the tiling-cache "
+     "lock: a lock-order deadlock when a phase 1 overlaps a kernel (op_mhc_pre_sinkhorn_"
+     "backward.c)"},
     {NULL, NULL},
 };
 
