@@ -339,6 +339,7 @@ class StressRunner:
     isolate: bool = False
     call_timeout: float = 30.0
     shrink_budget: float = 0.0
+    session: str = ""  # the pytest session's id (the controller's), written into runs.jsonl
     _fingerprint: dict[str, Any] | None = field(default=None, init=False, repr=False)
     _dirs: set[str] = field(default_factory=set, init=False, repr=False)
 
@@ -506,7 +507,7 @@ class StressRunner:
         )
         if log:  # into this worker's runs.jsonl, merged into the session summary
             with open(self.out_root / RUNS_FILE, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(result.to_json(nodeid)) + "\n")
+                fh.write(json.dumps({**result.to_json(nodeid), "session": self.session}) + "\n")
         return result
 
 

@@ -32,17 +32,23 @@ def _read_runs(path: Path) -> list[dict[str, Any]]:
 
 
 def merge_runs(
-    out_root: Path, bindings: Mapping[str, Mapping[str, Any]] | None = None
+    out_root: Path,
+    bindings: Mapping[str, Mapping[str, Any]] | None = None,
+    session: str | None = None,
 ) -> dict[str, Any] | None:
     """Merge ``out_root/*/runs.jsonl``; write ``summary.json`` and ``summary.md``.
 
     ``bindings`` maps a worker id to ``{"device": D, "device_count": N, "backend": ...}`` (what
-    each worker reported at its end). Returns the summary, or None when nothing ran.
+    each worker reported at its end); with ``session``, only that session's runs are merged (an
+    ``--stress-out`` reused by several sessions keeps every run, each summary its own).
+    Returns the summary, or None when nothing ran.
     """
     runs: list[dict[str, Any]] = []
     if out_root.is_dir():
         for path in sorted(out_root.glob("*/runs.jsonl")):
-            runs.extend(_read_runs(path))
+            runs.extend(
+                r for r in _read_runs(path) if session is None or r.get("session") == session
+            )
     bindings = dict(bindings or {})
     if not runs and not bindings:
         return None
@@ -52,6 +58,7 @@ def merge_runs(
     findings = [r for r in runs if r.get("diagnosis") != "clean"]
     summary = {
         "schema": SUMMARY_SCHEMA,
+        "session": session,
         "out": str(out_root),
         "runs": sorted(runs, key=lambda r: (r.get("nodeid", ""), r.get("out_dir", ""))),
         "workers": dict(sorted(workers.items())),

@@ -103,6 +103,7 @@ class _State:
     corpus_explicit: bool
     out_root: Path
     baseline_dir: Path | None
+    session: str  # id of the whole (xdist) session: the controller's, handed to workers
     worker: str  # "main" without xdist, else "gw0", "gw1", ...
     worker_index: int
     controller: bool
@@ -183,6 +184,7 @@ class _State:
             duration=self.duration,
             isolate=self.isolate,
             shrink_budget=self.shrink,
+            session=self.session,
         )
         runner._fingerprint = fingerprint
         self.runner = runner
@@ -405,6 +407,7 @@ def pytest_configure(config: pytest.Config) -> None:
         while out_root.exists():  # another session of this process, this second
             n += 1
             out_root = base.with_name(f"{base.name}-{n}")
+    session = workerinput.get("stress_session") or f"{os.getpid()}-{random.getrandbits(32):08x}"
     baseline_dir = workerinput.get("stress_baseline_dir") or opt.stress_baseline_dir
     if baseline_dir is not None:
         baseline_dir = Path(baseline_dir)
@@ -423,6 +426,7 @@ def pytest_configure(config: pytest.Config) -> None:
         corpus_explicit=explicit,
         out_root=out_root,
         baseline_dir=baseline_dir,
+        session=session,
         worker=wid,
         worker_index=index,
         controller=controller,
@@ -446,6 +450,7 @@ class _XdistController:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["stress_out"] = str(self.state.out_root)
         node.workerinput["stress_seed"] = self.state.seed
+        node.workerinput["stress_session"] = self.state.session
         if self.state.baseline_dir is not None:
             node.workerinput["stress_baseline_dir"] = str(self.state.baseline_dir)
 
@@ -625,7 +630,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         from stress._pytest_summary import merge_runs
 
         try:
-            state.summary = merge_runs(state.out_root, bindings)
+            state.summary = merge_runs(state.out_root, bindings, state.session)
         except OSError as exc:  # never fail the session over the summary
             state.summary = {"error": f"cannot write the stress summary: {exc}"}
 
@@ -793,7 +798,13 @@ class StressRun:
         node.add_report_section(
             "call",
             f"stress run {len(self.results)}",
-            "\n".join([result.message(), *result.summary_lines()]),
+            "\n".join(
+                [
+                    result.message().splitlines()[0],
+                    *result.summary_lines(),
+                    f"  results: {result.out_dir}",
+                ]
+            ),
         )
         if check and not result.ok:
             raise StressFailure(result.message())

@@ -240,21 +240,22 @@ def test_stress_run_passes_and_records_baseline_results_and_summary(pytester, co
     pytester.makepyfile(test_inner_mix=MIX_TEST)
     base = pytester.path / "baselines"
     args = ("--stress-corpus", str(corpus), "--stress-baseline-dir", str(base), *FAST)
-    result = pytester.runpytest(*args, "--junitxml=junit.xml", "-m", "stress")
+    out = pytester.path / "out"
+    result = pytester.runpytest(*args, "--junitxml=junit.xml", "-m", "stress", "--stress-out", out)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
             "*aclnn-stress*",
             "1 stress runs (backend sim, seed *): 1 clean, 0 with findings",
             "devices in use: 1 (main -> device 0)",
-            "summary: stress-out*summary.md",
+            "summary: out/summary.md",
         ]
     )
     recorded = Baseline.load(base / "pytest.sim.json")
     assert {"a-f32", "a-bf16", "a-neg", "control-add-f32"} <= set(recorded.cases)
-    summary = _summary(pytester)
+    summary = json.loads((out / "summary.json").read_text())
     assert summary["verdict"] == "clean" and summary["workers"] == {"main": 0}
-    (run,) = summary["runs"]
+    (run,) = summary["runs"]  # only this session's run, also when --stress-out is reused
     assert run["nodeid"] == "test_inner_mix.py::test_mix" and run["diagnosis"] == "clean"
     assert (Path(run["out_dir"]) / "results.jsonl").is_file()
     assert (Path(run["out_dir"]) / "report.md").is_file()
@@ -264,10 +265,15 @@ def test_stress_run_passes_and_records_baseline_results_and_summary(pytester, co
     }
     assert props["stress_device"] == "0" and props["stress_worker"] == "main"
     assert props["stress_diagnosis"] == "clean" and props["stress_results"] == run["out_dir"]
-    # a second session reuses the recorded baseline (nothing re-recorded)
+    # a second session reuses the recorded baseline (nothing re-recorded); a reused
+    # --stress-out keeps both sessions' runs, and each summary lists its own
     before = (base / "pytest.sim.json").stat().st_mtime_ns
-    pytester.runpytest(*args, "-m", "stress").assert_outcomes(passed=1)
+    again = ("-m", "stress", "--stress-out", str(out))
+    pytester.runpytest(*args, *again).assert_outcomes(passed=1)
     assert (base / "pytest.sim.json").stat().st_mtime_ns == before
+    assert len((out / "main" / "runs.jsonl").read_text().splitlines()) == 2
+    second = json.loads((out / "summary.json").read_text())
+    assert len(second["runs"]) == 1 and second["session"] != summary["session"]
 
 
 def test_a_failing_run_names_phase_case_verdict_digests_and_replay(pytester, corpus):
