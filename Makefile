@@ -33,9 +33,12 @@ test: $(STAMP)
 
 # The whole protocol over the shipped corpus (corpus/mhc.toml + corpus/control.toml), concurrent
 # phases under both stream policies; records baselines/control+mhc.<backend>.json when missing.
+# Then the tests marked `stress` (the pytest plugin), spread over the devices with xdist.
 STRESS_ARGS ?=
+STRESS_PYTEST_ARGS ?= -n auto --stress-duration 2
 stress: $(STAMP)
 	$(CLI) run --record-baseline --stream both $(STRESS_ARGS)
+	$(PY) -m pytest -p stress -m stress -q $(STRESS_PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check stress tests benchmarks

@@ -263,9 +263,7 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[str, str]:
             "by a previous call leaks into the next"
         )
     if fails("isolated"):
-        return "self-race", "one case alone on many threads fails: " + where(
-            lambda v: v != "PASS"
-        )
+        return "self-race", "one case alone on many threads fails: " + where(lambda v: v != "PASS")
     if fails("mixed") or fails("interleaved"):
         return "cross-call-contamination", (
             "different cases in flight corrupt each other (isolated and control are clean): "

@@ -49,7 +49,6 @@ CFLAGS = (
 )
 
 
-
 def cflags() -> tuple[str, ...]:
     """The compile flags: CFLAGS, plus -Werror when ACLSIM_WERROR=1 (the test suite and CI set
     it; users' builds do not, so a newer compiler's new warnings cannot break them)."""
