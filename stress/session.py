@@ -222,7 +222,11 @@ class Session:
                     self._run_phase(writer, phase, variant, stream, str(path))
                 writer.sync()
                 if self.shrink_budget > 0:
-                    reproducer = self._reproducer(out, str(path))
+                    try:
+                        reproducer = self._reproducer(out, str(path))
+                    except (ConfigError, OSError, ValueError, KeyError) as exc:
+                        # the findings stand without a reproducer: say why there is none
+                        reproducer = {"verified": False, "note": f"shrinking failed: {exc}"}
             except KeyboardInterrupt:
                 status = "interrupted"
                 raise
@@ -307,8 +311,9 @@ class Session:
                 key=lambda c: -c["failures"],
             )
             for cell in cells[:4]:
-                pair = [by_id[cell["victim"]], by_id[cell["aggressor"]]]
-                pair = list(dict.fromkeys(pair))
+                pair = [by_id[cell["victim"]]]
+                if cell["aggressor"] != cell["victim"]:
+                    pair.append(by_id[cell["aggressor"]])
                 trials += 1
                 if self._trial(
                     "interleaved", "shared", pair, trial_corpus, baseline, cell["victim"], seconds
