@@ -172,39 +172,24 @@ def test_mismatched_baseline_refused_then_forced(tmp_path, baseline):
     assert any("baseline forced" in n for n in report["notes"])
 
 
-def test_interrupted_run_keeps_a_renderable_result_file(tmp_path, baseline):
-    out = tmp_path / "run"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "stress",
-            "run",
-            "--corpus",
-            ADD,
-            "--baseline",
-            str(baseline),
-            "--out",
-            str(out),
-            "--duration",
-            "60",
-            "--quiet",
-            "--seed",
-            "5",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _start_long_run(out, baseline, **popen):
+    """A CLI run with a long budget, returned once it streams isolated-phase records."""
+    argv = [sys.executable, "-m", "stress", "run", "--corpus", ADD, "--baseline", str(baseline),
+            "--out", str(out), "--duration", "60", "--quiet", "--seed", "5"]  # fmt: skip
+    proc = subprocess.Popen(argv, **popen)
     results = out / "results.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if results.exists() and '"phase":"isolated"' in results.read_text():
-            break
+            return proc
         time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail("the run never reached the isolated phase")
+    proc.kill()
+    pytest.fail("the run never reached the isolated phase")
+
+
+def test_interrupted_run_keeps_a_renderable_result_file(tmp_path, baseline):
+    out = tmp_path / "run"
+    proc = _start_long_run(out, baseline, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -225,32 +210,10 @@ def test_interrupted_run_keeps_a_renderable_result_file(tmp_path, baseline):
 
 def test_killed_run_renders_with_report_command(tmp_path, baseline):
     out = tmp_path / "run"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "stress",
-            "run",
-            "--corpus",
-            ADD,
-            "--baseline",
-            str(baseline),
-            "--out",
-            str(out),
-            "--duration",
-            "60",
-            "--quiet",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    proc = _start_long_run(
+        out, baseline, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
-    )
-    results = out / "results.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if results.exists() and '"phase":"isolated"' in results.read_text():
-            break
-        time.sleep(0.1)
+    )  # fmt: skip
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (out / "report.json").exists()
