@@ -1,0 +1,303 @@
+"""End to end: every simulator fault gives its expected diagnosis (benchmarks/detection.py).
+
+Each run goes through :class:`stress.session.Session` with its phases in supervised children
+that get ``ACLSIM_FAULTS`` in their environment (this process never loads a faulty runtime),
+against a baseline recorded serially on the same faulty backend, as a user with that library
+would record it.
+
+The short versions (default suite) run only the phases that matter for each fault, briefly.
+The full versions (``-m slow``) run the whole default protocol, both stream policies, three
+seeds per fault, as ``make stress`` does, plus the CLI for crash and hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from stress.protocol import PHASES, RunConfig
+from stress.session import Session
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = [str(REPO / "corpus/mhc.toml")]
+CONTROL = [str(REPO / "corpus/control.toml")]
+GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23,4095]"]
+
+EXPECTED = {
+    "tiling-race": "cross-call-contamination",
+    "shared-scratch": "self-race",
+    "stale-tail": "order-dependence",
+    "empty-skip": "unwritten-output",
+    "grad-drift": "clean",  # numeric: the stress protocol stays clean, gradcheck says biased
+    "add-race": "runtime-fault",
+    "crash": "crash",
+    "hang": "hang",
+}
+
+
+def _baseline(tmp: Path, fault: str, control: bool) -> Path:
+    path = tmp / f"baseline-{fault}.json"
+    Session(
+        RunConfig(seed=0),
+        CORPUS,
+        CONTROL if control else [],
+        env={"ACLSIM_FAULTS": fault},
+    ).record_baseline(path)
+    return path
+
+
+def run_fault(
+    tmp: Path,
+    fault: str,
+    *,
+    phases: tuple[str, ...] = PHASES,
+    streams: tuple[str, ...] = ("shared", "per-thread"),
+    seed: int = 1,
+    duration: float | None = None,
+    call_timeout: float = 10.0,
+    baseline: Path | None = None,
+) -> dict:
+    """One isolated run with ``ACLSIM_FAULTS=fault``; returns the report."""
+    control = "control" in phases
+    baseline = baseline or _baseline(tmp, fault, control)
+    config = RunConfig(
+        seed=seed,
+        streams=streams,
+        duration=duration,
+        call_timeout=call_timeout,
+        phases=phases,
+    )
+    session = Session(
+        config,
+        CORPUS,
+        CONTROL if control else [],
+        baseline_path=baseline,
+        out_dir=tmp / f"run-{fault}-{seed}",
+        shrink_budget=0,
+        env={"ACLSIM_FAULTS": fault},
+    )
+    return session.run()
+
+
+def verdicts(report: dict) -> dict[str, str]:
+    """{"phase" or "phase/stream": verdict}"""
+    out = {}
+    for p in report["phases"]:
+        key = p["name"] + (f"/{p['variant'].split('=', 1)[1]}" if p["variant"] else "")
+        out[key] = p["verdict"]
+    return out
+
+
+def statuses(report: dict) -> dict[str, str]:
+    return {
+        p["name"] + (f"/{p['variant'].split('=', 1)[1]}" if p["variant"] else ""): p["status"]
+        for p in report["phases"]
+    }
+
+
+# ---- short versions (default suite) ------------------------------------------------------------
+
+
+def test_tiling_race_is_cross_call_contamination(tmp_path):
+    report = run_fault(
+        tmp_path,
+        "tiling-race",
+        phases=("serial", "interleaved", "isolated"),
+        streams=("shared",),
+        duration=1.0,
+    )
+    v = verdicts(report)
+    assert v["serial"] == "PASS", v
+    assert v["isolated"] == "PASS", v  # the same case on 8 threads: identical tiling
+    assert v["interleaved"].startswith("MISMATCH"), v
+    assert report["diagnosis"] == "cross-call-contamination", report["diagnosis"]
+
+
+def test_shared_scratch_is_a_self_race(tmp_path):
+    report = run_fault(
+        tmp_path,
+        "shared-scratch",
+        phases=("serial", "isolated"),
+        streams=("shared", "per-thread"),
+        duration=1.0,
+    )
+    v = verdicts(report)
+    assert v["serial"] == "PASS", v
+    assert v["isolated/shared"] == "PASS", v  # one stream serialises the kernels
+    assert v["isolated/per-thread"].startswith("MISMATCH"), v
+    assert report["diagnosis"] == "self-race"
+
+
+def test_stale_tail_is_order_dependence(tmp_path):
+    report = run_fault(tmp_path, "stale-tail", phases=("serial", "shuffled"))
+    v = verdicts(report)
+    assert v["serial"] == "PASS", v
+    assert v["shuffled"].startswith("MISMATCH"), v
+    assert report["diagnosis"] == "order-dependence"
+
+
+def test_empty_skip_is_an_unwritten_output(tmp_path):
+    report = run_fault(tmp_path, "empty-skip", phases=("serial",))
+    serial = report["phases"][0]
+    assert serial["verdict"] == "UNWRITTEN"
+    empty = next(c for c in serial["cases"] if c["id"] == "empty-batch")
+    assert empty["verdict"] == "UNWRITTEN"
+    # every element of the three non-empty outputs kept the canary
+    assert empty["unwritten"] == {"gradPhi": 24 * 4 * 128, "gradAlpha": 3, "gradBias": 24}
+    assert all(c["verdict"] == "PASS" for c in serial["cases"] if c["id"] != "empty-batch")
+    assert report["diagnosis"] == "unwritten-output"
+
+
+def test_add_race_is_a_runtime_fault(tmp_path):
+    report = run_fault(
+        tmp_path, "add-race", phases=("serial", "control"), streams=("per-thread",), duration=1.5
+    )
+    v = verdicts(report)
+    assert v["serial"] == "PASS", v  # aclnnAdd is not in the corpus under test
+    assert v["control"].startswith("MISMATCH"), v
+    assert report["diagnosis"] == "runtime-fault"
+
+
+@pytest.mark.parametrize("fault, verdict", [("crash", "CRASH"), ("hang", "HANG")])
+def test_crash_and_hang_end_their_phase_and_the_run_goes_on(tmp_path, fault, verdict):
+    started = time.monotonic()
+    report = run_fault(
+        tmp_path,
+        fault,
+        phases=("serial", "mixed", "control"),
+        streams=("shared",),
+        duration=1.5,
+        call_timeout=2.0,
+    )
+    assert time.monotonic() - started < 60
+    v = verdicts(report)
+    assert v == {"serial": "PASS", "mixed": verdict, "control": "PASS"}, v
+    st = statuses(report)
+    assert st["mixed"] == ("crashed" if fault == "crash" else "hung"), st
+    assert st["serial"] == st["control"] == "done", st
+    assert report["diagnosis"] == fault
+
+
+def test_grad_drift_keeps_the_stress_run_clean_and_gradcheck_biased(tmp_path):
+    report = run_fault(tmp_path, "grad-drift", phases=("serial", "shuffled"))
+    assert set(verdicts(report).values()) == {"PASS"}
+    assert report["diagnosis"] == "clean"
+    proc, result = _gradcheck(tmp_path, "grad-drift")
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    rows = {r["element"]: r["verdict"] for r in result["elements"]}
+    assert sum(v == "biased" for v in rows.values()) >= 3, rows  # 4 of 5 at this seed
+
+
+def test_gradcheck_agrees_without_grad_drift(tmp_path):
+    proc, result = _gradcheck(tmp_path, "")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert {r["verdict"] for r in result["elements"]} == {"agrees"}
+
+
+def _gradcheck(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """`aclnn-stress gradcheck --fd reference` on the default (large) shape and seed."""
+    args = [a for e in GRADCHECK_ELEMENTS for a in ("--element", e)]
+    path = tmp / f"gradcheck-{fault or 'clean'}.json"
+    cmd = [sys.executable, "-m", "stress", "gradcheck", "--fd", "reference", "--json", str(path)]
+    proc = subprocess.run(
+        [*cmd, *args],
+        cwd=REPO,
+        env={**os.environ, "ACLSIM_FAULTS": fault, "STRESS_BACKEND": "sim"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return proc, (json.loads(path.read_text()) if path.exists() else {})
+
+
+# ---- full versions (-m slow) ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fault_baselines(tmp_path_factory):
+    cache: dict[str, Path] = {}
+
+    def get(fault: str) -> Path:
+        if fault not in cache:
+            cache[fault] = _baseline(tmp_path_factory.mktemp("baselines"), fault, True)
+        return cache[fault]
+
+    return get
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("fault", list(EXPECTED))
+def test_full_protocol_diagnoses_each_fault(tmp_path, fault_baselines, fault, seed):
+    """The whole default protocol, both stream policies, as `make stress` runs it."""
+    report = run_fault(tmp_path, fault, seed=seed, duration=3.0, baseline=fault_baselines(fault))
+    v = verdicts(report)
+    assert len(v) == 9, v  # 3 single-threaded phases + 3 concurrent phases x 2 stream policies
+    assert report["diagnosis"] == EXPECTED[fault], (report["diagnosis"], v)
+    assert v["serial"] == ("UNWRITTEN" if fault == "empty-skip" else "PASS"), v
+    if fault in ("tiling-race", "shared-scratch", "add-race", "crash", "hang", "grad-drift"):
+        assert v["shuffled"] == "PASS", v  # concurrency faults: single-threaded replay is clean
+    if fault != "add-race":
+        assert v["control/shared"] == v["control/per-thread"] == "PASS", v
+    if fault == "tiling-race":
+        assert v["isolated/shared"] == v["isolated/per-thread"] == "PASS", v
+        assert v["interleaved"] != "PASS", v
+    if fault == "grad-drift":
+        assert _gradcheck(tmp_path, "grad-drift")[0].returncode == 1
+
+
+def _cli(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, dict, float]:
+    baseline = tmp / "baseline.json"
+    out = tmp / "out"
+    cmd = [
+        sys.executable,
+        "-m",
+        "stress",
+        "run",
+        "--record-baseline",
+        "--baseline",
+        str(baseline),
+        "--stream",
+        "both",
+        "--duration",
+        "1.5",
+        "--call-timeout",
+        "2",
+        "--shrink-budget",
+        "0",
+        "--seed",
+        "7",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    started = time.monotonic()
+    proc = subprocess.run(
+        cmd,
+        cwd=REPO,
+        env={**os.environ, "ACLSIM_FAULTS": fault, "STRESS_BACKEND": "sim"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return proc, json.loads((out / "report.json").read_text()), time.monotonic() - started
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault, verdict", [("crash", "CRASH"), ("hang", "HANG")])
+def test_cli_run_reports_every_phase_and_exits_1(tmp_path, fault, verdict):
+    proc, report, seconds = _cli(tmp_path, fault)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert seconds < 180
+    assert report["diagnosis"] == fault
+    v = verdicts(report)
+    assert len(v) == 9, v
+    assert v["serial"] == v["shuffled"] == "PASS", v
+    assert v["control/shared"] == v["control/per-thread"] == "PASS", v
+    assert verdict in v.values(), v
