@@ -216,9 +216,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     session = _session_from(args, for_run=False)
     session.load()
     if not args.out:
-        info = session.backend_info()["fingerprint"]
-        kind = "sim" if info.get("simulator") else info.get("kind", "cann")
-        path = session.default_baseline(kind)
+        path = session.default_baseline(session.backend_info()["fingerprint"])
     else:
         path = Path(args.out)
     table = Table(title=f"recording {path}")

@@ -114,8 +114,13 @@ class Session:
         )
 
     # -- baseline ---------------------------------------------------------------------------
-    def default_baseline(self, backend_kind: str) -> Path:
-        return default_baseline_path([*self.corpus, *self.control], backend_kind)
+    def default_baseline(self, fingerprint: dict[str, Any]) -> Path:
+        """``baselines/<corpus stems>.<backend>.json``; the backend tag is ``cann``, ``sim``, or
+        ``sim-<faults>`` when simulator faults are on (their baselines must not mix)."""
+        tag = "sim" if fingerprint.get("simulator") else fingerprint.get("kind", "cann")
+        if fingerprint.get("faults"):
+            tag += "-" + "+".join(fingerprint["faults"])
+        return default_baseline_path([*self.corpus, *self.control], tag)
 
     def record_baseline(self, path: Path, on_case: Callable[[dict], None] | None = None) -> Path:
         job = {
@@ -155,8 +160,7 @@ class Session:
             self.load()
         info = self.backend_info()
         fingerprint = info["fingerprint"]
-        kind = "sim" if fingerprint.get("simulator") else fingerprint.get("kind", "cann")
-        path = self.baseline_path or self.default_baseline(kind)
+        path = self.baseline_path or self.default_baseline(fingerprint)
         if not Path(path).exists():
             if not self.record_missing:
                 raise ConfigError(

@@ -222,3 +222,11 @@ def test_killed_run_renders_with_report_command(tmp_path, baseline):
     assert "did not finish" in proc.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["phases"][0]["verdict"] == "PASS" and report["status"] == "interrupted"
+
+
+def test_default_baseline_path_is_per_backend_and_fault_set():
+    s = Session(RunConfig(), ["corpus/mhc.toml"], ["corpus/control.toml"])
+    assert str(s.default_baseline({"simulator": True})) == "baselines/control+mhc.sim.json"
+    faulty = {"simulator": True, "faults": ["stale-tail", "tiling-race"]}
+    assert s.default_baseline(faulty).name == "control+mhc.sim-stale-tail+tiling-race.json"
+    assert s.default_baseline({"kind": "cann", "simulator": False}).name == "control+mhc.cann.json"
