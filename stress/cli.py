@@ -53,6 +53,18 @@ def _cmd_info(args: argparse.Namespace) -> int:
 def _cmd_sim(args: argparse.Namespace) -> int:
     from stress import sim
 
+    if args.sim_command == "faults":
+        from stress import acl
+
+        names = acl.runtime("sim").api.aclsimKnownFaults().decode()
+        for name in filter(None, names.split(",")):
+            print(name)
+        print(
+            "enable with ACLSIM_FAULTS=name[,name...]; mechanisms and conditions: "
+            "docs/simulator.md, section Faults",
+            file=sys.stderr,
+        )
+        return EXIT_CLEAN
     try:
         root = sim.build(force=True) if args.sim_command == "build" else sim.root()
     except sim.SimBuildError as exc:
@@ -375,6 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
     simsub = p.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
     simsub.add_parser("path", help="print the simulator root (building it first if needed)")
     simsub.add_parser("build", help="rebuild the simulator now and print its root")
+    simsub.add_parser("faults", help="list the simulator's opt-in faults (ACLSIM_FAULTS)")
     p.set_defaults(func=_cmd_sim)
 
     p = sub.add_parser("ops", help="list the operators and their case parameters")

@@ -258,3 +258,20 @@ def test_cann_kind_loads_a_cann_layout_root(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["cann", "True", "3"]
+
+
+def test_sim_faults_command_lists_the_known_faults(capsys):
+    from stress import cli
+
+    assert cli.main(["sim", "faults"]) == 0
+    names = capsys.readouterr().out.split()
+    assert {
+        "tiling-race",
+        "shared-scratch",
+        "stale-tail",
+        "empty-skip",
+        "grad-drift",
+        "add-race",
+        "crash",
+        "hang",
+    } <= set(names)

@@ -75,6 +75,7 @@ _TABLE = [
     # simulator extras (absent on real CANN)
     _p("aclsimLiveObjects", ASCENDCL, c_int64, c_int32, optional=True),
     _p("aclsimVersion", ASCENDCL, c_char_p, optional=True),
+    _p("aclsimKnownFaults", ASCENDCL, c_char_p, optional=True),
     # --- libnnopbase: tensors, scalars, executors ------------------------------------------
     _p(
         "aclCreateTensor",
