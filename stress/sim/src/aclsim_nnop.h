@@ -99,6 +99,9 @@ ACLSIM_INTERNAL const char *aclsim_shape_str(const int64_t *dims, int n, char *b
 /* ---- executors ---- */
 typedef struct aclsim_executor aclsim_executor;
 
+/* Values an operator's launch hook may pass from phase 2 to its kernel. */
+#define ACLSIM_LAUNCH_ARGS 4
+
 /* What a kernel sees.  inputs/outputs are snapshots taken at launch (addresses updated by
  * aclSetInput/OutputTensorAddr apply to later launches). */
 typedef struct {
@@ -113,6 +116,7 @@ typedef struct {
     uint64_t workspace_size;
     int deterministic; /* aclsim_deterministic() captured in phase 1 */
     uint64_t launch_id; /* process-wide launch counter (varies between runs of one executor) */
+    int64_t launch_args[ACLSIM_LAUNCH_ARGS]; /* filled at phase 2 by the launch hook, if any */
     char *msg;          /* error text; use aclsim_kernel_fail */
     size_t msg_cap;
 } aclsim_kernel_ctx;
@@ -134,6 +138,12 @@ ACLSIM_INTERNAL int aclsim_executor_add_output(aclsim_executor *ex, const char *
                                                const aclsim_tensor_desc *d);
 /* Copy an attribute blob (plain data, no pointers to user memory).  0 or 561101. */
 ACLSIM_INTERNAL int aclsim_executor_set_attrs(aclsim_executor *ex, const void *attrs, size_t size);
+/* Optional: called by phase 2 on the launching thread, just before the enqueue, with the
+ * executor's attrs; it fills the launch's args (zeroed first), which the kernel sees as
+ * k->launch_args.  This is where real CANN copies host-side tiling data into the launch: state
+ * read here is read on the host at launch, not later on the device.  0 or 161002. */
+typedef void (*aclsim_launch_hook)(const void *attrs, int64_t *launch_args);
+ACLSIM_INTERNAL int aclsim_executor_set_launch_hook(aclsim_executor *ex, aclsim_launch_hook hook);
 /* Register the executor, write *workspaceSize and *executor.  Consumes ex on every path. */
 ACLSIM_INTERNAL aclnnStatus aclsim_executor_publish(aclsim_executor *ex, uint64_t *workspaceSize,
                                                     aclOpExecutor **executor);

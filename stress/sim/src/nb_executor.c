@@ -38,6 +38,7 @@ struct aclsim_executor {
     tensor_list in, out;
     void *attrs;
     size_t attrs_size;
+    aclsim_launch_hook launch_hook; /* optional, run at phase 2 on the launching thread */
 };
 
 typedef struct {
@@ -46,6 +47,7 @@ typedef struct {
     void *workspace;
     uint64_t workspace_size;
     uint64_t launch_id;
+    int64_t launch_args[ACLSIM_LAUNCH_ARGS];
 } launch;
 
 static atomic_ullong g_launch_id;
@@ -108,6 +110,12 @@ static int list_add(aclsim_executor *ex, tensor_list *l, const char *name, const
     l->d[l->n] = *d;
     snprintf(l->names[l->n], NAME_CAP, "%s", name ? name : "?");
     l->n++;
+    return 0;
+}
+
+int aclsim_executor_set_launch_hook(aclsim_executor *ex, aclsim_launch_hook hook)
+{
+    ex->launch_hook = hook;
     return 0;
 }
 
@@ -219,6 +227,8 @@ static int launch_task(void *arg, char *msg, size_t cap)
             .workspace_size = L->workspace_size,
             .deterministic = ex->deterministic,
             .launch_id = L->launch_id,
+            .launch_args = {L->launch_args[0], L->launch_args[1], L->launch_args[2],
+                            L->launch_args[3]},
             .msg = msg,
             .msg_cap = cap,
         };
@@ -341,6 +351,8 @@ aclnnStatus aclsim_executor_run(const char *op, void *workspace, uint64_t worksp
     L->workspace = workspace;
     L->workspace_size = ex->workspace_size;
     L->launch_id = atomic_fetch_add(&g_launch_id, 1) + 1;
+    if (ex->launch_hook)
+        ex->launch_hook(ex->attrs, L->launch_args); /* on the launching thread, now */
     if (aclsim_stream_enqueue(s, launch_task, L, launch_release) != 0) {
         L->ex = NULL;
         rc = aclsim_set_error(ACLNN_ERR_RUNTIME_ERROR,

@@ -35,14 +35,17 @@
  *
  * Faults (ACLSIM_FAULTS, read once per call in phase 1 and kept in the executor's attrs; see
  * docs/simulator.md "Faults").  Each is a real mechanism, not a branch that fakes a result:
- *   tiling-race     phase 1 publishes (blocks, tokens per block) in process-wide statics; the
- *                   kernel reads tokens per block when it starts and the block count to reduce
- *                   when its reduction starts.  The launch's own grid (its block count, which
+ *   tiling-race     phase 1 publishes (blocks, tokens per block) in process-wide statics;
+ *                   phase 2 copies them into the launch (as CANN copies host tiling data into
+ *                   a launch), and the kernel partitions its tokens and bounds its reduction by
+ *                   that copy.  The race window is the host's, between a call's phase 1 and
+ *                   its phase 2.  The launch's own grid (its block count, which
  *                   sized its workspace) and its own token count bound it; the last block takes
  *                   the remaining tokens, so every gradX row is still written once, but another
  *                   shape's phase 1 in between regroups the tokens (different rounding) or makes
  *                   the reduction drop blocks (tokens missing from gradPhi/gradBias/gradAlpha).
- *                   Serial replay: phase 1 and its kernel are never separated by another phase 1.
+ *                   Serial replay: a call's phase 1 and phase 2 are never separated by another
+ *                   call's phase 1.
  *   shared-scratch  the reduction target is one device-wide buffer (g_scratch): the kernel
  *                   zeroes it when it starts, accumulates the block partials into it, copies it
  *                   out at the end.  Two kernels executing at once (different streams) add into /
@@ -117,6 +120,17 @@ typedef struct {
 
 /* tiling-race: the last phase 1's partition. */
 static atomic_llong g_race_tpb, g_race_blocks;
+
+/* tiling-race: phase 2 copies the published partition into the launch, as CANN copies the
+ * host-side tiling data into a kernel launch.  The race window is therefore the host's, between
+ * this call's phase 1 and its phase 2 (the workspace allocation lies in it): another call's
+ * phase 1 in that window hands this launch the other shape's partition. */
+static void race_launch_hook(const void *attrs, int64_t *args)
+{
+    (void)attrs;
+    args[0] = atomic_load(&g_race_tpb);
+    args[1] = atomic_load(&g_race_blocks);
+}
 
 /* hang: A guards the tiling cache, B the reduction unit.  Phase 1 takes A then B; the kernel
  * takes B then A. */
@@ -241,6 +255,7 @@ typedef struct {
     int deterministic;
     uint32_t faults;      /* BWD_F_*                                                        */
     int64_t tpb;          /* tokens per block of the partition (tiling-race: the static's)  */
+    int64_t race_blocks;  /* tiling-race: block count of the static's partition, else 0     */
     float (*ub)[MHC_D + 3]; /* stale-tail: the executing core's buffer (else NULL)          */
     int64_t first_block; /* non-deterministic dispatch rotation */
     int64_t reduce_n;    /* deterministic: block partials the reduction sums */
@@ -428,8 +443,8 @@ static int64_t reduce_blocks(const bwd_run *r)
 {
     int64_t n = r->t->blocks;
     if (r->faults & BWD_F_TILING_RACE) {
-        int64_t pub = atomic_load(&g_race_blocks);
-        if (pub < n)
+        int64_t pub = r->race_blocks;
+        if (pub > 0 && pub < n)
             n = pub;
     }
     return n;
@@ -613,9 +628,10 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
     float *out_phi = r.gphi, *out_bias = r.gbias, *out_alpha = r.galpha;
     const size_t DK = (size_t)(MHC_D * t->K);
     if (r.faults & BWD_F_TILING_RACE) {
-        /* the partition as published by the latest phase 1, read when the kernel starts */
-        int64_t tpb = atomic_load(&g_race_tpb);
+        /* the partition as the latest phase 1 had published it when this launch was made */
+        int64_t tpb = k->launch_args[0];
         r.tpb = tpb > 0 ? tpb : t->tokens_per_block;
+        r.race_blocks = k->launch_args[1];
     }
     if (r.faults & BWD_F_STALE_TAIL)
         r.ub = t_ub; /* this stream worker's buffer */
@@ -827,7 +843,7 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
     if (t->M > 0) {
         if (aclsim_fault("tiling-race")) {
             attrs.faults |= BWD_F_TILING_RACE;
-            atomic_store(&g_race_tpb, t->tokens_per_block); /* read by the kernel, later */
+            atomic_store(&g_race_tpb, t->tokens_per_block); /* read back at phase 2 */
             atomic_store(&g_race_blocks, t->blocks);
         }
         if (aclsim_fault("shared-scratch"))
@@ -873,6 +889,8 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
         rc = aclsim_executor_add_output(ex, names[i], &d[i]);
     if (!rc)
         rc = aclsim_executor_set_attrs(ex, &attrs, sizeof attrs);
+    if (!rc && (attrs.faults & BWD_F_TILING_RACE))
+        rc = aclsim_executor_set_launch_hook(ex, race_launch_hook);
     if (rc) {
         aclsim_executor_discard(ex);
         if (published)
