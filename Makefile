@@ -12,9 +12,9 @@ PYTEST_ARGS ?=
 all: test
 
 help:
-	@echo "make test     create .venv, install, run the test suite (short stress included)"
+	@echo "make test     create .venv, install, ruff, run the test suite (short stress included)"
 	@echo "make stress   create .venv, install, run the stress protocol over the shipped corpus"
-	@echo "make lint     ruff over the package, tests and benchmarks"
+	@echo "make lint     ruff (lint and format check) over the package, tests, benchmarks, examples"
 	@echo "make bench    run the benchmarks in benchmarks/"
 	@echo "make bench-detect   detection power per simulated fault vs a naive harness (long)"
 	@echo "make clean    remove .venv and caches"
@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-test: $(STAMP)
+test: $(STAMP) lint
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 # The whole protocol over the shipped corpus (corpus/mhc.toml + corpus/control.toml), concurrent
@@ -41,8 +41,8 @@ stress: $(STAMP)
 	$(PY) -m pytest -p stress -m stress -q $(STRESS_PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check stress tests benchmarks
-	$(VENV)/bin/ruff format --check stress tests benchmarks
+	$(VENV)/bin/ruff check stress tests benchmarks examples
+	$(VENV)/bin/ruff format --check stress tests benchmarks examples
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

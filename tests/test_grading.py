@@ -89,8 +89,17 @@ def _phases(**verdicts):
         ({"serial": "PASS", "mixed": "HANG", "control": "PASS"}, "hang"),
         ({"serial": "MISMATCH", "mixed": "PASS"}, "baseline-mismatch"),
         # a stale read fails shuffled *and* the concurrent phases: single-threaded wins
-        ({"serial": "PASS", "shuffled": "MISMATCH", "interleaved": "MISMATCH",
-          "isolated": "MISMATCH", "mixed": "MISMATCH", "control": "PASS"}, "order-dependence"),
+        (
+            {
+                "serial": "PASS",
+                "shuffled": "MISMATCH",
+                "interleaved": "MISMATCH",
+                "isolated": "MISMATCH",
+                "mixed": "MISMATCH",
+                "control": "PASS",
+            },
+            "order-dependence",
+        ),
     ],
 )
 def test_diagnosis_patterns(verdicts, expected):
