@@ -471,10 +471,9 @@ def _sim_device_count() -> int | None:
 
 def _resolved_kind(backend: str | None) -> str:
     """``sim`` or ``cann`` without loading anything (None: not decidable cheaply)."""
-    import sys
+    from stress.acl.runtime import loaded_runtime
 
-    module = sys.modules.get("stress.acl.runtime")
-    rt = getattr(module, "_runtime", None)
+    rt = loaded_runtime()
     if rt is not None:
         return "sim" if rt.is_simulator else "cann"
     kind = backend or "auto"

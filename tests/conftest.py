@@ -44,9 +44,8 @@ def _restore_process_options():
     """Process-level runtime options (ACL_OPT_DETERMINISTIC) are global: reset after each test
     so that tests do not depend on their order."""
     yield
-    import sys
+    from stress.acl.runtime import loaded_runtime
 
-    module = sys.modules.get("stress.acl.runtime")
-    rt = getattr(module, "_runtime", None)
+    rt = loaded_runtime()
     if rt is not None and rt.api.has("aclrtSetSysParamOpt"):
         rt.set_deterministic(False)

@@ -30,7 +30,7 @@ from stress.acl.errors import (
     BackendError,
 )
 from stress.acl.memory import DeviceBuffer
-from stress.acl.runtime import Context, Device, Runtime, Stream, runtime
+from stress.acl.runtime import Context, Device, Runtime, Stream, loaded_runtime, runtime
 from stress.acl.tensor import DeviceTensor, Scalar, acl_dtype, numpy_dtype
 from stress.acl.twostage import PreparedCall, prepare, run
 
@@ -64,6 +64,7 @@ __all__ = [
     "SysParamOpt",
     "acl_dtype",
     "discover",
+    "loaded_runtime",
     "numpy_dtype",
     "prepare",
     "run",

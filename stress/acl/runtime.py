@@ -18,7 +18,7 @@ from stress.acl.backend import Backend, discover
 from stress.acl.enums import Status, SysParamOpt
 from stress.acl.errors import AclContextError, BackendError, error_for
 
-__all__ = ["Context", "Device", "Runtime", "Stream", "runtime"]
+__all__ = ["Context", "Device", "Runtime", "Stream", "loaded_runtime", "runtime"]
 
 LIVE_OBJECT_KINDS = (
     "allocations",
@@ -250,3 +250,8 @@ def runtime(backend: Backend | str | None = None) -> Runtime:
                     f"{_runtime.backend.root}; CANN cannot be loaded twice: use a new process"
                 )
         return _runtime
+
+
+def loaded_runtime() -> Runtime | None:
+    """The process's :class:`Runtime` if one was created, else None (loads nothing)."""
+    return _runtime
