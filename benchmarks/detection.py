@@ -14,7 +14,8 @@ seeds with a fixed time budget per run:
   sha256 against the serial baseline, no barrier, no stage interleaving, stops at the first
   mismatch), with the same total time budget.
 
-Writes ``benchmarks/results/detection.json`` and ``.md`` (the README shows the table).
+Writes ``benchmarks/results/detection.json`` and ``.md`` (the README shows the table) after
+every fault; rows of faults not measured in this run are kept, so ``--faults`` fills in gaps.
 
     .venv/bin/python benchmarks/detection.py [--seeds 10] [--faults tiling-race,...]
         [--phase-duration 3] [--out benchmarks/results]
@@ -54,8 +55,8 @@ CONTROL = ["corpus/control.toml"]
 GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23,4095]"]
 
 
-def _first_failure(out: Path) -> float | None:
-    """Seconds from the run's start to its first failing call record."""
+def _first_failure(out: Path) -> tuple[float | None, str | None]:
+    """Seconds from the run's start to its first failing call record, and that record's phase."""
     path = out / "results.jsonl"
     for line in path.read_text().splitlines():
         try:
@@ -72,8 +73,8 @@ def _first_failure(out: Path) -> float | None:
         if rec.get("status") == "error" and rec.get("match"):
             bad = False
         if bad:
-            return rec.get("elapsed")
-    return None
+            return rec.get("elapsed"), rec.get("phase")
+    return None, None
 
 
 def framework_run(fault: str, seed: int, baseline: Path, work: Path, duration: float) -> dict:
@@ -91,10 +92,12 @@ def framework_run(fault: str, seed: int, baseline: Path, work: Path, duration: f
         os.environ.pop("ACLSIM_FAULTS", None)
     total = time.monotonic() - started
     diagnosis = report["diagnosis"]
+    first_s, first_phase = _first_failure(out)
     result = {
         "diagnosis": diagnosis,
         "seconds": round(total, 1),
-        "first_failure_s": _first_failure(out),
+        "first_failure_s": first_s,
+        "first_failure_phase": first_phase,
     }
     if fault == "grad-drift":
         t0 = time.monotonic()
@@ -200,7 +203,8 @@ def main() -> int:
                 fw.append(r)
                 print(
                     f"{name:15} seed {seed:2} framework: {r['diagnosis']:25} "
-                    f"detect {r['time_to_detect']} s  total {r['seconds']} s",
+                    f"detect {r['time_to_detect']} s ({r['first_failure_phase']})  "
+                    f"total {r['seconds']} s",
                     flush=True,
                 )
             budget = args.naive_budget or _median([r["seconds"] for r in fw]) or 30.0
@@ -232,22 +236,47 @@ def main() -> int:
                 row["framework_false_positives"] = sum(r["detected"] for r in fw)
                 row["naive_false_positives"] = sum(r["detected"] for r in nv)
             rows.append(row)
-    (out_dir / "detection.json").write_text(json.dumps(rows, indent=1) + "\n")
+            _write(out_dir, rows)
+    print(_write(out_dir, rows), end="")
+    return 0
+
+
+def _write(out_dir: Path, rows: list[dict]) -> str:
+    """Write the JSON and the Markdown table, keeping rows of faults this run did not measure.
+
+    Called after every fault, so an interrupted benchmark keeps what it measured and a later
+    ``--faults`` run fills in the rest.
+    """
+    path = out_dir / "detection.json"
+    fresh = {r["fault"] for r in rows}
+    kept: list[dict] = []
+    if path.exists():
+        try:
+            kept = [r for r in json.loads(path.read_text()) if r.get("fault") not in fresh]
+        except (json.JSONDecodeError, AttributeError, TypeError):
+            kept = []
+    order = [f or "(clean)" for f in EXPECTED]
+    merged = sorted(
+        kept + rows, key=lambda r: order.index(r["fault"]) if r["fault"] in order else len(order)
+    )
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(merged, indent=1) + "\n")
+    os.replace(tmp, path)
     md = [
         "| fault | expected diagnosis | framework detected | diagnosis correct | "
         "median time to detect | naive detected | naive median time |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
-    for r in rows:
+    for r in merged:
         n = r["seeds"]
         md.append(
             f"| {r['fault']} | {r['expected']} | {r['framework_detected']}/{n} | "
             f"{r['framework_correct']}/{n} | {_fmt(r['framework_median_ttd_s'])} | "
             f"{r['naive_detected']}/{n} | {_fmt(r['naive_median_ttd_s'])} |"
         )
-    (out_dir / "detection.md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
-    return 0
+    text = "\n".join(md) + "\n"
+    (out_dir / "detection.md").write_text(text)
+    return text
 
 
 def _fmt(v) -> str:
