@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -186,7 +187,15 @@ def main() -> int:
         help="naive harness time budget (default: the framework's median run time)",
     )
     ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument(
+        "--render-only",
+        action="store_true",
+        help="only re-render detection.md from the existing detection.json",
+    )
     args = ap.parse_args()
+    if args.render_only:
+        print(_write(Path(args.out), []), end="")
+        return 0
     faults = [f.strip() for f in args.faults.split(",") if f.strip()] + [""]
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -264,19 +273,30 @@ def _write(out_dir: Path, rows: list[dict]) -> str:
     os.replace(tmp, path)
     md = [
         "| fault | expected diagnosis | framework detected | diagnosis correct | "
-        "median time to detect | naive detected | naive median time |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "median time to detect | found first by | naive detected | naive median time |",
+        "|---|---|---:|---:|---:|---|---:|---:|",
     ]
     for r in merged:
         n = r["seeds"]
         md.append(
             f"| {r['fault']} | {r['expected']} | {r['framework_detected']}/{n} | "
             f"{r['framework_correct']}/{n} | {_fmt(r['framework_median_ttd_s'])} | "
-            f"{r['naive_detected']}/{n} | {_fmt(r['naive_median_ttd_s'])} |"
+            f"{_phases(r)} | {r['naive_detected']}/{n} | {_fmt(r['naive_median_ttd_s'])} |"
         )
     text = "\n".join(md) + "\n"
     (out_dir / "detection.md").write_text(text)
     return text
+
+
+def _phases(row: dict) -> str:
+    """The phases whose records failed first, most frequent first (e.g. ``interleaved 10``)."""
+    if row["fault"] == "grad-drift":
+        return "gradcheck"
+    counts = Counter(
+        r.get("first_failure_phase") for r in row.get("framework_runs", []) if r.get("detected")
+    )
+    counts.pop(None, None)
+    return ", ".join(f"{p} {n}" for p, n in counts.most_common()) or "—"
 
 
 def _fmt(v) -> str:
