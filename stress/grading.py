@@ -257,16 +257,29 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[str, str]:
             "serial replay disagrees with the baseline: the operator changed or is not "
             "deterministic (re-record the baseline)"
         )
+
+    def ruled_out(names: tuple[str, ...]) -> str:
+        """What the clean phases rule out, and which of them this run skipped."""
+        ran = [n for n in names if n in by_name]
+        skipped = [n for n in names if n not in by_name]
+        text = f"{' and '.join(ran)} clean" if ran else ""
+        if skipped:
+            text += ("; " if text else "") + f"{' and '.join(skipped)} not run"
+        return text
+
     if fails("shuffled"):
         return "order-dependence", (
             "single-threaded calls in random order fail while serial repeats pass: state left "
             "by a previous call leaks into the next"
+            if "serial" in by_name
+            else "single-threaded calls in random order fail (serial not run, so a baseline "
+            "mismatch is not ruled out): " + where(lambda v: v != "PASS")
         )
     if fails("isolated"):
         return "self-race", "one case alone on many threads fails: " + where(lambda v: v != "PASS")
     if fails("mixed") or fails("interleaved"):
         return "cross-call-contamination", (
-            "different cases in flight corrupt each other (isolated and control are clean): "
-            + where(lambda v: v.startswith("MISMATCH") or v == "ERROR")
+            f"different cases in flight corrupt each other ({ruled_out(('isolated', 'control'))}"
+            "): " + where(lambda v: v.startswith("MISMATCH") or v == "ERROR")
         )
     return "clean", "every phase passed"

@@ -117,3 +117,14 @@ def test_interference_matrix_counts_victims():
     cells = {(c["victim"], c["aggressor"]): c for c in m["cells"]}
     assert cells[("a", "b")]["failures"] == 1 and cells[("b", "a")]["failures"] == 0
     assert m["victims"] == ["a", "b"]
+
+
+def test_explanation_does_not_claim_phases_that_did_not_run():
+    _, full = diagnose(_phases(serial="PASS", isolated="PASS", mixed="MISMATCH", control="PASS"))
+    assert "isolated and control clean" in full and "not run" not in full
+    _, alone = diagnose(_phases(interleaved="MISMATCH"))
+    assert "isolated and control not run" in alone and "clean" not in alone.split(":")[0]
+    _, partial = diagnose(_phases(isolated="PASS", mixed="MISMATCH"))
+    assert "isolated clean; control not run" in partial
+    _, shuffled_only = diagnose(_phases(shuffled="MISMATCH"))
+    assert "serial not run" in shuffled_only
