@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -62,6 +63,7 @@ def run_fault(
     duration: float | None = None,
     call_timeout: float = 10.0,
     baseline: Path | None = None,
+    shrink_budget: float = 0,
 ) -> dict:
     """One isolated run with ``ACLSIM_FAULTS=fault``; returns the report."""
     control = "control" in phases
@@ -79,7 +81,7 @@ def run_fault(
         CONTROL if control else [],
         baseline_path=baseline,
         out_dir=tmp / f"run-{fault}-{seed}",
-        shrink_budget=0,
+        shrink_budget=shrink_budget,
         env={"ACLSIM_FAULTS": fault},
     )
     return session.run()
@@ -117,6 +119,33 @@ def test_tiling_race_is_cross_call_contamination(tmp_path):
     assert v["isolated"] == "PASS", v  # the same case on 8 threads: identical tiling
     assert v["interleaved"].startswith("MISMATCH"), v
     assert report["diagnosis"] == "cross-call-contamination", report["diagnosis"]
+
+
+def test_tiling_race_shrinks_to_a_pair_whose_replay_command_fails(tmp_path):
+    report = run_fault(
+        tmp_path,
+        "tiling-race",
+        phases=("serial", "interleaved"),
+        streams=("shared",),
+        shrink_budget=60,
+    )
+    repro = report["reproducer"]
+    assert repro["phase"] == "interleaved" and repro["verified"], repro
+    assert len(repro["cases"]) == 2, repro  # one victim, one aggressor of another shape
+    env_part, _, cli = repro["command"].partition(" aclnn-stress ")
+    assert env_part == "ACLSIM_FAULTS=tiling-race", repro["command"]
+    out = tmp_path / "replayed"
+    proc = subprocess.run(
+        [sys.executable, "-m", "stress", *shlex.split(cli), "--out", str(out), "--quiet"],
+        cwd=REPO,
+        env={**os.environ, "ACLSIM_FAULTS": "tiling-race", "STRESS_BACKEND": "sim"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    replayed = json.loads((out / "report.json").read_text())
+    assert replayed["diagnosis"] == "cross-call-contamination"
 
 
 def test_shared_scratch_is_a_self_race(tmp_path):
