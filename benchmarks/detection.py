@@ -39,18 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from stress.isolate import run_child
 from stress.protocol import RunConfig
 from stress.session import Session
+from stress.sim.faults import EXPECTED as FAULTS
 
-EXPECTED = {
-    "tiling-race": "cross-call-contamination",
-    "shared-scratch": "self-race",
-    "stale-tail": "order-dependence",
-    "empty-skip": "unwritten-output",
-    "grad-drift": "clean",  # the stress protocol stays clean; gradcheck must say biased
-    "add-race": "runtime-fault",
-    "crash": "crash",
-    "hang": "hang",
-    "": "clean",
-}
+# the run's expected diagnosis per fault (grad-drift: the stress protocol stays clean,
+# gradcheck must say biased), and the clean simulator
+EXPECTED = {name: diagnosis for name, (diagnosis, _) in FAULTS.items()} | {"": "clean"}
 CORPUS = ["corpus/mhc.toml"]
 CONTROL = ["corpus/control.toml"]
 GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23,4095]"]

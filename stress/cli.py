@@ -6,6 +6,7 @@ Exit codes: 0 clean, 1 findings, 2 usage / configuration / environment error.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import secrets
 import signal
@@ -55,14 +56,27 @@ def _cmd_sim(args: argparse.Namespace) -> int:
 
     if args.sim_command == "faults":
         from stress import acl
+        from stress.sim.faults import catalogue
 
-        names = acl.runtime("sim").api.aclsimKnownFaults().decode()
-        for name in filter(None, names.split(",")):
-            print(name)
-        print(
-            "enable with ACLSIM_FAULTS=name[,name...]; mechanisms and conditions: "
-            "docs/simulator.md, section Faults",
-            file=sys.stderr,
+        faults = catalogue(acl.runtime("sim").api)
+        if args.json:
+            print(json.dumps([dataclasses.asdict(f) for f in faults], indent=2))
+            return EXIT_CLEAN
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="simulator faults (ACLSIM_FAULTS=name[,name...])")
+        for col in ("fault", "expected diagnosis", "found by"):
+            table.add_column(col)
+        for f in faults:
+            table.add_row(f.name, f.expected, f.found_by)
+        console = Console()
+        console.print(table)
+        for f in faults:
+            console.print(f"[bold]{f.name}[/bold]: {f.description}", highlight=False)
+        console.print(
+            "Record the baseline with the same ACLSIM_FAULTS; conditions and how each phase "
+            "sees each fault: docs/simulator.md, section Faults."
         )
         return EXIT_CLEAN
     try:
@@ -387,7 +401,11 @@ def build_parser() -> argparse.ArgumentParser:
     simsub = p.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
     simsub.add_parser("path", help="print the simulator root (building it first if needed)")
     simsub.add_parser("build", help="rebuild the simulator now and print its root")
-    simsub.add_parser("faults", help="list the simulator's opt-in faults (ACLSIM_FAULTS)")
+    fp = simsub.add_parser(
+        "faults",
+        help="list the simulator's opt-in faults (ACLSIM_FAULTS) and what each should be found as",
+    )
+    fp.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=_cmd_sim)
 
     p = sub.add_parser("ops", help="list the operators and their case parameters")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import json
 import subprocess
 import sys
 import threading
@@ -262,16 +263,21 @@ def test_cann_kind_loads_a_cann_layout_root(tmp_path):
 
 def test_sim_faults_command_lists_the_known_faults(capsys):
     from stress import cli
+    from stress.sim.faults import EXPECTED
 
+    assert cli.main(["sim", "faults", "--json"]) == 0
+    faults = json.loads(capsys.readouterr().out)
+    # the simulator's list and the framework's table of expected diagnoses agree exactly
+    assert [f["name"] for f in faults] == list(EXPECTED)
+    for f in faults:
+        assert (f["expected"], f["found_by"]) == EXPECTED[f["name"]]
+        assert f["description"].startswith("aclnn"), f  # names the operator it lives in
     assert cli.main(["sim", "faults"]) == 0
-    names = capsys.readouterr().out.split()
-    assert {
-        "tiling-race",
-        "shared-scratch",
-        "stale-tail",
-        "empty-skip",
-        "grad-drift",
-        "add-race",
-        "crash",
-        "hang",
-    } <= set(names)
+    table = capsys.readouterr().out
+    assert "cross-call-contamination" in table and "tiling-race:" in table
+
+
+def test_fault_description_of_an_unknown_name_is_null():
+    api = acl.runtime("sim").api
+    assert api.aclsimFaultDescription(b"no-such-fault") is None
+    assert b"lock" in api.aclsimFaultDescription(b"hang")

@@ -25,6 +25,7 @@ RUNTIME = {
     "aclsysGetVersionStr", "aclrtSetSysParamOpt", "aclrtGetSysParamOpt", "aclrtCtxSetSysParamOpt",
     "aclrtCtxGetSysParamOpt", "aclGetRecentErrMsg",
     "aclsimLiveObjects", "aclsimVersion", "aclsimStreamDelay", "aclsimKnownFaults",
+    "aclsimFaultDescription",
 }  # fmt: skip
 NNOPBASE = {
     "aclCreateTensor", "aclDestroyTensor", "aclCreateScalar", "aclDestroyScalar",

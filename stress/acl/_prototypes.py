@@ -76,6 +76,7 @@ _TABLE = [
     _p("aclsimLiveObjects", ASCENDCL, c_int64, c_int32, optional=True),
     _p("aclsimVersion", ASCENDCL, c_char_p, optional=True),
     _p("aclsimKnownFaults", ASCENDCL, c_char_p, optional=True),
+    _p("aclsimFaultDescription", ASCENDCL, c_char_p, c_char_p, optional=True),
     # --- libnnopbase: tensors, scalars, executors ------------------------------------------
     _p(
         "aclCreateTensor",

@@ -200,6 +200,8 @@ ACLSIM_API const char *aclsimVersion(void);
 ACLSIM_API aclError aclsimStreamDelay(aclrtStream stream, int32_t ms);
 /* Comma-separated names accepted in ACLSIM_FAULTS ("" when there are none). */
 ACLSIM_API const char *aclsimKnownFaults(void);
+/* One line on a fault's mechanism and where it lives; NULL for an unknown name. */
+ACLSIM_API const char *aclsimFaultDescription(const char *name);
 
 /* ---- libnnopbase.so ------------------------------------------------------------------------ */
 ACLSIM_API aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,

@@ -22,8 +22,8 @@ typedef struct {
 static const fault_info k_faults[] = {
     {"tiling-race",
      "aclnnMhcPreSinkhornBackward: phase 1 publishes its partition (blocks, tokens per block) in "
-     "process-wide static state that the kernel reads when it executes; another shape's phase 1 "
-     "in between changes how the kernel splits and reduces its tokens (op_mhc_pre_sinkhorn_"
+     "process-wide static state that phase 2 copies into the launch; another shape's phase 1 in "
+     "between changes how the kernel splits and reduces its tokens (op_mhc_pre_sinkhorn_"
      "backward.c)"},
     {"shared-scratch",
      "aclnnMhcPreSinkhornBackward: the kernel reduces gradPhi/gradBias/gradAlpha through one "
@@ -91,6 +91,12 @@ ACLSIM_API const char *aclsimKnownFaults(void)
         atomic_store(&g_known_ready, 1);
     }
     return g_known;
+}
+
+ACLSIM_API const char *aclsimFaultDescription(const char *name)
+{
+    int i = name ? fault_index(name, strlen(name)) : -1;
+    return i >= 0 ? k_faults[i].description : NULL;
 }
 
 int rt_faults_configure(const char *spec, char *err, size_t cap)

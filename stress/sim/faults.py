@@ -1,0 +1,53 @@
+"""The simulator's opt-in faults and what the framework should say about each.
+
+The names and one-line mechanisms live in the simulator (``k_faults`` in ``src/rt_faults.c``,
+read through ``aclsimKnownFaults`` / ``aclsimFaultDescription``); this table adds what the
+framework is expected to conclude and which protocol phase should see it first, so the CLI,
+the tests and ``benchmarks/detection.py`` share one answer. A test keeps both lists equal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["EXPECTED", "Fault", "catalogue"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault: its name, the run's expected diagnosis, the phase that should catch it."""
+
+    name: str
+    expected: str
+    found_by: str
+    description: str = ""
+
+
+#: name -> (expected diagnosis, the phase or tool that should catch it). ``grad-drift`` is
+#: numeric: the stress protocol stays ``clean`` and ``aclnn-stress gradcheck`` says ``biased``.
+EXPECTED: dict[str, tuple[str, str]] = {
+    "tiling-race": ("cross-call-contamination", "interleaved, mixed"),
+    "shared-scratch": ("self-race", "isolated (per-thread streams)"),
+    "stale-tail": ("order-dependence", "shuffled"),
+    "empty-skip": ("unwritten-output", "serial (canary)"),
+    "grad-drift": ("clean", "aclnn-stress gradcheck -> biased"),
+    "add-race": ("runtime-fault", "control (per-thread streams)"),
+    "crash": ("crash", "interleaved, mixed"),
+    "hang": ("hang", "isolated, mixed"),
+}
+
+
+def catalogue(api) -> list[Fault]:
+    """The faults the loaded simulator knows, in its order, with their descriptions.
+
+    ``api`` is a bound simulator API (``stress.acl.runtime("sim").api``). A fault the simulator
+    has but this table lacks is still listed, with ``expected`` "?" so the gap is visible.
+    """
+    names = [n for n in (api.aclsimKnownFaults() or b"").decode().split(",") if n]
+    describe = api.aclsimFaultDescription if api.has("aclsimFaultDescription") else None
+    out = []
+    for name in names:
+        expected, found_by = EXPECTED.get(name, ("?", "?"))
+        text = (describe(name.encode()) or b"").decode() if describe else ""
+        out.append(Fault(name, expected, found_by, text))
+    return out
