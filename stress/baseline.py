@@ -34,6 +34,7 @@ __all__ = [
     "CaseBaseline",
     "OutputBaseline",
     "atomic_write_bytes",
+    "backend_tag",
     "default_baseline_path",
 ]
 
@@ -267,6 +268,15 @@ def _storable(arr: np.ndarray) -> np.ndarray:
 def _restore(arr: np.ndarray, dtype_name: str) -> np.ndarray:
     target = np.dtype(ml_dtypes.bfloat16) if dtype_name == "bfloat16" else np.dtype(dtype_name)
     return arr.view(target) if arr.dtype != target else arr
+
+
+def backend_tag(fingerprint: Mapping[str, Any]) -> str:
+    """The backend part of a baseline file name: ``cann``, ``sim``, or ``sim-<fault>+<fault>``
+    when simulator faults are on (baselines of different fault sets must not mix)."""
+    tag = "sim" if fingerprint.get("simulator") else fingerprint.get("kind", "cann")
+    if fingerprint.get("faults"):
+        tag += "-" + "+".join(fingerprint["faults"])
+    return tag
 
 
 def default_baseline_path(corpus_paths: Iterable[str | Path], backend_kind: str) -> Path:

@@ -32,16 +32,18 @@ import hashlib
 import json
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import tomli_w
 
 from stress import ops
 from stress.errors import ConfigError
 from stress.ops.spec import OpSpec
 
-__all__ = ["Case", "Expect", "load_corpus", "load_corpus_file"]
+__all__ = ["Case", "Expect", "corpus_text", "load_corpus", "load_corpus_file"]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _CASE_KEYS = {"id", "op", "seed", "expect", "description"}
@@ -208,3 +210,20 @@ def load_corpus(paths: Iterable[str | Path]) -> list[Case]:
     if not cases:
         raise ConfigError("no corpus given: pass --corpus PATH (e.g. corpus/mhc.toml)")
     return cases
+
+
+def corpus_text(cases: Sequence[Case], comment: str = "") -> str:
+    """The TOML of ``cases`` (with each case's description): loads back to the same cases."""
+    entries = []
+    for case in cases:
+        entry: dict[str, Any] = {"id": case.id, "op": case.op, "seed": case.seed}
+        if case.description:
+            entry["description"] = case.description
+        for key, value in case.params.items():
+            if value is not None:  # TOML has no null: an absent parameter takes its default
+                entry[key] = list(value) if isinstance(value, tuple) else value
+        if case.expect is not None:
+            entry["expect"] = case.expect.to_json()
+        entries.append(entry)
+    header = "".join(f"# {line}\n" for line in comment.splitlines())
+    return header + tomli_w.dumps({"case": entries})

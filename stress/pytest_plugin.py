@@ -151,6 +151,7 @@ class _State:
         if self.runner is not None:
             return self.runner
         from stress._pytest_run import BaselineStore, StressRunner
+        from stress.baseline import backend_tag
         from stress.errors import ConfigError
 
         try:
@@ -172,7 +173,7 @@ class _State:
             pytest.fail("stress: the backend reports no devices", pytrace=False)
         device = (self.device_base + self.worker_index) % count
         kind = "sim" if fingerprint.get("simulator") else fingerprint.get("kind", "cann")
-        store = BaselineStore(self.baseline_path(kind))
+        store = BaselineStore(self.baseline_path(backend_tag(fingerprint)))
         runner = StressRunner(
             backend=self.backend,
             device=device,
@@ -196,18 +197,16 @@ class _State:
         }
         return runner
 
-    def baseline_path(self, kind: str) -> Path:
+    def baseline_path(self, tag: str) -> Path:
+        """``pytest.<backend tag>.json`` (``sim``, ``cann``, ``sim-<faults>``: a fault may show
+        in serial replay too, so each fault set keeps its own file)."""
         if self.baseline_dir is not None:
             root = self.baseline_dir
         elif getattr(self.config, "cache", None) is not None:
             root = Path(self.config.cache.mkdir("stress-baselines"))
         else:
             root = self.out_root / "baselines"
-        faults = os.environ.get("ACLSIM_FAULTS", "").strip() if kind == "sim" else ""
-        if faults:  # a fault may show in serial replay too: keep such baselines apart
-            tag = re.sub(r"[^A-Za-z0-9_.-]+", "+", ",".join(sorted(faults.split(","))))
-            return root / f"pytest.{kind}.faults-{tag.strip('+')}.json"
-        return root / f"pytest.{kind}.json"
+        return root / f"pytest.{tag}.json"
 
 
 _STATE = pytest.StashKey[_State]()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stress import __version__
-from stress.baseline import Baseline, default_baseline_path
+from stress.baseline import Baseline, backend_tag, default_baseline_path
 from stress.corpus import Case, load_corpus
 from stress.errors import ConfigError
 from stress.grading import grade_phase
@@ -117,10 +117,7 @@ class Session:
     def default_baseline(self, fingerprint: dict[str, Any]) -> Path:
         """``baselines/<corpus stems>.<backend>.json``; the backend tag is ``cann``, ``sim``, or
         ``sim-<faults>`` when simulator faults are on (their baselines must not mix)."""
-        tag = "sim" if fingerprint.get("simulator") else fingerprint.get("kind", "cann")
-        if fingerprint.get("faults"):
-            tag += "-" + "+".join(fingerprint["faults"])
-        return default_baseline_path([*self.corpus, *self.control], tag)
+        return default_baseline_path([*self.corpus, *self.control], backend_tag(fingerprint))
 
     def record_baseline(self, path: Path, on_case: Callable[[dict], None] | None = None) -> Path:
         job = {

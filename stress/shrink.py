@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-import tomli_w
+from typing import TypeVar
 
 from stress.baseline import atomic_write_bytes
-from stress.corpus import Case
+from stress.corpus import Case, corpus_text
 
 __all__ = ["ddmin", "write_corpus"]
 
@@ -72,21 +70,8 @@ def ddmin(
     return [*keep, *current]
 
 
-def _toml_case(case: Case) -> dict[str, Any]:
-    entry: dict[str, Any] = {"id": case.id, "op": case.op, "seed": case.seed}
-    for key, value in case.params.items():
-        if value is None:
-            continue  # TOML has no null: an absent parameter takes its default
-        entry[key] = list(value) if isinstance(value, tuple) else value
-    if case.expect is not None:
-        entry["expect"] = case.expect.to_json()
-    return entry
-
-
 def write_corpus(cases: Sequence[Case], path: str | Path, comment: str = "") -> Path:
     """Write ``cases`` as a corpus file that loads back to the same cases (same keys)."""
     path = Path(path)
-    text = tomli_w.dumps({"case": [_toml_case(c) for c in cases]})
-    header = "".join(f"# {line}\n" for line in comment.splitlines()) if comment else ""
-    atomic_write_bytes(path, (header + text).encode())
+    atomic_write_bytes(path, corpus_text(cases, comment).encode())
     return path

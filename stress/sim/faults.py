@@ -9,6 +9,7 @@ the tests and ``benchmarks/detection.py`` share one answer. A test keeps both li
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["EXPECTED", "Fault", "catalogue"]
 
@@ -37,7 +38,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
 }
 
 
-def catalogue(api) -> list[Fault]:
+def catalogue(api: Any) -> list[Fault]:
     """The faults the loaded simulator knows, in its order, with their descriptions.
 
     ``api`` is a bound simulator API (``stress.acl.runtime("sim").api``). A fault the simulator
