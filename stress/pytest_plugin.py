@@ -333,11 +333,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _worker(config: pytest.Config) -> tuple[str, int, bool]:
-    """(worker id, index, is the controller) from xdist's workerinput or the environment."""
+    """(worker id, index, is the controller) from xdist's workerinput.
+
+    Not from ``PYTEST_XDIST_WORKER``: a session started inside an xdist worker (pytester, or a
+    test that runs pytest in-process) inherits that variable but is a controller of its own.
+    """
     workerinput = getattr(config, "workerinput", None)
-    wid = workerinput["workerid"] if workerinput else os.environ.get("PYTEST_XDIST_WORKER")
-    if not wid:
+    if not workerinput:
         return "main", 0, True
+    wid = workerinput["workerid"]
     m = re.search(r"(\d+)$", wid)
     return wid, int(m.group(1)) if m else 0, False
 

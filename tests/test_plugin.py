@@ -236,6 +236,17 @@ def test_mix(stress_run, stress_corpus):
 """
 
 
+def test_a_session_inside_an_xdist_worker_is_its_own_controller(pytester, corpus, monkeypatch):
+    # an in-process session (pytester) started by an xdist worker inherits PYTEST_XDIST_WORKER;
+    # it must still bind device 0 as "main" and write its own summary
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+    pytester.makepyfile(test_inner_mix=MIX_TEST)
+    args = ("--stress-corpus", str(corpus), "--stress-baseline-dir", str(pytester.path), *FAST)
+    result = pytester.runpytest(*args, "-m", "stress", "--stress-out", "out")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["devices in use: 1 (main -> device 0)", "summary: out/summary.md"])
+
+
 def test_stress_run_passes_and_records_baseline_results_and_summary(pytester, corpus):
     pytester.makepyfile(test_inner_mix=MIX_TEST)
     base = pytester.path / "baselines"
