@@ -141,9 +141,9 @@ ACLSIM_INTERNAL int aclsim_executor_set_attrs(aclsim_executor *ex, const void *a
 /* Optional: called by phase 2 on the launching thread, just before the enqueue, with the
  * executor's attrs; it fills the launch's args (zeroed first), which the kernel sees as
  * k->launch_args.  This is where real CANN copies host-side tiling data into the launch: state
- * read here is read on the host at launch, not later on the device.  0 or 161002. */
+ * read here is read on the host at launch, not later on the device. */
 typedef void (*aclsim_launch_hook)(const void *attrs, int64_t *launch_args);
-ACLSIM_INTERNAL int aclsim_executor_set_launch_hook(aclsim_executor *ex, aclsim_launch_hook hook);
+ACLSIM_INTERNAL void aclsim_executor_set_launch_hook(aclsim_executor *ex, aclsim_launch_hook hook);
 /* Register the executor, write *workspaceSize and *executor.  Consumes ex on every path. */
 ACLSIM_INTERNAL aclnnStatus aclsim_executor_publish(aclsim_executor *ex, uint64_t *workspaceSize,
                                                     aclOpExecutor **executor);

@@ -113,10 +113,9 @@ static int list_add(aclsim_executor *ex, tensor_list *l, const char *name, const
     return 0;
 }
 
-int aclsim_executor_set_launch_hook(aclsim_executor *ex, aclsim_launch_hook hook)
+void aclsim_executor_set_launch_hook(aclsim_executor *ex, aclsim_launch_hook hook)
 {
     ex->launch_hook = hook;
-    return 0;
 }
 
 int aclsim_executor_add_input(aclsim_executor *ex, const char *name, const aclsim_tensor_desc *d)
@@ -227,11 +226,10 @@ static int launch_task(void *arg, char *msg, size_t cap)
             .workspace_size = L->workspace_size,
             .deterministic = ex->deterministic,
             .launch_id = L->launch_id,
-            .launch_args = {L->launch_args[0], L->launch_args[1], L->launch_args[2],
-                            L->launch_args[3]},
             .msg = msg,
             .msg_cap = cap,
         };
+        memcpy(k.launch_args, L->launch_args, sizeof k.launch_args);
         rc = ex->kernel(&k);
         if (rc && !*msg)
             aclsim_format(msg, cap, "kernel %s failed", ex->op);

@@ -137,8 +137,8 @@ static void race_launch_hook(const void *attrs, int64_t *args)
 static pthread_mutex_t g_cache_mu = PTHREAD_MUTEX_INITIALIZER;  /* A */
 static pthread_mutex_t g_reduce_mu = PTHREAD_MUTEX_INITIALIZER; /* B */
 static struct {
-    int64_t M, K, blocks, tokens_per_block; /* the cached tiling (guarded by A) */
-    uint64_t last_launch;                   /* the last launch that reduced with it (A) */
+    int64_t M, K;         /* the cached tiling's shape (guarded by A) */
+    uint64_t last_launch; /* the last launch that reduced with it (A) */
 } g_hang_cache;
 static int64_t g_reduce_slots = MHC_CORES; /* partial slots of the reduction unit (B) */
 
@@ -255,10 +255,10 @@ typedef struct {
     int deterministic;
     uint32_t faults;      /* BWD_F_*                                                        */
     int64_t tpb;          /* tokens per block of the partition (tiling-race: the static's)  */
-    int64_t race_blocks;  /* tiling-race: block count of the static's partition, else 0     */
     float (*ub)[MHC_D + 3]; /* stale-tail: the executing core's buffer (else NULL)          */
     int64_t first_block; /* non-deterministic dispatch rotation */
-    int64_t reduce_n;    /* deterministic: block partials the reduction sums */
+    int64_t reduce_n;    /* block partials reduced: the launch's blocks, or (tiling-race) the
+                          * published partition's, bounded by the launch's (its workspace) */
     atomic_llong next_block;
     pthread_mutex_t out_mu; /* non-deterministic: one block adds into the outputs at a time */
 } bwd_run;
@@ -437,19 +437,6 @@ MHC_HOT static void add_partial(float *out, const float *part, int64_t n)
         out[e] = grad_add(out[e], part[e], 0);
 }
 
-/* How many block partials the reduction sums: the launch's own block count, or (tiling-race)
- * the published tiling's, read now, bounded by the launch's workspace (its own block count). */
-static int64_t reduce_blocks(const bwd_run *r)
-{
-    int64_t n = r->t->blocks;
-    if (r->faults & BWD_F_TILING_RACE) {
-        int64_t pub = r->race_blocks;
-        if (pub > 0 && pub < n)
-            n = pub;
-    }
-    return n;
-}
-
 static void bwd_block(bwd_run *r, int64_t b, float *xf, float *ghf, float *gxf)
 {
     const mhc_tiling *t = r->t;
@@ -487,7 +474,7 @@ static void bwd_block(bwd_run *r, int64_t b, float *xf, float *ghf, float *gxf)
     }
     /* like atomics: into the outputs as soon as the block is done (tiling-race: only the blocks
      * the published tiling says to reduce; stale-tail: gradBias/gradAlpha go through the UB) */
-    if (!r->deterministic && b < reduce_blocks(r)) {
+    if (!r->deterministic && b < r->reduce_n) {
         pthread_mutex_lock(&r->out_mu);
         add_partial(r->gphi, P, DK);
         if (!r->ub) {
@@ -565,13 +552,10 @@ static void ub_reduce(bwd_run *r, int64_t nblocks)
         memcpy(ub[b], r->part + t->ws_bias + b * MHC_D, MHC_D * sizeof(float));
         memcpy(ub[b] + MHC_D, r->part + t->ws_alpha + b * 3, 3 * sizeof(float));
     }
-    for (int j = 0; j < MHC_D + 3; j++) {
-        float *out = j < MHC_D ? &r->gbias[j] : &r->galpha[j - MHC_D];
-        mhc_grad_acc acc = (r->faults & BWD_F_SHARED_SCRATCH) ? *out : 0.0f;
-        for (int s = 0; s < MHC_CORES; s++) /* all slots, not just the nblocks staged */
-            acc = grad_add(acc, ub[s][j], 0);
-        *out = acc;
-    }
+    /* all slots, not just the nblocks staged */
+    const int acc = (r->faults & BWD_F_SHARED_SCRATCH) != 0;
+    reduce_slice(r->gbias, ub[0], MHC_D + 3, MHC_CORES, 0, MHC_D, acc);
+    reduce_slice(r->galpha, ub[0] + MHC_D, MHC_D + 3, MHC_CORES, 0, 3, acc);
 }
 
 /* hang: the kernel's side of the lock order (B, then A while holding B). */
@@ -623,6 +607,7 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
         .deterministic = k->deterministic,
         .faults = a->faults,
         .tpb = t->tokens_per_block,
+        .reduce_n = t->blocks,
         .first_block = t->blocks ? (int64_t)(k->launch_id % (uint64_t)t->blocks) : 0,
     };
     float *out_phi = r.gphi, *out_bias = r.gbias, *out_alpha = r.galpha;
@@ -631,7 +616,8 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
         /* the partition as the latest phase 1 had published it when this launch was made */
         int64_t tpb = k->launch_args[0];
         r.tpb = tpb > 0 ? tpb : t->tokens_per_block;
-        r.race_blocks = k->launch_args[1];
+        if (k->launch_args[1] > 0 && k->launch_args[1] < t->blocks)
+            r.reduce_n = k->launch_args[1];
     }
     if (r.faults & BWD_F_STALE_TAIL)
         r.ub = t_ub; /* this stream worker's buffer */
@@ -668,11 +654,10 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
         mhc_parallel(t->threads, bwd_thread, &r);
         if (r.deterministic) {
             hang_reduce_begin(&r);
-            r.reduce_n = reduce_blocks(&r); /* read when the reduction starts */
             mhc_parallel(t->threads, bwd_reduce_thread, &r);
         }
         if (r.ub) /* gradBias/gradAlpha through this core's buffer */
-            ub_reduce(&r, r.deterministic ? r.reduce_n : reduce_blocks(&r));
+            ub_reduce(&r, r.reduce_n);
         hang_reduce_end(&r, k->launch_id);
         if (r.faults & BWD_F_SHARED_SCRATCH) { /* copy out of the device-wide buffer */
             memcpy(out_phi, r.gphi, DK * sizeof(float));
@@ -858,8 +843,6 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
             if (g_hang_cache.M != t->M || g_hang_cache.K != t->K) {
                 g_hang_cache.M = t->M;
                 g_hang_cache.K = t->K;
-                g_hang_cache.blocks = t->blocks;
-                g_hang_cache.tokens_per_block = t->tokens_per_block;
             }
             pthread_mutex_lock(&g_reduce_mu); /* B, with A held: the reduction unit's slots */
             int64_t slots = g_reduce_slots;
@@ -890,7 +873,7 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
     if (!rc)
         rc = aclsim_executor_set_attrs(ex, &attrs, sizeof attrs);
     if (!rc && (attrs.faults & BWD_F_TILING_RACE))
-        rc = aclsim_executor_set_launch_hook(ex, race_launch_hook);
+        aclsim_executor_set_launch_hook(ex, race_launch_hook);
     if (rc) {
         aclsim_executor_discard(ex);
         if (published)
