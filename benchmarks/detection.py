@@ -36,8 +36,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from stress.grading import call_failed
 from stress.isolate import run_child
 from stress.protocol import RunConfig
+from stress.results import read_results
 from stress.session import Session
 from stress.sim.faults import EXPECTED as FAULTS
 
@@ -51,22 +53,8 @@ GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23
 
 def _first_failure(out: Path) -> tuple[float | None, str | None]:
     """Seconds from the run's start to its first failing call record, and that record's phase."""
-    path = out / "results.jsonl"
-    for line in path.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if rec.get("type") != "call" or rec.get("warmup"):
-            continue
-        bad = (
-            rec.get("match") is False
-            or rec.get("unwritten")
-            or rec.get("status") in ("crash", "hang")
-        )
-        if rec.get("status") == "error" and rec.get("match"):
-            bad = False
-        if bad:
+    for rec in read_results(out):
+        if rec.get("type") == "call" and not rec.get("warmup") and call_failed(rec):
             return rec.get("elapsed"), rec.get("phase")
     return None, None
 
@@ -118,8 +106,7 @@ def framework_run(fault: str, seed: int, baseline: Path, work: Path, duration: f
     else:
         result["detected"] = diagnosis != "clean"
         result["correct"] = diagnosis == EXPECTED[fault]
-        ttd = result["first_failure_s"]
-        result["time_to_detect"] = ttd if result["detected"] else None
+        result["time_to_detect"] = first_s if result["detected"] else None
     return result
 
 
@@ -166,7 +153,7 @@ def _median(values: list[float]) -> float | None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10)
-    ap.add_argument("--faults", default=",".join(f for f in EXPECTED if f))
+    ap.add_argument("--faults", default=",".join(FAULTS))
     ap.add_argument(
         "--phase-duration",
         type=float,
@@ -193,6 +180,7 @@ def main() -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
+    text = ""
     with tempfile.TemporaryDirectory(prefix="detect-") as tmp:
         work = Path(tmp)
         for fault in faults:
@@ -238,8 +226,8 @@ def main() -> int:
                 row["framework_false_positives"] = sum(r["detected"] for r in fw)
                 row["naive_false_positives"] = sum(r["detected"] for r in nv)
             rows.append(row)
-            _write(out_dir, rows)
-    print(_write(out_dir, rows), end="")
+            text = _write(out_dir, rows)
+    print(text, end="")
     return 0
 
 

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from stress.grading import call_failed
 from stress.session import SessionUI
 
 __all__ = ["ConsoleUI"]
@@ -54,18 +55,7 @@ class ConsoleUI(SessionUI):
         if rec.get("warmup"):
             return
         self._calls += 1
-        failed = (
-            rec.get("match") is False
-            or rec.get("unwritten")
-            or rec.get("status")
-            in (
-                "crash",
-                "hang",
-            )
-        )
-        if rec.get("status") == "error" and rec.get("match"):
-            failed = False
-        self._bad += int(bool(failed))
+        self._bad += call_failed(rec)
         now = time.monotonic()
         if self._progress is not None and now - self._last_draw > 0.1:
             self._last_draw = now

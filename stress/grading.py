@@ -28,6 +28,7 @@ __all__ = [
     "VERDICTS",
     "CaseVerdict",
     "PhaseVerdict",
+    "call_failed",
     "case_verdict",
     "diagnose",
     "grade_phase",
@@ -89,6 +90,17 @@ class CaseVerdict:
             "unwritten": self.unwritten,
             "detail": self.detail,
         }
+
+
+def call_failed(rec: Mapping[str, Any]) -> bool:
+    """Whether one call record is a failure as it streams in (progress counts, time to detect):
+    a result that differs from the baseline, a canary left, a crash or hang, an unexpected error
+    status (a negative case's expected status matches)."""
+    if rec.get("status") == "error" and rec.get("match"):
+        return False
+    return bool(
+        rec.get("match") is False or rec.get("unwritten") or rec.get("status") in ("crash", "hang")
+    )
 
 
 def case_verdict(case_id: str, records: list[Mapping[str, Any]]) -> CaseVerdict:

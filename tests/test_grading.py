@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from stress.grading import case_verdict, diagnose, grade_phase, interference_matrix, worst
+from stress.grading import (
+    call_failed,
+    case_verdict,
+    diagnose,
+    grade_phase,
+    interference_matrix,
+    worst,
+)
 
 
 def ok(digest="d0", match=True, **kw):
@@ -128,3 +135,12 @@ def test_explanation_does_not_claim_phases_that_did_not_run():
     assert "isolated clean; control not run" in partial
     _, shuffled_only = diagnose(_phases(shuffled="MISMATCH"))
     assert "serial not run" in shuffled_only
+
+
+def test_call_failed_is_a_per_record_failure():
+    assert not call_failed(ok())
+    assert call_failed(ok("x", False))
+    assert call_failed(ok(unwritten={"gradPhi": 4}))
+    assert call_failed({"case": "c", "status": "crash"}) and call_failed({"status": "hang"})
+    assert not call_failed({"status": "error", "code": 161002, "match": True})  # expected
+    assert call_failed({"status": "error", "code": 161002, "match": False})
