@@ -35,15 +35,23 @@ GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23
 EXPECTED = {name: diagnosis for name, (diagnosis, _) in FAULTS.items()}
 
 
+_BASELINES: dict[tuple[str, bool], Path] = {}
+
+
 def _baseline(tmp: Path, fault: str, control: bool) -> Path:
-    path = tmp / f"baseline-{fault}.json"
-    Session(
-        RunConfig(seed=0),
-        CORPUS,
-        CONTROL if control else [],
-        env={"ACLSIM_FAULTS": fault},
-    ).record_baseline(path)
-    return path
+    """The serial baseline of ``fault`` (with or without the control corpus), recorded once per
+    process: pytest keeps the first test's ``tmp`` until the session ends."""
+    key = (fault, control)
+    if key not in _BASELINES or not _BASELINES[key].exists():
+        path = tmp / f"baseline-{fault}{'-control' if control else ''}.json"
+        Session(
+            RunConfig(seed=0),
+            CORPUS,
+            CONTROL if control else [],
+            env={"ACLSIM_FAULTS": fault},
+        ).record_baseline(path)
+        _BASELINES[key] = path
+    return _BASELINES[key]
 
 
 def run_fault(
@@ -55,12 +63,11 @@ def run_fault(
     seed: int = 1,
     duration: float | None = None,
     call_timeout: float = 10.0,
-    baseline: Path | None = None,
     shrink_budget: float = 0,
 ) -> dict:
     """One isolated run with ``ACLSIM_FAULTS=fault``; returns the report."""
     control = "control" in phases
-    baseline = baseline or _baseline(tmp, fault, control)
+    baseline = _baseline(tmp, fault, control)
     config = RunConfig(
         seed=seed,
         streams=streams,
@@ -80,18 +87,10 @@ def run_fault(
     return session.run()
 
 
-def verdicts(report: dict) -> dict[str, str]:
-    """{"phase" or "phase/stream": verdict}"""
-    out = {}
-    for p in report["phases"]:
-        key = p["name"] + (f"/{p['variant'].split('=', 1)[1]}" if p["variant"] else "")
-        out[key] = p["verdict"]
-    return out
-
-
-def statuses(report: dict) -> dict[str, str]:
+def verdicts(report: dict, field: str = "verdict") -> dict[str, str]:
+    """{"phase" or "phase/stream": the phase's ``field``}"""
     return {
-        p["name"] + (f"/{p['variant'].split('=', 1)[1]}" if p["variant"] else ""): p["status"]
+        p["name"] + (f"/{p['variant'].split('=', 1)[1]}" if p["variant"] else ""): p[field]
         for p in report["phases"]
     }
 
@@ -200,7 +199,7 @@ def test_crash_and_hang_end_their_phase_and_the_run_goes_on(tmp_path, fault, ver
     assert time.monotonic() - started < 60
     v = verdicts(report)
     assert v == {"serial": "PASS", "mixed": verdict, "control": "PASS"}, v
-    st = statuses(report)
+    st = verdicts(report, "status")
     assert st["mixed"] == ("crashed" if fault == "crash" else "hung"), st
     assert st["serial"] == st["control"] == "done", st
     assert report["diagnosis"] == fault
@@ -222,8 +221,18 @@ def test_gradcheck_agrees_without_grad_drift(tmp_path):
     assert {r["verdict"] for r in result["elements"]} == {"agrees"}
 
 
+_GRADCHECKS: dict[str, tuple[subprocess.CompletedProcess, dict]] = {}
+
+
 def _gradcheck(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, dict]:
-    """`aclnn-stress gradcheck --fd reference` on the default (large) shape and seed."""
+    """`aclnn-stress gradcheck --fd reference` on the default (large) shape and seed; run once
+    per fault and process (it does not depend on the stress run's seed)."""
+    if fault not in _GRADCHECKS:
+        _GRADCHECKS[fault] = _run_gradcheck(tmp, fault)
+    return _GRADCHECKS[fault]
+
+
+def _run_gradcheck(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, dict]:
     args = [a for e in GRADCHECK_ELEMENTS for a in ("--element", e)]
     path = tmp / f"gradcheck-{fault or 'clean'}.json"
     cmd = [sys.executable, "-m", "stress", "gradcheck", "--fd", "reference", "--json", str(path)]
@@ -241,24 +250,12 @@ def _gradcheck(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, dict
 # ---- full versions (-m slow) ---------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def fault_baselines(tmp_path_factory):
-    cache: dict[str, Path] = {}
-
-    def get(fault: str) -> Path:
-        if fault not in cache:
-            cache[fault] = _baseline(tmp_path_factory.mktemp("baselines"), fault, True)
-        return cache[fault]
-
-    return get
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("fault", list(EXPECTED))
-def test_full_protocol_diagnoses_each_fault(tmp_path, fault_baselines, fault, seed):
+def test_full_protocol_diagnoses_each_fault(tmp_path, fault, seed):
     """The whole default protocol, both stream policies, as `make stress` runs it."""
-    report = run_fault(tmp_path, fault, seed=seed, duration=3.0, baseline=fault_baselines(fault))
+    report = run_fault(tmp_path, fault, seed=seed, duration=3.0)
     v = verdicts(report)
     assert len(v) == 9, v  # 3 single-threaded phases + 3 concurrent phases x 2 stream policies
     assert report["diagnosis"] == EXPECTED[fault], (report["diagnosis"], v)

@@ -14,7 +14,6 @@ faults, so every scenario runs in a subprocess (:func:`run_snippet`) that prints
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import signal
@@ -24,6 +23,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+from stress.sim.faults import EXPECTED
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -128,16 +129,7 @@ def result_of(faults: str, code: str, **kw) -> dict:
     return res
 
 
-ALL_FAULTS = (
-    "tiling-race",
-    "shared-scratch",
-    "stale-tail",
-    "empty-skip",
-    "grad-drift",
-    "add-race",
-    "crash",
-    "hang",
-)
+ALL_FAULTS = tuple(EXPECTED)  # the simulator's order (a test in test_acl_runtime.py checks it)
 
 
 # ---- the switch ---------------------------------------------------------------------------------
@@ -154,22 +146,14 @@ def test_known_faults_are_listed_and_combinable():
     res = result_of(
         " tiling-race , stale-tail,hang ",
         """
-        import ctypes
-        from stress import sim
-        lib = ctypes.CDLL(str(sim.lib_dir() / "libascendcl.so"))
-        lib.aclsimKnownFaults.restype = ctypes.c_char_p
-        emit({"known": lib.aclsimKnownFaults().decode()})
+        emit({"known": rt.api.aclsimKnownFaults().decode()})
         """,
     )
     assert res["known"] == ",".join(ALL_FAULTS)
 
 
-def test_the_clean_simulator_lists_the_faults_but_enables_none(rt):
-    from stress import sim
-
-    lib = ctypes.CDLL(str(sim.lib_dir() / "libascendcl.so"))
-    lib.aclsimKnownFaults.restype = ctypes.c_char_p
-    assert lib.aclsimKnownFaults().decode().split(",") == list(ALL_FAULTS)
+def test_the_clean_simulator_lists_every_fault(rt):
+    assert rt.api.aclsimKnownFaults().decode().split(",") == list(ALL_FAULTS)
 
 
 # ---- tiling-race -------------------------------------------------------------------------------
