@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _cli import stress_cli
 
 from stress import cli
 from stress.protocol import RunConfig
@@ -126,16 +127,6 @@ def test_truncated_result_file_still_renders(tmp_path, baseline):
     assert report["phases"][0]["verdict"] == "PASS"
 
 
-def _cli(*args, **kw):
-    return subprocess.run(
-        [sys.executable, "-m", "stress", *args],
-        capture_output=True,
-        text=True,
-        timeout=kw.pop("timeout", 120),
-        **kw,
-    )
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -146,16 +137,16 @@ def _cli(*args, **kw):
     ],
 )
 def test_bad_run_options_exit_2_with_one_line(args, message, tmp_path):
-    proc = _cli("run", "--out", str(tmp_path / "o"), *args)
+    proc = stress_cli("run", "--out", str(tmp_path / "o"), *args)
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and proc.stderr.count("\n") == 1
 
 
 def test_argparse_errors_exit_2():
-    assert _cli("run", "--phases", "bogus").returncode == 2
-    assert _cli("run", "--duration", "-1").returncode == 2
-    assert _cli("run", "--duration", "1", "--iterations", "2").returncode == 2
-    assert _cli("run", "--canary", "300").returncode == 2
+    assert stress_cli("run", "--phases", "bogus").returncode == 2
+    assert stress_cli("run", "--duration", "-1").returncode == 2
+    assert stress_cli("run", "--duration", "1", "--iterations", "2").returncode == 2
+    assert stress_cli("run", "--canary", "300").returncode == 2
 
 
 def test_mismatched_baseline_refused_then_forced(tmp_path, baseline):
@@ -164,9 +155,9 @@ def test_mismatched_baseline_refused_then_forced(tmp_path, baseline):
     forged = tmp_path / "forged.json"
     forged.write_text(json.dumps(doc))
     args = ["run", "--corpus", ADD, "--baseline", str(forged), "--phases", "serial", "--quiet"]
-    proc = _cli(*args, "--out", str(tmp_path / "a"))
+    proc = stress_cli(*args, "--out", str(tmp_path / "a"))
     assert proc.returncode == 2 and "backend version differs" in proc.stderr
-    proc = _cli(*args, "--out", str(tmp_path / "b"), "--force")
+    proc = stress_cli(*args, "--out", str(tmp_path / "b"), "--force")
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "b/report.json").read_text())
     assert any("baseline forced" in n for n in report["notes"])
@@ -217,7 +208,7 @@ def test_killed_run_renders_with_report_command(tmp_path, baseline):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (out / "report.json").exists()
-    proc = _cli("report", str(out))
+    proc = stress_cli("report", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "did not finish" in proc.stdout
     report = json.loads((out / "report.json").read_text())

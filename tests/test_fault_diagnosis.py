@@ -13,14 +13,13 @@ seeds per fault, as ``make stress`` does, plus the CLI for crash and hang.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from _cli import stress_cli
 
 from stress.protocol import PHASES, RunConfig
 from stress.session import Session
@@ -127,14 +126,7 @@ def test_tiling_race_shrinks_to_a_pair_whose_replay_command_fails(tmp_path):
     env_part, _, cli = repro["command"].partition(" aclnn-stress ")
     assert env_part == "ACLSIM_FAULTS=tiling-race", repro["command"]
     out = tmp_path / "replayed"
-    proc = subprocess.run(
-        [sys.executable, "-m", "stress", *shlex.split(cli), "--out", str(out), "--quiet"],
-        cwd=REPO,
-        env={**os.environ, "ACLSIM_FAULTS": "tiling-race", "STRESS_BACKEND": "sim"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = stress_cli(*shlex.split(cli), "--out", str(out), "--quiet", faults="tiling-race")
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     replayed = json.loads((out / "report.json").read_text())
     assert replayed["diagnosis"] == "cross-call-contamination"
@@ -235,14 +227,8 @@ def _gradcheck(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, dict
 def _run_gradcheck(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, dict]:
     args = [a for e in GRADCHECK_ELEMENTS for a in ("--element", e)]
     path = tmp / f"gradcheck-{fault or 'clean'}.json"
-    cmd = [sys.executable, "-m", "stress", "gradcheck", "--fd", "reference", "--json", str(path)]
-    proc = subprocess.run(
-        [*cmd, *args],
-        cwd=REPO,
-        env={**os.environ, "ACLSIM_FAULTS": fault, "STRESS_BACKEND": "sim"},
-        capture_output=True,
-        text=True,
-        timeout=300,
+    proc = stress_cli(
+        "gradcheck", "--fd", "reference", "--json", str(path), *args, faults=fault, timeout=300
     )
     return proc, (json.loads(path.read_text()) if path.exists() else {})
 
@@ -274,10 +260,8 @@ def test_full_protocol_diagnoses_each_fault(tmp_path, fault, seed):
 def _cli(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, dict, float]:
     baseline = tmp / "baseline.json"
     out = tmp / "out"
-    cmd = [
-        sys.executable,
-        "-m",
-        "stress",
+    started = time.monotonic()
+    proc = stress_cli(
         "run",
         "--record-baseline",
         "--baseline",
@@ -295,14 +279,7 @@ def _cli(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, dict, floa
         "--out",
         str(out),
         "--quiet",
-    ]
-    started = time.monotonic()
-    proc = subprocess.run(
-        cmd,
-        cwd=REPO,
-        env={**os.environ, "ACLSIM_FAULTS": fault, "STRESS_BACKEND": "sim"},
-        capture_output=True,
-        text=True,
+        faults=fault,
         timeout=300,
     )
     return proc, json.loads((out / "report.json").read_text()), time.monotonic() - started
