@@ -154,12 +154,13 @@ static inline void odo_next(odometer *c, int nd, const int64_t *dims, const int6
     }
 }
 
-/* One element: out[io] (dst at index io, dtype od) = self[ix] + alpha * other[iy]. */
-static inline void add_one(const add_attrs *a, const aclsim_tensor_desc *x,
+/* One element: out[io] (dst at index io, dtype od) = self[ix] + alpha * other[iy].  int_path
+ * (promoted == INT32) is hoisted by the caller: stores through dst may alias *a. */
+static inline void add_one(const add_attrs *a, int int_path, const aclsim_tensor_desc *x,
                            const aclsim_tensor_desc *y, const uint8_t *bx, const uint8_t *by,
                            int64_t ix, int64_t iy, int32_t od, uint8_t *dst, int64_t io)
 {
-    if (a->promoted == ACL_INT32) {
+    if (int_path) {
         /* two's-complement wrap: compute modulo 2^64, keep the low 32 bits */
         uint64_t r = (uint64_t)(int64_t)load_int32(bx, ix) +
                      (uint64_t)a->alpha_i * (uint64_t)(int64_t)load_int32(by, iy);
@@ -189,6 +190,7 @@ static int add_kernel(aclsim_kernel_ctx *k)
     uint8_t *bo = (uint8_t *)o->data + o->offset * es;
     int64_t total = aclsim_numel(o);
     odometer c = {{0}, 0, 0, 0};
+    const int int_path = a->promoted == ACL_INT32;
 
     uint8_t *stage = NULL;
     if (a->staged) {
@@ -197,7 +199,7 @@ static int add_kernel(aclsim_kernel_ctx *k)
     }
     if (!stage) {
         for (int64_t n = 0; n < total; n++) {
-            add_one(a, x, y, bx, by, c.ix, c.iy, o->dtype, bo, c.io);
+            add_one(a, int_path, x, y, bx, by, c.ix, c.iy, o->dtype, bo, c.io);
             odo_next(&c, nd, dims, sx, sy, so);
         }
         return 0;
@@ -207,7 +209,7 @@ static int add_kernel(aclsim_kernel_ctx *k)
     for (int64_t base = 0; base < total; base += ADD_STAGE_ELEMS) {
         int64_t n_chunk = total - base < ADD_STAGE_ELEMS ? total - base : ADD_STAGE_ELEMS;
         for (int64_t j = 0; j < n_chunk; j++) {
-            add_one(a, x, y, bx, by, c.ix, c.iy, o->dtype, stage, j);
+            add_one(a, int_path, x, y, bx, by, c.ix, c.iy, o->dtype, stage, j);
             odo_next(&c, nd, dims, sx, sy, so);
         }
         for (int64_t j = 0; j < n_chunk; j++) {
