@@ -36,8 +36,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stress.grading import call_failed
 from stress.isolate import run_child
+from stress.model import is_failure
 from stress.protocol import RunConfig
 from stress.results import read_results
 from stress.session import Session
@@ -54,7 +54,7 @@ GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23
 def _first_failure(out: Path) -> tuple[float | None, str | None]:
     """Seconds from the run's start to its first failing call record, and that record's phase."""
     for rec in read_results(out):
-        if rec.get("type") == "call" and not rec.get("warmup") and call_failed(rec):
+        if rec.get("type") == "call" and not rec.get("warmup") and is_failure(rec):
             return rec.get("elapsed"), rec.get("phase")
     return None, None
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from stress.grading import call_failed
+from stress.model import PhaseStatus, RunVerdict, Status, is_failure
 from stress.session import SessionUI
 
 __all__ = ["ConsoleUI"]
@@ -55,7 +55,7 @@ class ConsoleUI(SessionUI):
         if rec.get("warmup"):
             return
         self._calls += 1
-        self._bad += call_failed(rec)
+        self._bad += is_failure(rec)
         now = time.monotonic()
         if self._progress is not None and now - self._last_draw > 0.1:
             self._last_draw = now
@@ -68,8 +68,10 @@ class ConsoleUI(SessionUI):
         if self.quiet:
             return
         title = name + (f" [{variant}]" if variant else "")
-        mark = "[green]ok[/]" if self._bad == 0 and status == "done" else "[red]findings[/]"
-        note = "" if status == "done" else f" ({status})"
+        done = status == PhaseStatus.DONE
+        clean = self._bad == 0 and done
+        mark = f"[green]{Status.OK}[/]" if clean else f"[red]{RunVerdict.FINDINGS}[/]"
+        note = "" if done else f" ({status})"
         self.console.print(
             f"  {escape(f'{title:<28}')} {self._calls:>6} calls {seconds:7.1f} s  {mark}"
             f"{escape(note)}",

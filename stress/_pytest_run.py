@@ -31,6 +31,7 @@ from typing import Any
 from stress.baseline import Baseline
 from stress.corpus import Case
 from stress.errors import ConfigError
+from stress.model import Diagnosis, Verdict
 
 __all__ = [
     "BaselineStore",
@@ -164,7 +165,7 @@ class StressResult:
     @property
     def ok(self) -> bool:
         """True when every phase passed (diagnosis ``clean``)."""
-        return self.report["diagnosis"] == "clean"
+        return self.report["diagnosis"] == Diagnosis.CLEAN
 
     @property
     def phases(self) -> list[dict[str, Any]]:
@@ -196,9 +197,9 @@ class StressResult:
         """Every (phase, case) that did not pass, with its evidence."""
         out = []
         for p in self.report["phases"]:
-            if p["verdict"] == "PASS":
+            if p["verdict"] == Verdict.PASS:
                 continue
-            bad_cases = [c for c in p["cases"] if c["verdict"] != "PASS"]
+            bad_cases = [c for c in p["cases"] if c["verdict"] != Verdict.PASS]
             if not bad_cases:
                 out.append(
                     {

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from stress.baseline import atomic_write_bytes
+from stress.model import Diagnosis, RunVerdict, schema
 
 __all__ = ["SUMMARY_SCHEMA", "merge_runs", "render_summary_markdown"]
 
-SUMMARY_SCHEMA = "aclnn-stress/pytest-summary/1"
+SUMMARY_SCHEMA = schema("pytest-summary")
 
 
 def _read_runs(path: Path) -> list[dict[str, Any]]:
@@ -55,7 +56,7 @@ def merge_runs(
     workers: dict[str, int] = {w: int(b["device"]) for w, b in bindings.items() if "device" in b}
     for r in runs:
         workers.setdefault(r["worker"], r["device"])
-    findings = [r for r in runs if r.get("diagnosis") != "clean"]
+    findings = [r for r in runs if r.get("diagnosis") != Diagnosis.CLEAN]
     summary = {
         "schema": SUMMARY_SCHEMA,
         "session": session,
@@ -67,7 +68,7 @@ def merge_runs(
         "backends": sorted({r.get("backend", "?") for r in runs}),
         "clean": len(runs) - len(findings),
         "findings": len(findings),
-        "verdict": "findings" if findings else "clean",
+        "verdict": str(RunVerdict.FINDINGS if findings else RunVerdict.CLEAN),
     }
     if out_root.is_dir() or runs:
         out_root.mkdir(parents=True, exist_ok=True)
@@ -97,7 +98,7 @@ def render_summary_markdown(summary: Mapping[str, Any]) -> str:
             f"| `{r.get('nodeid', '')}` | {r['worker']} | {r['device']} | {r['diagnosis']} | "
             f"{phases} | `{r.get('out_dir', '')}` |"
         )
-    bad = [r for r in summary["runs"] if r.get("diagnosis") != "clean"]
+    bad = [r for r in summary["runs"] if r.get("diagnosis") != Diagnosis.CLEAN]
     if bad:
         lines += ["", "## Findings", ""]
         for r in bad:

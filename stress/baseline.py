@@ -27,6 +27,7 @@ import numpy as np
 
 from stress.corpus import Case
 from stress.errors import ConfigError
+from stress.model import Status, schema
 
 __all__ = [
     "BASELINE_SCHEMA",
@@ -38,7 +39,7 @@ __all__ = [
     "default_baseline_path",
 ]
 
-BASELINE_SCHEMA = "aclnn-stress/baseline/1"
+BASELINE_SCHEMA = schema("baseline")
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -74,7 +75,7 @@ class CaseBaseline:
     id: str
     key: str
     op: str
-    status: str  # "ok" or "error"
+    status: str  # Status.OK or Status.ERROR
     code: int = 0
     message: str = ""
     call_digest: str = ""
@@ -87,7 +88,7 @@ class CaseBaseline:
     @property
     def grading(self) -> str:
         """``digest`` (bit-exact) or ``tolerance`` (numeric, for non-deterministic cases)."""
-        return "digest" if self.bit_deterministic or self.status != "ok" else "tolerance"
+        return "digest" if self.bit_deterministic or self.status != Status.OK else "tolerance"
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -164,7 +165,8 @@ class Baseline:
                 f"{path}: corrupt baseline ({exc}); delete it and re-record with "
                 "`aclnn-stress baseline record`"
             ) from None
-        if not isinstance(doc, dict) or doc.get("schema") != BASELINE_SCHEMA:
+        if not isinstance(doc, dict) or doc.get("schema", BASELINE_SCHEMA) != BASELINE_SCHEMA:
+            # a file without a schema predates the field: version 1, read as such
             found = doc.get("schema") if isinstance(doc, dict) else None
             raise ConfigError(
                 f"{path}, field 'schema': expected {BASELINE_SCHEMA!r}, found {found!r}; "

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from stress import __version__
 from stress.errors import ConfigError
+from stress.model import RunVerdict, Status
 
 __all__ = ["build_parser", "main"]
 
@@ -211,7 +212,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         render_console(report, Console())
         print(f"results: {out}/results.jsonl\nreports: {out}/report.json, {out}/report.md")
     _link_latest(out)
-    return EXIT_CLEAN if report["verdict"] == "clean" else EXIT_FINDINGS
+    return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
 
 
 def _link_latest(out: Path | None) -> None:
@@ -253,8 +254,8 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
         if rec.get("type") != "recorded":
             return
         ref = rec.get("reference") or {}
-        ref_txt = {True: "agrees", False: "DIFFERS", None: "-"}[ref.get("ok")]
-        status = "ok" if rec["status"] == "ok" else f"error {rec.get('code')}"
+        ref_txt = _REFERENCE[ref.get("ok")]
+        status = _status_text(rec["status"], rec.get("code"))
         console.print(
             f"  {rec['case']:<24} {status:<14} {rec['grading']:<10} reference {ref_txt}"
             + (f"  unwritten {rec['unwritten']}" if rec.get("unwritten") else ""),
@@ -265,6 +266,13 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     written = session.record_baseline(path, on_case)
     console.print(f"baseline written: {written}")
     return EXIT_CLEAN
+
+
+_REFERENCE = {True: "agrees", False: "DIFFERS", None: "-"}
+
+
+def _status_text(status: str, code: int | None) -> str:
+    return str(Status.OK) if status == Status.OK else f"{Status.ERROR} {code}"
 
 
 def _print_baseline(console, baseline) -> None:
@@ -280,11 +288,11 @@ def _print_baseline(console, baseline) -> None:
     for col in ("case", "op", "status", "grading", "digest", "reference"):
         t.add_column(col)
     for cid, cb in baseline.cases.items():
-        ref = {True: "agrees", False: "DIFFERS", None: "-"}[cb.reference.get("ok")]
+        ref = _REFERENCE[cb.reference.get("ok")]
         t.add_row(
             cid,
             cb.op,
-            cb.status if cb.status == "ok" else f"error {cb.code}",
+            _status_text(cb.status, cb.code),
             cb.grading,
             cb.call_digest[:12],
             ref,
@@ -306,7 +314,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"reports: {out}/report.json, {out}/report.md")
         if not report["complete"]:
             print(f"note: the run did not finish ({report['status']}); this is what it did")
-    return EXIT_CLEAN if report["verdict"] == "clean" else EXIT_FINDINGS
+    return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
 
 
 # -- parser ----------------------------------------------------------------------------------

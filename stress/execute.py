@@ -19,6 +19,7 @@ from stress import acl
 from stress.baseline import CaseBaseline
 from stress.corpus import Case
 from stress.digest import DEFAULT_CANARY, call_digest, canary_count, digest
+from stress.model import Status
 from stress.opcall import OpCall
 
 __all__ = ["CallTimeout", "Outcome", "close_enough", "judge", "run_call", "run_interleaved"]
@@ -33,7 +34,7 @@ class CallTimeout(Exception):
 class Outcome:
     """What one call produced: outputs, or the status it failed with."""
 
-    status: str = "ok"  # "ok" | "error"
+    status: Status = Status.OK
     code: int = 0
     api: str = ""
     message: str = ""
@@ -44,7 +45,7 @@ class Outcome:
     @classmethod
     def failed(cls, exc: acl.AclError, start: float) -> Outcome:
         return cls(
-            "error",
+            Status.ERROR,
             exc.code,
             exc.api,
             exc.message,
@@ -84,7 +85,7 @@ def judge(
 ) -> dict[str, Any]:
     """The record fields of one call: status, digests, unwritten elements, baseline match."""
     rec: dict[str, Any] = {"case": case.id, "status": outcome.status}
-    if outcome.status != "ok":
+    if outcome.status != Status.OK:
         rec.update(code=outcome.code, api=outcome.api, message=outcome.message)
         rec["match"] = bool(case.expect and outcome.code == case.expect.status)
         return rec
@@ -106,7 +107,7 @@ def judge(
         rec["message"] = f"expected status {case.expect.status}, the call succeeded"
     elif baseline is None:
         rec["match"] = None
-    elif baseline.status != "ok":
+    elif baseline.status != Status.OK:
         rec["match"] = False
     elif baseline.grading == "digest":
         rec["match"] = rec["digest"] == baseline.call_digest

@@ -19,16 +19,17 @@ concurrent failures.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from stress.model import Diagnosis, PhaseStatus, Status, Verdict, is_failure
 
 __all__ = [
     "DIAGNOSES",
     "VERDICTS",
     "CaseVerdict",
     "PhaseVerdict",
-    "call_failed",
     "case_verdict",
     "diagnose",
     "grade_phase",
@@ -36,34 +37,13 @@ __all__ = [
     "worst",
 ]
 
-VERDICTS = (
-    "CRASH",
-    "HANG",
-    "ERROR",
-    "UNWRITTEN",
-    "MISMATCH_RANDOM",
-    "MISMATCH_STABLE",
-    "PASS",
-)
-_RANK = {v: i for i, v in enumerate(VERDICTS)}
-
-DIAGNOSES = (
-    "crash",
-    "hang",
-    "runtime-fault",
-    "unwritten-output",
-    "self-race",
-    "cross-call-contamination",
-    "order-dependence",
-    "baseline-mismatch",
-    "operator-error",
-    "clean",
-)
+VERDICTS = tuple(Verdict)
+DIAGNOSES = tuple(Diagnosis)
 
 
-def worst(verdicts: Iterable[str]) -> str:
-    """The most severe verdict (``PASS`` for none)."""
-    return min(verdicts, key=_RANK.__getitem__, default="PASS")
+def worst(verdicts: Iterable[str]) -> Verdict:
+    """The most severe verdict (``PASS`` for none): :meth:`Verdict.combine`."""
+    return Verdict.combine(verdicts)
 
 
 @dataclass
@@ -82,7 +62,7 @@ class CaseVerdict:
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
-            "verdict": self.verdict,
+            "verdict": str(self.verdict),
             "calls": self.calls,
             "digests": self.digests,
             "mismatches": self.mismatches,
@@ -92,24 +72,13 @@ class CaseVerdict:
         }
 
 
-def call_failed(rec: Mapping[str, Any]) -> bool:
-    """Whether one call record is a failure as it streams in (progress counts, time to detect):
-    a result that differs from the baseline, a canary left, a crash or hang, an unexpected error
-    status (a negative case's expected status matches)."""
-    if rec.get("status") == "error" and rec.get("match"):
-        return False
-    return bool(
-        rec.get("match") is False or rec.get("unwritten") or rec.get("status") in ("crash", "hang")
-    )
-
-
 def case_verdict(case_id: str, records: list[Mapping[str, Any]]) -> CaseVerdict:
     """Grade one case's call records of one phase."""
-    v = CaseVerdict(case_id, "PASS", calls=len(records))
-    ok = [r for r in records if r.get("status") == "ok"]
+    v = CaseVerdict(case_id, Verdict.PASS, calls=len(records))
+    ok = [r for r in records if r.get("status") == Status.OK]
     v.digests = dict(Counter(r["digest"] for r in ok if "digest" in r))
-    special = {r.get("status") for r in records} & {"crash", "hang"}
-    bad_errors = [r for r in records if r.get("status") == "error" and not r.get("match")]
+    special = {r.get("status") for r in records} & {Status.CRASH, Status.HANG}
+    bad_errors = [r for r in records if r.get("status") == Status.ERROR and not r.get("match")]
     for r in bad_errors:
         key = f"{r.get('code')} {r.get('api', '')}".strip()
         v.errors[key] = v.errors.get(key, 0) + 1
@@ -118,25 +87,25 @@ def case_verdict(case_id: str, records: list[Mapping[str, Any]]) -> CaseVerdict:
             v.unwritten[name] = max(v.unwritten.get(name, 0), n)
     mismatched = [r for r in ok if r.get("match") is False]
     v.mismatches = len(mismatched)
-    if "crash" in special:
-        v.verdict = "CRASH"
-        v.detail = next(r.get("message", "") for r in records if r.get("status") == "crash")
-    elif "hang" in special:
-        v.verdict = "HANG"
-        v.detail = next(r.get("message", "") for r in records if r.get("status") == "hang")
+    if Status.CRASH in special:
+        v.verdict = Verdict.CRASH
+        v.detail = next(r.get("message", "") for r in records if r.get("status") == Status.CRASH)
+    elif Status.HANG in special:
+        v.verdict = Verdict.HANG
+        v.detail = next(r.get("message", "") for r in records if r.get("status") == Status.HANG)
     elif bad_errors:
-        v.verdict = "ERROR"
+        v.verdict = Verdict.ERROR
         v.detail = bad_errors[0].get("message", "") or f"status {bad_errors[0].get('code')}"
     elif v.unwritten:
-        v.verdict = "UNWRITTEN"
+        v.verdict = Verdict.UNWRITTEN
         v.detail = ", ".join(f"{k}: {n} elements kept the canary" for k, n in v.unwritten.items())
     elif mismatched:
         bad_digests = {r.get("digest") for r in mismatched}
         if len(mismatched) == len(ok) and len(bad_digests) == 1:
-            v.verdict = "MISMATCH_STABLE"
+            v.verdict = Verdict.MISMATCH_STABLE
             v.detail = f"all {len(ok)} calls gave the same wrong result"
         else:
-            v.verdict = "MISMATCH_RANDOM"
+            v.verdict = Verdict.MISMATCH_RANDOM
             v.detail = (
                 f"{len(mismatched)} of {len(ok)} calls differ from the baseline, "
                 f"{len(v.digests)} distinct results"
@@ -153,7 +122,7 @@ class PhaseVerdict:
     name: str
     verdict: str
     cases: list[CaseVerdict]
-    status: str = "done"  # done | crashed | hung | interrupted | skipped | failed
+    status: str = PhaseStatus.DONE
     detail: str = ""
     variant: str = ""
     calls: int = 0
@@ -163,8 +132,8 @@ class PhaseVerdict:
         return {
             "name": self.name,
             "variant": self.variant,
-            "verdict": self.verdict,
-            "status": self.status,
+            "verdict": str(self.verdict),
+            "status": str(self.status),
             "detail": self.detail,
             "calls": self.calls,
             "seconds": round(self.seconds, 3),
@@ -176,7 +145,7 @@ def grade_phase(
     name: str,
     records: list[Mapping[str, Any]],
     *,
-    status: str = "done",
+    status: str = PhaseStatus.DONE,
     detail: str = "",
     variant: str = "",
     case_order: Iterable[str] = (),
@@ -189,13 +158,11 @@ def grade_phase(
             by_case[r["case"]].append(r)
     order = [c for c in case_order if c in by_case] + sorted(set(by_case) - set(case_order))
     cases = [case_verdict(cid, by_case[cid]) for cid in order]
-    verdict = worst(c.verdict for c in cases)
-    if status == "crashed":
-        verdict = "CRASH"
-    elif status == "hung":
-        verdict = worst([verdict, "HANG"])
-    elif status == "failed":
-        verdict = worst([verdict, "ERROR"])
+    verdict = Verdict.combine(c.verdict for c in cases)
+    if status == PhaseStatus.CRASHED:
+        verdict = Verdict.CRASH
+    else:
+        verdict = Verdict.combine([verdict, PhaseStatus(status).verdict])
     calls = sum(c.calls for c in cases)
     return PhaseVerdict(name, verdict, cases, status, detail, variant, calls, seconds)
 
@@ -209,9 +176,7 @@ def interference_matrix(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             continue
         cell = cells[(r["case"], aggressor)]
         cell[0] += 1
-        bad = r.get("status") != "ok" and not r.get("match")
-        bad |= r.get("status") == "ok" and (r.get("match") is False or bool(r.get("unwritten")))
-        cell[1] += int(bad)
+        cell[1] += int(is_failure(r))
     victims = sorted({v for v, _ in cells})
     aggressors = sorted({a for _, a in cells})
     return {
@@ -224,74 +189,96 @@ def interference_matrix(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[str, str]:
-    """The run's diagnosis and a one-line explanation."""
-    by_name: dict[str, list[PhaseVerdict]] = defaultdict(list)
-    for p in phases:
-        by_name[p.name].append(p)
+class _Phases:
+    """The graded phases of a run by name, with the questions :func:`diagnose` asks."""
 
-    def verdicts(name: str) -> list[str]:
-        return [p.verdict for p in by_name.get(name, [])]
+    def __init__(self, phases: Iterable[PhaseVerdict]) -> None:
+        self.by_name: dict[str, list[PhaseVerdict]] = defaultdict(list)
+        for p in phases:
+            self.by_name[p.name].append(p)
+        self.every = [p.verdict for ps in self.by_name.values() for p in ps]
+        self.all_cases = [(p.name, c) for ps in self.by_name.values() for p in ps for c in p.cases]
 
-    def fails(name: str) -> bool:
-        return any(v != "PASS" for v in verdicts(name))
+    def verdicts(self, name: str) -> list[str]:
+        return [p.verdict for p in self.by_name.get(name, [])]
 
-    every = [v for ps in by_name.values() for p in ps for v in [p.verdict]]
-    all_cases = [(p.name, c) for ps in by_name.values() for p in ps for c in p.cases]
+    def fails(self, name: str) -> bool:
+        return any(v != Verdict.PASS for v in self.verdicts(name))
 
-    def where(pred) -> str:
-        hits = [f"{c.id} in {name}" for name, c in all_cases if pred(c.verdict)]
+    def ran(self, name: str) -> bool:
+        return name in self.by_name
+
+    def with_verdict(self, verdict: Verdict) -> str:
+        return ", ".join(n for n in self.by_name if verdict in self.verdicts(n))
+
+    def where(self, pred: Callable[[str], bool]) -> str:
+        hits = [f"{c.id} in {name}" for name, c in self.all_cases if pred(c.verdict)]
         return ", ".join(hits[:4]) + (" ..." if len(hits) > 4 else "")
 
-    if "CRASH" in every:
-        return "crash", "the process died during " + ", ".join(
-            n for n in by_name if "CRASH" in verdicts(n)
-        )
-    if "HANG" in every:
-        return "hang", "a call did not finish during " + ", ".join(
-            n for n in by_name if "HANG" in verdicts(n)
-        )
-    if fails("control"):
-        return "runtime-fault", (
-            "the control operator fails under the same pool, context and stream policy: the "
-            "runtime or the harness is at fault, not the operator under test"
-        )
-    if "UNWRITTEN" in every:
-        return "unwritten-output", "outputs kept the canary: " + where(lambda v: v == "UNWRITTEN")
-    # Single-threaded failures first: they need no concurrency, so they also explain failures
-    # of the concurrent phases (a stale read shows up in mixed too).
-    if fails("serial"):
-        if any(v == "ERROR" for v in verdicts("serial")):
-            return "operator-error", "valid cases fail even serially: " + where(
-                lambda v: v == "ERROR"
-            )
-        return "baseline-mismatch", (
-            "serial replay disagrees with the baseline: the operator changed or is not "
-            "deterministic (re-record the baseline)"
-        )
-
-    def ruled_out(names: tuple[str, ...]) -> str:
+    def ruled_out(self, names: tuple[str, ...]) -> str:
         """What the clean phases rule out, and which of them this run skipped."""
-        ran = [n for n in names if n in by_name]
-        skipped = [n for n in names if n not in by_name]
+        ran = [n for n in names if self.ran(n)]
+        skipped = [n for n in names if not self.ran(n)]
         text = f"{' and '.join(ran)} clean" if ran else ""
         if skipped:
             text += ("; " if text else "") + f"{' and '.join(skipped)} not run"
         return text
 
-    if fails("shuffled"):
-        return "order-dependence", (
+
+_CONTAMINATION = (Verdict.MISMATCH_RANDOM, Verdict.MISMATCH_STABLE, Verdict.ERROR)
+
+
+def _failed(v: str) -> bool:
+    return v != Verdict.PASS
+
+
+def _single_threaded(ph: _Phases) -> tuple[Diagnosis, str] | None:
+    """Failures that need no concurrency (serial, shuffled): they also explain failures of the
+    concurrent phases (a stale read shows up in mixed too), so they are checked first."""
+    if ph.fails("serial"):
+        if Verdict.ERROR in ph.verdicts("serial"):
+            return Diagnosis.OPERATOR_ERROR, "valid cases fail even serially: " + ph.where(
+                lambda v: v == Verdict.ERROR
+            )
+        return Diagnosis.BASELINE_MISMATCH, (
+            "serial replay disagrees with the baseline: the operator changed or is not "
+            "deterministic (re-record the baseline)"
+        )
+    if ph.fails("shuffled"):
+        return Diagnosis.ORDER_DEPENDENCE, (
             "single-threaded calls in random order fail while serial repeats pass: state left "
             "by a previous call leaks into the next"
-            if "serial" in by_name
+            if ph.ran("serial")
             else "single-threaded calls in random order fail (serial not run, so a baseline "
-            "mismatch is not ruled out): " + where(lambda v: v != "PASS")
+            "mismatch is not ruled out): " + ph.where(_failed)
         )
-    if fails("isolated"):
-        return "self-race", "one case alone on many threads fails: " + where(lambda v: v != "PASS")
-    if fails("mixed") or fails("interleaved"):
-        return "cross-call-contamination", (
-            f"different cases in flight corrupt each other ({ruled_out(('isolated', 'control'))}"
-            "): " + where(lambda v: v.startswith("MISMATCH") or v == "ERROR")
+    return None
+
+
+def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
+    """The run's diagnosis and a one-line explanation."""
+    ph = _Phases(phases)
+    if Verdict.CRASH in ph.every:
+        return Diagnosis.CRASH, "the process died during " + ph.with_verdict(Verdict.CRASH)
+    if Verdict.HANG in ph.every:
+        return Diagnosis.HANG, "a call did not finish during " + ph.with_verdict(Verdict.HANG)
+    if ph.fails("control"):
+        return Diagnosis.RUNTIME_FAULT, (
+            "the control operator fails under the same pool, context and stream policy: the "
+            "runtime or the harness is at fault, not the operator under test"
         )
-    return "clean", "every phase passed"
+    if Verdict.UNWRITTEN in ph.every:
+        return Diagnosis.UNWRITTEN_OUTPUT, "outputs kept the canary: " + ph.where(
+            lambda v: v == Verdict.UNWRITTEN
+        )
+    single = _single_threaded(ph)
+    if single is not None:
+        return single
+    if ph.fails("isolated"):
+        return Diagnosis.SELF_RACE, "one case alone on many threads fails: " + ph.where(_failed)
+    if ph.fails("mixed") or ph.fails("interleaved"):
+        return Diagnosis.CROSS_CALL_CONTAMINATION, (
+            f"different cases in flight corrupt each other "
+            f"({ph.ruled_out(('isolated', 'control'))}): " + ph.where(lambda v: v in _CONTAMINATION)
+        )
+    return Diagnosis.CLEAN, "every phase passed"

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stress.model import ChildStatus, PhaseStatus
+
 __all__ = ["ChildResult", "run_child"]
 
 STDERR_TAIL = 2000
@@ -160,7 +162,7 @@ def _supervise(
     ]
     if killed_for_silence:
         return ChildResult(
-            "hung",
+            PhaseStatus.HUNG,
             returncode,
             detail=f"no progress for {silence_timeout:.0f} s; child killed",
             in_flight=flying,
@@ -169,22 +171,40 @@ def _supervise(
     if returncode < 0:
         name = _signal_name(returncode)
         return ChildResult(
-            "crashed", returncode, name, f"child died with {name}", in_flight=flying, end=end
+            PhaseStatus.CRASHED,
+            returncode,
+            name,
+            f"child died with {name}",
+            in_flight=flying,
+            end=end,
         )
-    if end.get("status") == "hung":
-        return ChildResult("hung", returncode, detail=end.get("detail", ""), end=end)
+    if end.get("status") == ChildStatus.HUNG:
+        return ChildResult(PhaseStatus.HUNG, returncode, detail=end.get("detail", ""), end=end)
     if returncode != 0 or not end:
         return ChildResult(
-            "failed",
+            PhaseStatus.FAILED,
             returncode,
             detail=end.get("detail") or f"child exited with status {returncode}",
             in_flight=flying,
             end=end,
         )
-    return ChildResult("done", returncode, detail=end.get("detail", ""), end=end)
+    return ChildResult(PhaseStatus.DONE, returncode, detail=end.get("detail", ""), end=end)
 
 
 # -- the child side ---------------------------------------------------------------------------
+def _error_object(exc: BaseException) -> dict[str, Any]:
+    """An exception as data for the parent: its type, status code (ACL errors), message, and
+    whether it is the user's to fix (a :class:`~stress.errors.ConfigError`)."""
+    from stress.errors import ConfigError
+
+    return {
+        "type": type(exc).__name__,
+        "code": getattr(exc, "code", None),
+        "message": str(exc),
+        "user": isinstance(exc, ConfigError),
+    }
+
+
 def _child_main(job_path: str, fd: int) -> None:
     out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
 
@@ -192,7 +212,7 @@ def _child_main(job_path: str, fd: int) -> None:
         out.write(json.dumps(rec, separators=(",", ":")) + "\n")
 
     job = json.loads(Path(job_path).read_text())
-    status, detail, extra = "done", "", {}
+    status, detail, extra = ChildStatus.DONE, "", {}
     try:
         from stress import jobs
 
@@ -200,8 +220,9 @@ def _child_main(job_path: str, fd: int) -> None:
     except Exception as exc:
         from stress.errors import ConfigError
 
-        status = "error"
+        status = ChildStatus.ERROR
         detail = f"{type(exc).__name__}: {exc}"
+        extra = {"error": _error_object(exc)}
         if not isinstance(exc, ConfigError):
             import traceback
 
@@ -211,7 +232,7 @@ def _child_main(job_path: str, fd: int) -> None:
     sys.stderr.flush()
     # Skip interpreter teardown: stuck worker threads (after a hang) must not block the exit,
     # and CANN must not be finalised from exit handlers.
-    os._exit(0 if status in ("done", "hung") else 3)
+    os._exit(0 if status in (ChildStatus.DONE, ChildStatus.HUNG) else 3)
 
 
 if __name__ == "__main__":

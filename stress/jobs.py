@@ -14,6 +14,7 @@ from stress import acl
 from stress.baseline import Baseline
 from stress.corpus import load_corpus
 from stress.digest import call_digest, digest
+from stress.model import PhaseStatus, Status
 from stress.protocol import CONCURRENT_PHASES, PhaseRunner, RunConfig
 from stress.recording import backend_fingerprint, record_baseline
 
@@ -25,7 +26,7 @@ Send = Callable[[dict[str, Any]], None]
 def _info(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     rt = acl.runtime(job.get("backend"))
     send({"type": "ready"})
-    return "done", "", {"fingerprint": backend_fingerprint(rt), "info": rt.info()}
+    return PhaseStatus.DONE, "", {"fingerprint": backend_fingerprint(rt), "info": rt.info()}
 
 
 def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
@@ -57,7 +58,7 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
         progress=progress,
     )
     path = baseline.save(job["out"])
-    return "done", "", {"path": str(path)}
+    return PhaseStatus.DONE, "", {"path": str(path)}
 
 
 def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
@@ -114,7 +115,7 @@ def _naive(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
             outcome = run_call(ctx, stream, case, inputs.get(case))
             counts[w] += 1
             expected = baseline.cases[case.id].call_digest
-            if outcome.status != "ok":
+            if outcome.status != Status.OK:
                 bad = f"status {outcome.code}"
             else:
                 got = call_digest({n: digest(a) for n, a in outcome.outputs.items()})
@@ -138,7 +139,7 @@ def _naive(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
         t.start()
     for t in threads:
         t.join()
-    return "done", "", {"calls": sum(counts), "detected": stop.is_set()}
+    return PhaseStatus.DONE, "", {"calls": sum(counts), "detected": stop.is_set()}
 
 
 _KINDS = {"info": _info, "record": _record, "phase": _phase, "naive": _naive}

@@ -30,6 +30,7 @@ from stress.digest import DEFAULT_CANARY
 from stress.errors import ConfigError
 from stress.execute import CallTimeout, Outcome, judge, run_call, run_interleaved
 from stress.inputs import InputCache
+from stress.model import PhaseStatus, Status
 from stress.replay import Budget, PoolAborted, Worker, WorkerPool
 
 __all__ = [
@@ -178,7 +179,7 @@ class PhaseRunner:
                     "worker": stuck.get("worker"),
                     "round": stuck.get("round"),
                     "case": stuck.get("case"),
-                    "status": "hang",
+                    "status": Status.HANG,
                     "match": False,
                     "message": f"call did not finish within {detail.get('timeout_s')} s "
                     f"(in flight: {_in_flight(detail)})",
@@ -207,7 +208,7 @@ class PhaseRunner:
                 "stuck": [{"worker": worker.index, "case": case.id, "round": rnd}],
             }
             self._hang(phase, detail)
-            raise PoolAborted("hang", {**detail, "reported": True}) from None
+            raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
         worker.end()
         self._emit(phase, worker.index, rnd, case, outcome, **extra)
 
@@ -224,13 +225,13 @@ class PhaseRunner:
         try:
             fn(pool)
         except PoolAborted as exc:
-            if exc.reason == "hang":
+            if exc.reason == Status.HANG:
                 if not exc.detail.get("reported"):
                     self._hang(phase, exc.detail)
-                return "hung", f"a call did not finish: {_in_flight(exc.detail)}"
+                return PhaseStatus.HUNG, f"a call did not finish: {_in_flight(exc.detail)}"
             raise
         pool.close()
-        return "done", ""
+        return PhaseStatus.DONE, ""
 
     # -- phases --------------------------------------------------------------------------
     def _serial_pass(
@@ -280,7 +281,7 @@ class PhaseRunner:
                         "stuck": [{"worker": 0, "case": a.id, "round": i}],
                     }
                     self._hang("interleaved", detail)
-                    raise PoolAborted("hang", {**detail, "reported": True}) from None
+                    raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
                 worker.end()
                 for case, other, outcome, order in (
                     (a, b, outcomes[0], "first"),

@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from stress.model import Diagnosis, Verdict
+
 if TYPE_CHECKING:
     from stress._pytest_run import StressResult, StressRunner
     from stress.corpus import Case
@@ -661,7 +663,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             + ")"
         )
     for r in runs:
-        if r.get("diagnosis") != "clean":
+        if r.get("diagnosis") != Diagnosis.CLEAN:
             tr.write_line(
                 f"FINDING {r.get('nodeid')} [{r['worker']}, device {r['device']}]: "
                 f"{r['diagnosis']} — {r.get('explanation', '')}"
@@ -844,7 +846,7 @@ class StressRun:
             if victim is None:
                 return not result.ok
             return any(
-                c["id"] == victim and c["verdict"] != "PASS"
+                c["id"] == victim and c["verdict"] != Verdict.PASS
                 for p in result.phases
                 for c in p["cases"]
             )

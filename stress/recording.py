@@ -22,6 +22,7 @@ from stress.corpus import Case
 from stress.digest import call_digest, digest
 from stress.execute import Outcome, close_enough, run_call
 from stress.inputs import InputCache
+from stress.model import Status
 
 __all__ = ["ALT_CANARY", "backend_fingerprint", "corpus_fingerprint", "record_baseline"]
 
@@ -89,25 +90,27 @@ def _case_baseline(
     canary: int,
 ) -> CaseBaseline:
     first = runs[0]
-    if first.status != "ok":
+    if first.status != Status.OK:
         codes = {(r.code, r.api) for r in runs}
         note = "" if len(codes) == 1 else f" (varied between runs: {sorted(codes)})"
         return CaseBaseline(
             id=case.id,
             key=case.key,
             op=case.op,
-            status="error",
+            status=Status.ERROR,
             code=first.code,
             message=first.message + note,
         )
     digests = [
-        call_digest({n: digest(a) for n, a in r.outputs.items()}) for r in runs if r.status == "ok"
+        call_digest({n: digest(a) for n, a in r.outputs.items()})
+        for r in runs
+        if r.status == Status.OK
     ]
     outputs: dict[str, OutputBaseline] = {}
     for name, arr in first.outputs.items():
         mask_a = _pattern_mask(arr, canary)
         unwritten = 0
-        if alt.status == "ok" and name in alt.outputs:
+        if alt.status == Status.OK and name in alt.outputs:
             unwritten = int(np.count_nonzero(mask_a & _pattern_mask(alt.outputs[name], ALT_CANARY)))
         outputs[name] = OutputBaseline(
             digest=digest(arr),
@@ -121,7 +124,7 @@ def _case_baseline(
         id=case.id,
         key=case.key,
         op=case.op,
-        status="ok",
+        status=Status.OK,
         call_digest=digests[0],
         outputs=outputs,
         bit_deterministic=deterministic,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stress import acl
+from stress.model import Status
 
 __all__ = ["Budget", "PoolAborted", "Worker", "WorkerPool"]
 
@@ -192,7 +193,7 @@ class WorkerPool:
             barrier.abort()
             if self.on_hang:
                 self.on_hang(hung)
-            raise PoolAborted("hang", hung)
+            raise PoolAborted(Status.HANG, hung)
         if errors:
             raise errors[0]
         return max(state["round"], 0)

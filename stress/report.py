@@ -14,6 +14,7 @@ from typing import Any
 
 from stress.baseline import atomic_write_bytes
 from stress.grading import PhaseVerdict, diagnose, grade_phase, interference_matrix
+from stress.model import Diagnosis, PhaseStatus, Verdict, schema
 from stress.results import RESULTS_FILE, read_results
 
 __all__ = [
@@ -24,7 +25,7 @@ __all__ = [
     "write_reports",
 ]
 
-REPORT_SCHEMA = "aclnn-stress/report/1"
+REPORT_SCHEMA = schema("report")
 
 
 def _phase_key(rec: Mapping[str, Any]) -> tuple[str, str]:
@@ -60,7 +61,7 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     phases: list[PhaseVerdict] = []
     for key in order:
         end = ends.get(key)
-        status = end.get("status", "done") if end else "interrupted"
+        status = end.get("status", PhaseStatus.DONE) if end else PhaseStatus.INTERRUPTED
         detail = end.get("detail", "") if end else "the run stopped during this phase"
         seconds = end.get("seconds", 0.0) if end else 0.0
         phases.append(
@@ -76,7 +77,7 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         )
     diagnosis, explanation = diagnose(phases)
     interleaved = [r for (name, _), rs in calls.items() if name == "interleaved" for r in rs]
-    complete = bool(run_end) and run_end.get("status") == "done"
+    complete = bool(run_end) and run_end.get("status") == PhaseStatus.DONE
     return {
         "schema": REPORT_SCHEMA,
         "backend": header.get("backend", {}),
@@ -87,11 +88,13 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "started": header.get("started"),
         "phases": [p.to_json() for p in phases],
         "interference": interference_matrix(interleaved),
-        "diagnosis": diagnosis,
+        "diagnosis": str(diagnosis),
         "explanation": explanation,
-        "verdict": "clean" if diagnosis == "clean" else "findings",
+        "verdict": str(diagnosis.run_verdict),
         "complete": complete,
-        "status": run_end.get("status", "interrupted") if run_end else "interrupted",
+        "status": str(run_end.get("status", PhaseStatus.INTERRUPTED))
+        if run_end
+        else str(PhaseStatus.INTERRUPTED),
         "reproducer": run_end.get("reproducer") if run_end else None,
         "notes": notes,
         "calls": sum(p.calls for p in phases),
@@ -168,15 +171,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_STYLE = {
-    "PASS": "green",
-    "MISMATCH_STABLE": "yellow",
-    "MISMATCH_RANDOM": "yellow",
-    "UNWRITTEN": "magenta",
-    "ERROR": "red",
-    "CRASH": "bold red",
-    "HANG": "bold red",
-}
+def _style(verdict: str) -> str:
+    return Verdict(verdict).style if verdict in Verdict.__members__ else "white"
 
 
 def render_console(report: Mapping[str, Any], console: Any = None, *, cases: bool = True) -> None:
@@ -193,7 +189,7 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
         v = p["verdict"]
         summary.add_row(
             escape(_phase_title(p)),
-            f"[{_STYLE.get(v, 'white')}]{v}[/]",
+            f"[{_style(v)}]{v}[/]",
             str(p["calls"]),
             f"{p['seconds']:.1f}",
             p["status"],
@@ -201,7 +197,7 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
     console.print(summary)
     if cases:
         for p in report["phases"]:
-            if p["verdict"] == "PASS":
+            if p["verdict"] == Verdict.PASS:
                 continue
             t = Table(title=escape(f"{_phase_title(p)}: {p['verdict']}"))
             for col in ("case", "verdict", "calls", "results", "detail"):
@@ -210,7 +206,7 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
                 v = c["verdict"]
                 t.add_row(
                     escape(c["id"]),
-                    f"[{_STYLE.get(v, 'white')}]{v}[/]",
+                    f"[{_style(v)}]{v}[/]",
                     str(c["calls"]),
                     str(len(c["digests"])),
                     escape(c.get("detail", "")),
@@ -223,7 +219,7 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
             highlight=False,
         )
         console.print(f"  {escape(repro['command'])}", highlight=False, soft_wrap=True)
-    style = "green" if report["diagnosis"] == "clean" else "bold red"
+    style = "green" if report["diagnosis"] == Diagnosis.CLEAN else "bold red"
     console.print(
         f"diagnosis: [{style}]{report['diagnosis']}[/] — {escape(report.get('explanation', ''))}"
     )

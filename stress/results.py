@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from stress.errors import ConfigError
+from stress.model import schema
 
 __all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "ResultWriter", "read_results"]
 
-RESULTS_SCHEMA = "aclnn-stress/results/1"
+RESULTS_SCHEMA = schema("results")
 RESULTS_FILE = "results.jsonl"
 
 

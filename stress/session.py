@@ -22,6 +22,7 @@ from stress.corpus import Case, load_corpus
 from stress.errors import ConfigError
 from stress.grading import grade_phase
 from stress.isolate import ChildResult, run_child
+from stress.model import Diagnosis, PhaseStatus, Status, Verdict
 from stress.protocol import CONCURRENT_PHASES, RunConfig
 from stress.report import build_report, write_reports
 from stress.results import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter, read_results
@@ -92,17 +93,16 @@ class Session:
                 end = {"status": status, "detail": detail, **extra}
             except ConfigError:
                 raise
-            return ChildResult("done" if status != "hung" else "hung", 0, detail=detail, end=end)
+            return ChildResult(PhaseStatus(status), 0, detail=detail, end=end)
         silence = self.config.call_timeout * 2 + 10
         result = run_child(job, on_record, silence_timeout=silence, env=self.env)
-        if result.status == "failed" and result.end.get("status") == "error":
-            detail = result.end.get("detail", "")
-            if detail.startswith("ConfigError: ") or detail.startswith("BackendError: "):
-                raise ConfigError(detail.split(": ", 1)[1])
+        error = result.end.get("error") or {}
+        if result.status == PhaseStatus.FAILED and error.get("user"):
+            raise ConfigError(error.get("message", ""))
         return result
 
     def _require_done(self, result: ChildResult, what: str) -> dict[str, Any]:
-        if result.status != "done":
+        if result.status != PhaseStatus.DONE:
             tail = result.stderr_tail.splitlines()[-1:] if result.stderr_tail else []
             raise ConfigError(f"{what} failed: {result.detail}" + (f" ({tail[0]})" if tail else ""))
         return result.end
@@ -216,7 +216,7 @@ class Session:
             )
             for w in warnings:
                 writer.write({"type": "note", "message": f"baseline forced: {w}"})
-            status = "done"
+            status = PhaseStatus.DONE
             reproducer = None
             try:
                 for phase, variant, stream in self._phase_plan():
@@ -229,7 +229,7 @@ class Session:
                         # the findings stand without a reproducer: say why there is none
                         reproducer = {"verified": False, "note": f"shrinking failed: {exc}"}
             except KeyboardInterrupt:
-                status = "interrupted"
+                status = PhaseStatus.INTERRUPTED
                 raise
             finally:
                 writer.write(
@@ -271,24 +271,24 @@ class Session:
             "baseline": baseline,
         }
         result = self._job(job, records.append)
-        if result.status in ("crashed", "hung"):
+        if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG):
             return True
         graded = grade_phase(phase, [r for r in records if r.get("type") == "call"])
-        return any(c.id == victim and c.verdict != "PASS" for c in graded.cases)
+        return any(c.id == victim and c.verdict != Verdict.PASS for c in graded.cases)
 
     def _reproducer(self, out: Path, baseline: str) -> dict[str, Any] | None:
         """Shrink a failing interleaved/mixed/isolated phase to the fewest cases that fail."""
         report = build_report(read_results(out / RESULTS_FILE))
-        if report["diagnosis"] not in ("cross-call-contamination", "self-race"):
+        if report["diagnosis"] not in (Diagnosis.CROSS_CALL_CONTAMINATION, Diagnosis.SELF_RACE):
             return None
         by_id = {c.id: c for c in self.cases}
         deadline = time.monotonic() + self.shrink_budget
         repro_dir = out / "repro"
         repro_dir.mkdir(exist_ok=True)
         trial_corpus = repro_dir / "trial.toml"
-        failing = [p for p in report["phases"] if p["verdict"] != "PASS"]
+        failing = [p for p in report["phases"] if p["verdict"] != Verdict.PASS]
         phase = next((p for p in failing if p["name"] == "isolated"), None)
-        if report["diagnosis"] == "cross-call-contamination":
+        if report["diagnosis"] == Diagnosis.CROSS_CALL_CONTAMINATION:
             phase = next((p for p in failing if p["name"] == "interleaved"), None) or next(
                 (p for p in failing if p["name"] == "mixed"), None
             )
@@ -299,7 +299,9 @@ class Session:
             if "per-thread" in phase.get("variant", "")
             else (self.config.streams[0] if phase["name"] != "interleaved" else "shared")
         )
-        victims = [c["id"] for c in phase["cases"] if c["verdict"] != "PASS" and c["id"] in by_id]
+        victims = [
+            c["id"] for c in phase["cases"] if c["verdict"] != Verdict.PASS and c["id"] in by_id
+        ]
         if not victims:
             return None
         self.ui.message(f"shrinking the failing {phase['name']} phase to a minimal reproducer")
@@ -429,25 +431,27 @@ class Session:
             "control": list(self.control),
             "baseline": baseline,
         }
-        status, detail, extra = "interrupted", "interrupted by the user", {}
+        status, detail, extra = PhaseStatus.INTERRUPTED, "interrupted by the user", {}
         try:
             result = self._job(job, on_record)
             status, detail = result.status, result.detail
-            if result.status in ("crashed", "hung") and result.in_flight:
+            if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG) and result.in_flight:
                 for flying in result.in_flight:
                     on_record(
                         {
                             "type": "call",
                             "phase": phase,
-                            "status": "crash" if result.status == "crashed" else "hang",
+                            "status": Status.CRASH
+                            if result.status == PhaseStatus.CRASHED
+                            else Status.HANG,
                             "match": False,
                             **flying,
                             "message": f"{result.detail} while this call was in flight",
                         }
                     )
-            if result.status == "crashed" and not result.in_flight:
+            if result.status == PhaseStatus.CRASHED and not result.in_flight:
                 detail += " (no call in flight: during setup)"
-            if result.status in ("crashed", "hung", "failed"):
+            if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG, PhaseStatus.FAILED):
                 extra = {
                     "signal": result.signal,
                     "returncode": result.returncode,
@@ -474,7 +478,7 @@ class Session:
 
 def _recording_summary(path: str | Path, recorded: list[dict[str, Any]]) -> str:
     """One line on a freshly recorded baseline, naming cases that deserve a look."""
-    ok = [r for r in recorded if r.get("status") == "ok"]
+    ok = [r for r in recorded if r.get("status") == Status.OK]
     det = sum(1 for r in ok if r.get("bit_deterministic"))
     differs = [r["case"] for r in ok if (r.get("reference") or {}).get("ok") is False]
     unwritten = [r["case"] for r in ok if r.get("unwritten")]

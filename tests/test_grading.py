@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from stress.grading import (
-    call_failed,
     case_verdict,
     diagnose,
     grade_phase,
     interference_matrix,
     worst,
 )
+from stress.model import is_failure
 
 
 def ok(digest="d0", match=True, **kw):
@@ -137,10 +137,10 @@ def test_explanation_does_not_claim_phases_that_did_not_run():
     assert "serial not run" in shuffled_only
 
 
-def test_call_failed_is_a_per_record_failure():
-    assert not call_failed(ok())
-    assert call_failed(ok("x", False))
-    assert call_failed(ok(unwritten={"gradPhi": 4}))
-    assert call_failed({"case": "c", "status": "crash"}) and call_failed({"status": "hang"})
-    assert not call_failed({"status": "error", "code": 161002, "match": True})  # expected
-    assert call_failed({"status": "error", "code": 161002, "match": False})
+def test_is_failure_is_a_per_record_failure():
+    assert not is_failure(ok())
+    assert is_failure(ok("x", False))
+    assert is_failure(ok(unwritten={"gradPhi": 4}))
+    assert is_failure({"case": "c", "status": "crash"}) and is_failure({"status": "hang"})
+    assert not is_failure({"status": "error", "code": 161002, "match": True})  # expected
+    assert is_failure({"status": "error", "code": 161002, "match": False})

@@ -1,0 +1,181 @@
+"""The data model: every status, verdict and diagnosis word, and the one failure predicate.
+
+Every other module names these values through the enums below, never as string literals. They
+are :class:`enum.StrEnum` members, so a member *is* its string: the journal (``results.jsonl``),
+``report.json`` and baselines keep exactly the words they always had, and records read back from
+a file compare equal to the members.
+
+Severity (the jcstress idea): verdicts are ordered from the worst (``CRASH``) to ``PASS``;
+:func:`Verdict.combine` of several verdicts is the worst of them, so a phase's verdict is the
+combination of its cases', and a case's over phase variants the combination of those.
+
+Schema versions. Every file the framework writes carries ``"schema": "aclnn-stress/<kind>/<n>"``
+(see :data:`SCHEMAS`); :func:`schema_version` reads it back, and a file without one is version 1
+(files written before the field existed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "SCHEMAS",
+    "ChildStatus",
+    "Diagnosis",
+    "PhaseStatus",
+    "RunVerdict",
+    "Status",
+    "Verdict",
+    "is_failure",
+    "schema",
+    "schema_version",
+]
+
+
+class Status(StrEnum):
+    """How one call ended (the ``status`` of a call record and of a baseline entry)."""
+
+    OK = "ok"  # the call returned 0 and its outputs were downloaded
+    ERROR = "error"  # an ACL/aclnn status other than 0 (expected for negative cases)
+    CRASH = "crash"  # the process died while the call was in flight
+    HANG = "hang"  # the call did not finish within the call timeout
+
+
+class Verdict(StrEnum):
+    """A case's verdict in one phase, declared from the worst to the best."""
+
+    CRASH = "CRASH"
+    HANG = "HANG"
+    ERROR = "ERROR"
+    UNWRITTEN = "UNWRITTEN"
+    MISMATCH_RANDOM = "MISMATCH_RANDOM"
+    MISMATCH_STABLE = "MISMATCH_STABLE"
+    PASS = "PASS"
+
+    @property
+    def severity(self) -> int:
+        """Larger is worse: ``PASS`` is 0, ``CRASH`` the largest."""
+        return len(_VERDICT_ORDER) - 1 - _VERDICT_ORDER.index(self)
+
+    @property
+    def failed(self) -> bool:
+        return self is not Verdict.PASS
+
+    @classmethod
+    def combine(cls, verdicts: Iterable[str]) -> Verdict:
+        """The most severe of ``verdicts`` (``PASS`` for none)."""
+        return max((cls(v) for v in verdicts), key=lambda v: v.severity, default=cls.PASS)
+
+    @property
+    def style(self) -> str:
+        """The rich style the console and tables show this verdict in."""
+        return _STYLE[self]
+
+
+_VERDICT_ORDER = tuple(Verdict)
+_STYLE = {
+    Verdict.PASS: "green",
+    Verdict.MISMATCH_STABLE: "yellow",
+    Verdict.MISMATCH_RANDOM: "yellow",
+    Verdict.UNWRITTEN: "magenta",
+    Verdict.ERROR: "red",
+    Verdict.CRASH: "bold red",
+    Verdict.HANG: "bold red",
+}
+
+
+class PhaseStatus(StrEnum):
+    """How a phase (or the child process that ran it) ended."""
+
+    DONE = "done"
+    HUNG = "hung"
+    CRASHED = "crashed"
+    FAILED = "failed"  # the child exited non-zero: a bug or a configuration error
+    INTERRUPTED = "interrupted"
+    SKIPPED = "skipped"
+
+    @property
+    def verdict(self) -> Verdict:
+        """The least verdict a phase that ended this way gets, whatever its calls say."""
+        return {
+            PhaseStatus.CRASHED: Verdict.CRASH,
+            PhaseStatus.HUNG: Verdict.HANG,
+            PhaseStatus.FAILED: Verdict.ERROR,
+        }.get(self, Verdict.PASS)
+
+
+class ChildStatus(StrEnum):
+    """The ``status`` of a child's ``child-end`` record: a phase status, or an exception."""
+
+    DONE = "done"
+    HUNG = "hung"
+    ERROR = "error"  # the job raised: ``detail`` is ``<ExceptionType>: <message>``
+
+
+class Diagnosis(StrEnum):
+    """The run's diagnosis, in the order :func:`stress.grading.diagnose` checks them."""
+
+    CRASH = "crash"
+    HANG = "hang"
+    RUNTIME_FAULT = "runtime-fault"
+    UNWRITTEN_OUTPUT = "unwritten-output"
+    SELF_RACE = "self-race"
+    CROSS_CALL_CONTAMINATION = "cross-call-contamination"
+    ORDER_DEPENDENCE = "order-dependence"
+    BASELINE_MISMATCH = "baseline-mismatch"
+    OPERATOR_ERROR = "operator-error"
+    CLEAN = "clean"
+
+    @property
+    def run_verdict(self) -> RunVerdict:
+        return RunVerdict.CLEAN if self is Diagnosis.CLEAN else RunVerdict.FINDINGS
+
+
+class RunVerdict(StrEnum):
+    """The verdict of a whole run (``report.json`` ``verdict``; CLI exit 0 or 1)."""
+
+    CLEAN = "clean"
+    FINDINGS = "findings"
+
+
+def is_failure(rec: Mapping[str, Any]) -> bool:
+    """Whether one call record is a failure: a result that differs from the baseline, a canary
+    left in an output, a crash or hang, or an error status that was not expected (a negative
+    case's expected status has ``match`` true and is not a failure).
+
+    The one predicate for live progress, grading, the interference matrix and benchmarks.
+    """
+    status = rec.get("status")
+    if status == Status.OK:
+        return rec.get("match") is False or bool(rec.get("unwritten"))
+    return not rec.get("match")
+
+
+# -- schema versions ---------------------------------------------------------------------------
+SCHEMAS = {
+    "results": 1,
+    "report": 1,
+    "baseline": 1,
+    "pytest-summary": 1,
+    "pytest-runs": 1,
+    "gradcheck": 1,
+}
+
+
+def schema(kind: str) -> str:
+    """The schema id written into a file of ``kind``: ``aclnn-stress/<kind>/<version>``."""
+    return f"aclnn-stress/{kind}/{SCHEMAS[kind]}"
+
+
+def schema_version(doc: Mapping[str, Any], kind: str) -> int:
+    """The version of a file's ``schema`` field (1 when absent: files from before it)."""
+    text = doc.get("schema")
+    if text is None:
+        return 1
+    prefix = f"aclnn-stress/{kind}/"
+    number = text[len(prefix) :] if isinstance(text, str) and text.startswith(prefix) else ""
+    if not number.isdigit():
+        raise ValueError(f"schema {text!r} is not an aclnn-stress {kind} schema")
+    return int(number)
