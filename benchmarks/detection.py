@@ -36,9 +36,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from stress.config import RunConfig
 from stress.isolate import run_child
 from stress.model import is_failure
-from stress.protocol import RunConfig
 from stress.results import read_results
 from stress.session import Session
 from stress.sim.faults import EXPECTED as FAULTS

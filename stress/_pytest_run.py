@@ -24,11 +24,12 @@ import re
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from stress.baseline import Baseline
+from stress.config import CANARY, PHASES, PYTEST_DURATION, RunConfig
 from stress.corpus import Case
 from stress.errors import ConfigError
 from stress.model import Diagnosis, Verdict
@@ -79,8 +80,8 @@ class BaselineStore:
 
     path: Path
     deterministic: bool = True
-    canary: int = 0xAB
-    repeats: int = 3
+    canary: int = CANARY
+    repeats: int = RunConfig.repeats
 
     def _usable(self, fingerprint: dict[str, Any]) -> Baseline | None:
         if not self.path.exists():
@@ -334,11 +335,8 @@ class StressRunner:
     worker: str
     out_root: Path  # this worker's directory: <--stress-out>/<worker>
     baseline_store: BaselineStore
-    seed: int = 0
-    threads: int = 4
-    duration: float = 0.5
+    config: RunConfig = field(default_factory=lambda: RunConfig(duration=PYTEST_DURATION))
     isolate: bool = False
-    call_timeout: float = 30.0
     shrink_budget: float = 0.0
     session: str = ""  # the pytest session's id (the controller's), written into runs.jsonl
     _fingerprint: dict[str, Any] | None = field(default=None, init=False, repr=False)
@@ -349,10 +347,9 @@ class StressRunner:
         """The backend fingerprint baselines are checked against (loaded once)."""
         if self._fingerprint is None:
             if self.isolate:
-                from stress.protocol import RunConfig
                 from stress.session import Session
 
-                info = Session(RunConfig(), [], backend=self.backend).backend_info()
+                info = Session(self.config, [], backend=self.backend).backend_info()
                 self._fingerprint = info["fingerprint"]
             else:
                 from stress import acl
@@ -373,19 +370,19 @@ class StressRunner:
                 canary=self.baseline_store.canary,
                 deterministic=self.baseline_store.deterministic,
                 device=self.device,
+                call_timeout_ms=self.config.call_timeout_ms,
             )
-        from stress.protocol import RunConfig
         from stress.session import Session
         from stress.shrink import write_corpus
 
         with tempfile.TemporaryDirectory(prefix="stress-record-") as tmp:
             corpus = write_corpus(cases, Path(tmp) / "record.toml")
-            config = RunConfig(
+            config = replace(
+                self.config,
                 repeats=self.baseline_store.repeats,
                 canary=self.baseline_store.canary,
                 deterministic=self.baseline_store.deterministic,
                 device=self.device,
-                call_timeout=self.call_timeout,
             )
             session = Session(config, [str(corpus)], backend=self.backend, isolate=True)
             path = session.record_baseline(Path(tmp) / "baseline.json")
@@ -416,9 +413,9 @@ class StressRunner:
         duration: float | None = None,
         iterations: int | None = None,
         seed: int | None = None,
-        stream: str | Sequence[str] = "shared",
-        context: str = "shared",
-        repeats: int = 3,
+        stream: str | Sequence[str] | None = None,
+        context: str | None = None,
+        repeats: int | None = None,
         isolate: bool | None = None,
         log: bool = True,
     ) -> StressResult:
@@ -427,7 +424,6 @@ class StressRunner:
         The run gets its own directory under ``out_root`` (corpus, control and baseline
         snapshot, ``out/results.jsonl`` and reports); with ``log`` it is listed in the worker's
         ``runs.jsonl`` (trial runs of a shrink are not)."""
-        from stress.protocol import PHASES, RunConfig
         from stress.session import Session
         from stress.shrink import write_corpus
 
@@ -456,18 +452,22 @@ class StressRunner:
             control = []  # not needed: no control phase (no baseline to record for them)
         else:
             control = [c for c in control if c.id not in {x.id for x in cases}]
-        streams = (stream,) if isinstance(stream, str) else tuple(stream)
+        if stream is None:
+            streams = self.config.streams
+        else:
+            streams = (stream,) if isinstance(stream, str) else tuple(stream)
         if streams == ("both",):
             streams = ("shared", "per-thread")
-        config = RunConfig(
-            seed=self.seed if seed is None else seed,
-            threads=self.threads if threads is None else threads,
-            context=context,
+        base = self.config
+        config = replace(
+            base,
+            seed=base.seed if seed is None else seed,
+            threads=base.threads if threads is None else threads,
+            context=base.context if context is None else context,
             streams=streams,
-            duration=None if iterations is not None else (duration or self.duration),
+            duration=None if iterations is not None else (duration or base.duration),
             iterations=iterations,
-            repeats=repeats,
-            call_timeout=self.call_timeout,
+            repeats=base.repeats if repeats is None else repeats,
             device=self.device,
             deterministic=self.baseline_store.deterministic,
             canary=self.baseline_store.canary,
@@ -521,14 +521,9 @@ def _header(out: Path) -> dict[str, Any]:
     return {}
 
 
-def _replay_command(config, corpus: Path, control: Path | None, baseline: Path, backend) -> str:
-    streams = config.streams
-    stream = "both" if len(streams) > 1 else streams[0]
-    budget = (
-        f"--iterations {config.iterations}"
-        if config.iterations is not None
-        else f"--duration {config.duration:g}"
-    )
+def _replay_command(
+    config: RunConfig, corpus: Path, control: Path | None, baseline: Path, backend: str | None
+) -> str:
     parts = [
         *([f"STRESS_BACKEND={backend}"] if backend else []),
         *(
@@ -540,12 +535,6 @@ def _replay_command(config, corpus: Path, control: Path | None, baseline: Path, 
         f"--corpus {corpus}",
         f"--control {control if control else 'none'}",
         f"--baseline {baseline}",
-        f"--phases {','.join(config.phases)}",
-        f"--seed {config.seed}",
-        f"--threads {config.threads}",
-        f"--stream {stream}",
-        f"--context {config.context}",
-        budget,
-        f"--device {config.device}",
+        *config.to_cli_args(),
     ]
     return " ".join(parts)

@@ -25,6 +25,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from stress.config import CANARY
 from stress.corpus import Case
 from stress.errors import ConfigError
 from stress.model import Status, schema
@@ -113,7 +114,7 @@ class Baseline:
     deterministic: bool
     repeats: int
     cases: dict[str, CaseBaseline]
-    canary: int = 0xAB
+    canary: int = CANARY
     created: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     )
@@ -186,7 +187,7 @@ class Baseline:
             corpus=doc["corpus"],
             deterministic=bool(doc["deterministic"]),
             repeats=int(doc["repeats"]),
-            canary=int(doc.get("canary", 0xAB)),
+            canary=int(doc.get("canary", CANARY)),
             cases=cases,
             created=doc.get("created", ""),
             path=path,

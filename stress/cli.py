@@ -8,13 +8,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import secrets
 import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from stress import __version__
+from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES, RunConfig
 from stress.errors import ConfigError
 from stress.model import RunVerdict, Status
 
@@ -106,8 +106,6 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 
 # -- run / baseline / report -----------------------------------------------------------------
 def _phases(text: str) -> tuple[str, ...]:
-    from stress.protocol import PHASES
-
     if text == "all":
         return PHASES
     chosen = tuple(p.strip() for p in text.split(",") if p.strip())
@@ -143,26 +141,9 @@ def _positive(kind: type) -> Callable[[str], float]:
 
 
 def _session_from(args: argparse.Namespace, *, for_run: bool):
-    from stress.protocol import RunConfig
     from stress.session import Session
 
-    streams = ("shared", "per-thread") if args.stream == "both" else (args.stream,)
-    if args.stream is None:
-        streams = ("per-thread",) if args.context == "per-thread" else ("shared",)
-    config = RunConfig(
-        seed=args.seed if args.seed is not None else secrets.randbits(32),
-        threads=args.threads,
-        context=args.context,
-        streams=streams,
-        duration=args.duration,
-        iterations=args.iterations,
-        repeats=args.repeats,
-        canary=args.canary,
-        call_timeout=args.call_timeout,
-        device=args.device,
-        deterministic=args.deterministic,
-        phases=args.phases if for_run else ("serial",),
-    ).validate()
+    config = RunConfig.from_cli(args, phases=None if for_run else ("serial",))
     corpus = [_shipped(p) for p in (args.corpus or DEFAULT_CORPUS)]
     control = [] if args.control == "none" else [_shipped(args.control)]
     return Session(
@@ -353,7 +334,7 @@ def _corpus_options(p: argparse.ArgumentParser) -> None:
 def _runtime_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("runtime")
     _backend_option(g)
-    g.add_argument("--device", type=int, default=0, help="device id (default 0)")
+    g.add_argument("--device", type=int, help=f"device id (default {DEFAULTS['device']})")
     g.add_argument(
         "--no-deterministic",
         dest="deterministic",
@@ -361,16 +342,22 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
         help="leave ACL_OPT_DETERMINISTIC off (cases that are then not bit-reproducible are "
         "graded by numeric tolerance instead of digest)",
     )
-    g.add_argument("--repeats", type=int, default=3, help="K: calls per case in serial (default 3)")
     g.add_argument(
-        "--canary", type=_byte, default=0xAB, help="byte prefilled into outputs (default 0xAB)"
+        "--repeats",
+        type=int,
+        help=f"K: calls per case in serial (default {DEFAULTS['repeats']})",
+    )
+    g.add_argument(
+        "--canary",
+        type=_byte,
+        help=f"byte prefilled into outputs (default {DEFAULTS['canary']:#X})".replace("0X", "0x"),
     )
     g.add_argument(
         "--call-timeout",
         type=_positive(float),
-        default=10.0,
         metavar="S",
-        help="a call still running after S seconds is a HANG (default 10; simulator calls take "
+        help=f"a call still running after S seconds is a HANG (default "
+        f"{DEFAULTS['call_timeout']:g}; simulator calls take "
         "milliseconds, NPU calls less)",
     )
     g.add_argument(
@@ -384,7 +371,6 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from stress.corpus_generate import add_cli as add_corpus
     from stress.gradcheck import add_cli as add_gradcheck
-    from stress.protocol import PHASES
 
     parser = argparse.ArgumentParser(
         prog="aclnn-stress",
@@ -436,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _corpus_options(p)
     g = p.add_argument_group("load")
-    g.add_argument("--threads", type=int, default=8, help="worker threads T (default 8)")
+    g.add_argument("--threads", type=int, help=f"worker threads T (default {DEFAULTS['threads']})")
     g.add_argument(
         "--phases",
         type=_phases,
@@ -453,15 +439,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--context",
         choices=("shared", "per-thread"),
-        default="shared",
-        help="one context bound in every worker (default) or one per worker",
+        help=f"one context bound in every worker ({DEFAULTS['context']}, the default) or one "
+        "per worker",
     )
     budget = g.add_mutually_exclusive_group()
     budget.add_argument(
         "--duration",
         type=_positive(float),
         metavar="S",
-        help="seconds per concurrent phase (default 6; isolated splits it across cases)",
+        help=f"seconds per concurrent phase (default {DEFAULT_DURATION:g}; isolated splits it "
+        "across cases)",
     )
     budget.add_argument(
         "--iterations",

@@ -14,9 +14,11 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from stress.config import CANARY
+
 __all__ = ["DEFAULT_CANARY", "call_digest", "canary_count", "digest", "unwritten"]
 
-DEFAULT_CANARY = 0xAB
+DEFAULT_CANARY = CANARY  # defined once, in stress.config
 
 
 def digest(array: np.ndarray) -> str:

@@ -12,10 +12,11 @@ from typing import Any
 
 from stress import acl
 from stress.baseline import Baseline
+from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus import load_corpus
 from stress.digest import call_digest, digest
 from stress.model import PhaseStatus, Status
-from stress.protocol import CONCURRENT_PHASES, PhaseRunner, RunConfig
+from stress.protocol import PhaseRunner
 from stress.recording import backend_fingerprint, record_baseline
 
 __all__ = ["run_job"]
@@ -48,13 +49,15 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
             }
         )
 
+    config = RunConfig.from_json(job["config"])
     baseline = record_baseline(
         rt,
         cases,
-        repeats=job["repeats"],
-        canary=job["canary"],
-        deterministic=job["deterministic"],
-        device=job.get("device", 0),
+        repeats=config.repeats,
+        canary=config.canary,
+        deterministic=config.deterministic,
+        device=config.device,
+        call_timeout_ms=config.call_timeout_ms,
         progress=progress,
     )
     path = baseline.save(job["out"])

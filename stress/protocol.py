@@ -18,101 +18,25 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from stress import acl
 from stress.baseline import Baseline
+from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus import Case
-from stress.digest import DEFAULT_CANARY
 from stress.errors import ConfigError
 from stress.execute import CallTimeout, Outcome, judge, run_call, run_interleaved
 from stress.inputs import InputCache
 from stress.model import PhaseStatus, Status
 from stress.replay import Budget, PoolAborted, Worker, WorkerPool
 
-__all__ = [
-    "CONCURRENT_PHASES",
-    "PHASES",
-    "PhaseRunner",
-    "RunConfig",
-]
+__all__ = ["PhaseRunner"]
 
-PHASES = ("serial", "shuffled", "interleaved", "isolated", "mixed", "control")
-CONCURRENT_PHASES = ("isolated", "mixed", "control")
 
 Sink = Callable[[dict[str, Any]], None]
-
-
-@dataclass
-class RunConfig:
-    """Everything that shapes a run (stored in the result file, so a run can be replayed)."""
-
-    seed: int = 0
-    threads: int = 8
-    context: str = "shared"  # shared | per-thread
-    streams: tuple[str, ...] = ("shared",)  # stream policies the concurrent phases run under
-    duration: float | None = None  # seconds per concurrent phase
-    iterations: int | None = None  # rounds per concurrent phase (per case for isolated)
-    repeats: int = 3  # K: calls per case in serial and shuffled
-    canary: int = DEFAULT_CANARY
-    call_timeout: float = 10.0
-    device: int = 0
-    deterministic: bool = True
-    phases: tuple[str, ...] = PHASES
-
-    DEFAULT_DURATION = 6.0
-
-    def validate(self) -> RunConfig:
-        if self.threads < 1:
-            raise ConfigError(f"--threads must be >= 1, got {self.threads}")
-        if self.context not in ("shared", "per-thread"):
-            raise ConfigError(f"--context must be shared or per-thread, got {self.context!r}")
-        for s in self.streams:
-            if s not in ("shared", "per-thread"):
-                raise ConfigError(f"--stream must be shared, per-thread or both, got {s!r}")
-        if self.context == "per-thread" and "shared" in self.streams:
-            raise ConfigError(
-                "--context per-thread needs --stream per-thread: a stream belongs to one context"
-            )
-        if self.duration is not None and self.duration <= 0:
-            raise ConfigError(f"--duration must be > 0 seconds, got {self.duration}")
-        if self.iterations is not None and self.iterations < 1:
-            raise ConfigError(f"--iterations must be >= 1, got {self.iterations}")
-        if self.repeats < 1:
-            raise ConfigError(f"--repeats must be >= 1, got {self.repeats}")
-        if not 0 <= self.canary <= 255:
-            raise ConfigError(f"--canary must be a byte (0..255), got {self.canary}")
-        if self.call_timeout <= 0:
-            raise ConfigError(f"--call-timeout must be > 0 seconds, got {self.call_timeout}")
-        unknown = [p for p in self.phases if p not in PHASES]
-        if unknown:
-            raise ConfigError(
-                f"--phases: unknown phase {unknown[0]!r}; phases: {', '.join(PHASES)}"
-            )
-        return self
-
-    def budget(self, share: int = 1) -> Budget:
-        """The budget of a concurrent phase, or of one of ``share`` cases in ``isolated``."""
-        seconds = self.duration
-        if seconds is None and self.iterations is None:
-            seconds = self.DEFAULT_DURATION
-        return Budget(seconds=None if seconds is None else seconds / share, rounds=self.iterations)
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["streams"] = list(self.streams)
-        d["phases"] = list(self.phases)
-        return d
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> RunConfig:
-        d = dict(d)
-        d["streams"] = tuple(d.get("streams", ("shared",)))
-        d["phases"] = tuple(d.get("phases", PHASES))
-        return cls(**d)
 
 
 @dataclass
@@ -200,7 +124,7 @@ class PhaseRunner:
                 case,
                 self.inputs.get(case),
                 canary=extra.get("canary", self.config.canary),
-                timeout_ms=int(self.config.call_timeout * 1000),
+                timeout_ms=self.config.call_timeout_ms,
             )
         except CallTimeout:
             detail = {
@@ -273,7 +197,7 @@ class PhaseRunner:
                         [a, b],
                         [self.inputs.get(a), self.inputs.get(b)],
                         canary=self.config.canary,
-                        timeout_ms=int(self.config.call_timeout * 1000),
+                        timeout_ms=self.config.call_timeout_ms,
                     )
                 except CallTimeout:
                     detail = {

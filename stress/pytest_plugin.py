@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from stress.config import DEFAULT_DURATION, DEFAULTS, PYTEST_DURATION, RunConfig
 from stress.model import Diagnosis, Verdict
 
 if TYPE_CHECKING:
@@ -56,8 +57,6 @@ if TYPE_CHECKING:
 __all__ = ["StressRun"]
 
 BACKENDS = ("auto", "sim", "cann")
-DEFAULT_THREADS = 4
-DEFAULT_DURATION = 0.5  # seconds per concurrent phase: short, so plain `pytest` stays fast
 STRESS_FIXTURES = frozenset(
     {"stress_runtime", "stress_device", "stress_run", "stress_case_item", "stress_cases"}
 )
@@ -94,15 +93,13 @@ class _State:
 
     config: pytest.Config
     backend: str | None
-    threads: int
-    duration: float
+    run_config: RunConfig  # the session's settings; per-test values are applied per run
     seed: int
     device_base: int
     isolate: bool
     shrink: float
     corpus_paths: list[Path]
     control_paths: list[Path] | None  # None: the built-in control set; []: no control
-    corpus_explicit: bool
     out_root: Path
     baseline_dir: Path | None
     session: str  # id of the whole (xdist) session: the controller's, handed to workers
@@ -158,10 +155,9 @@ class _State:
 
         try:
             if self.isolate:
-                from stress.protocol import RunConfig
                 from stress.session import Session
 
-                info = Session(RunConfig(), [], backend=self.backend).backend_info()
+                info = Session(self.run_config, [], backend=self.backend).backend_info()
                 fingerprint, count = info["fingerprint"], int(info["info"]["device_count"])
             else:
                 from stress import acl
@@ -182,9 +178,7 @@ class _State:
             worker=self.worker,
             out_root=self.out_root / self.worker,
             baseline_store=store,
-            seed=self.seed,
-            threads=self.threads,
-            duration=self.duration,
+            config=self.run_config.with_(seed=self.seed, device=device),
             isolate=self.isolate,
             shrink_budget=self.shrink,
             session=self.session,
@@ -259,17 +253,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption(
         "--stress-threads",
         type=int,
-        default=DEFAULT_THREADS,
+        default=None,
         metavar="T",
-        help=f"worker threads of the concurrent phases (default {DEFAULT_THREADS})",
+        help=f"worker threads of the concurrent phases (default {DEFAULTS['threads']})",
     )
     g.addoption(
         "--stress-duration",
         type=float,
-        default=DEFAULT_DURATION,
+        default=None,
         metavar="S",
-        help=f"seconds per concurrent phase (default {DEFAULT_DURATION}: a short run; use e.g. "
-        "6 for a real stress run)",
+        help=f"seconds per concurrent phase (default {PYTEST_DURATION:g}: a short run; use e.g. "
+        f"{DEFAULT_DURATION:g}, the CLI's default, for a real stress run)",
+    )
+    g.addoption(
+        "--stress-call-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help=f"a call still running after S seconds is a HANG (default "
+        f"{DEFAULTS['call_timeout']:g})",
     )
     g.addoption(
         "--stress-corpus",
@@ -352,10 +354,12 @@ def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
         config.addinivalue_line("markers", line)
     opt = config.option
-    if opt.stress_threads < 1:
-        raise pytest.UsageError(f"--stress-threads must be >= 1, got {opt.stress_threads}")
-    if not opt.stress_duration > 0:
-        raise pytest.UsageError(f"--stress-duration must be > 0 seconds, got {opt.stress_duration}")
+    from stress.errors import ConfigError
+
+    try:
+        run_config = RunConfig.from_pytest(opt)
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc).replace("--", "--stress-", 1)) from None
     if opt.stress_device < 0:
         raise pytest.UsageError(f"--stress-device must be >= 0, got {opt.stress_device}")
     if opt.stress_shrink < 0:
@@ -420,15 +424,13 @@ def pytest_configure(config: pytest.Config) -> None:
     state = _State(
         config=config,
         backend=backend.strip().lower() if backend else None,
-        threads=opt.stress_threads,
-        duration=opt.stress_duration,
+        run_config=run_config,
         seed=int(seed),
         device_base=opt.stress_device,
         isolate=opt.stress_isolate,
         shrink=opt.stress_shrink,
         corpus_paths=corpus_paths,
         control_paths=control_paths,
-        corpus_explicit=explicit,
         out_root=out_root,
         baseline_dir=baseline_dir,
         session=session,
@@ -497,8 +499,9 @@ def _resolved_kind(backend: str | None) -> str:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     state = _state(config)
     backend = state.backend or "auto"
+    cfg = state.run_config
     lines = [
-        f"stress: backend {backend}, {state.threads} threads, {state.duration:g} s per "
+        f"stress: backend {backend}, {cfg.threads} threads, {cfg.duration:g} s per "
         f"concurrent phase, seed {state.seed} (replay: --stress-seed {state.seed}), "
         f"{'isolated child per phase' if state.isolate else 'phases in-process'}",
     ]

@@ -18,6 +18,7 @@ import numpy as np
 
 from stress import acl
 from stress.baseline import Baseline, CaseBaseline, OutputBaseline
+from stress.config import CANARY, RunConfig
 from stress.corpus import Case
 from stress.digest import call_digest, digest
 from stress.execute import Outcome, close_enough, run_call
@@ -141,10 +142,10 @@ def record_baseline(
     cases: Sequence[Case],
     *,
     repeats: int = 3,
-    canary: int = 0xAB,
+    canary: int = CANARY,
     deterministic: bool = True,
     device: int = 0,
-    call_timeout_ms: int | None = 60_000,
+    call_timeout_ms: int | None = RunConfig().call_timeout_ms,
     progress: Callable[[Case, CaseBaseline], None] | None = None,
 ) -> Baseline:
     """Run every case serially and build the :class:`Baseline` (not yet saved)."""

@@ -12,18 +12,18 @@ import datetime as _dt
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from stress import __version__
 from stress.baseline import Baseline, backend_tag, default_baseline_path
+from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus import Case, load_corpus
 from stress.errors import ConfigError
 from stress.grading import grade_phase
 from stress.isolate import ChildResult, run_child
 from stress.model import Diagnosis, PhaseStatus, Status, Verdict
-from stress.protocol import CONCURRENT_PHASES, RunConfig
 from stress.report import build_report, write_reports
 from stress.results import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter, read_results
 from stress.shrink import ddmin, write_corpus
@@ -123,10 +123,7 @@ class Session:
         job = {
             "kind": "record",
             "corpus": [*self.corpus, *self.control],
-            "repeats": self.config.repeats,
-            "canary": self.config.canary,
-            "deterministic": self.config.deterministic,
-            "device": self.config.device,
+            "config": self.config.to_json(),
             "out": str(path),
         }
         end = self._require_done(
@@ -156,6 +153,9 @@ class Session:
         if not self.cases:
             self.load()
         info = self.backend_info()
+        count = info["info"].get("device_count")
+        if count is not None:
+            self.config.check_device(int(count))
         fingerprint = info["fingerprint"]
         path = self.baseline_path or self.default_baseline(fingerprint)
         if not Path(path).exists():
@@ -257,9 +257,7 @@ class Session:
     ) -> bool:
         """Run ``phase`` on ``cases`` alone; True when ``victim`` still fails."""
         write_corpus(cases, corpus)
-        config = RunConfig.from_json(
-            {**self.config.to_json(), "phases": [phase], "duration": seconds, "iterations": None}
-        )
+        config = replace(self.config, phases=(phase,), duration=seconds, iterations=None)
         records: list[dict[str, Any]] = []
         job = {
             "kind": "phase",
@@ -357,20 +355,20 @@ class Session:
             repro_dir / "corpus.toml",
             f"minimal reproducer: {phase['name']} fails with these {len(chosen)} case(s)",
         )
-        cfg = self.config
+        replay = replace(
+            self.config,
+            phases=(phase["name"],),
+            streams=(stream,),
+            duration=seconds,
+            iterations=None,
+        )
         command = " ".join(
             [
                 "aclnn-stress run",
                 f"--corpus {corpus}",
                 "--control none",
-                f"--phases {phase['name']}",
                 f"--baseline {baseline}",
-                f"--seed {cfg.seed}",
-                f"--threads {cfg.threads}",
-                f"--context {cfg.context}",
-                f"--stream {stream}",
-                f"--duration {seconds:g}",
-                *(["--no-deterministic"] if not cfg.deterministic else []),
+                *replay.to_cli_args(),
             ]
         )
         faults = os.environ.get("ACLSIM_FAULTS") or self.env.get("ACLSIM_FAULTS")

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from stress import cli
+from stress.config import RunConfig
 from stress.corpus import load_corpus_file
 from stress.corpus_generate import BoundsError, build_case, case_id_for, generate_cases
-from stress.protocol import RunConfig
 from stress.session import Session
 
 

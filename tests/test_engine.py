@@ -14,7 +14,7 @@ import pytest
 from _cli import stress_cli
 
 from stress import cli
-from stress.protocol import RunConfig
+from stress.config import RunConfig
 from stress.report import build_report, write_reports
 from stress.results import read_results
 from stress.session import Session

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from _cli import stress_cli
 
-from stress.protocol import PHASES, RunConfig
+from stress.config import PHASES, RunConfig
 from stress.session import Session
 from stress.sim.faults import EXPECTED as FAULTS
 

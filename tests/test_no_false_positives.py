@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from stress.protocol import RunConfig
+from stress.config import RunConfig
 from stress.session import Session
 
 CORPUS = ["corpus/mhc.toml"]

@@ -24,6 +24,7 @@ import stress.acl.runtime
 import stress.session  # noqa: F401
 from stress._pytest_run import BaselineStore
 from stress.baseline import Baseline, CaseBaseline
+from stress.config import DEFAULTS, PYTEST_DURATION
 
 # In-process pytester runs restore sys.modules afterwards, dropping modules first imported by the
 # inner session: a later inner session would then import stress.acl.runtime afresh and create a
@@ -138,7 +139,8 @@ def test_header_names_backend_seed_corpus_and_device(pytester, corpus):
     result = pytester.runpytest("--stress-corpus", str(corpus), "--stress-seed", "42")
     result.stdout.fnmatch_lines(
         [
-            "stress: backend sim, 4 threads, 0.5 s per concurrent phase, seed 42*",
+            f"stress: backend sim, {DEFAULTS['threads']} threads, {PYTEST_DURATION:g} s per "
+            "concurrent phase, seed 42*",
             "stress: corpus corpus.toml; control built-in aclnnAdd set; results stress-out*",
             "stress: device 0 (no xdist)",
         ]
@@ -420,6 +422,7 @@ import sys, time
 from pathlib import Path
 from stress._pytest_run import BaselineStore
 from stress.baseline import Baseline, CaseBaseline
+from stress.config import DEFAULTS, PYTEST_DURATION
 
 path, who, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 

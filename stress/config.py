@@ -1,0 +1,252 @@
+"""``RunConfig``: every option of a stress run, its default, its validation, in one place.
+
+The CLI (:meth:`RunConfig.from_cli`), the pytest plugin (:meth:`RunConfig.from_pytest`), the job
+runner of the phase children (:meth:`RunConfig.from_json`) and ``make stress`` (the CLI) all
+build one; :meth:`RunConfig.to_cli_args` writes the command line that replays a run. The
+defaults below are the only ones; ``--help`` and README's option table are generated from or
+checked against :data:`DEFAULTS`.
+
+One budget differs on purpose: the pytest plugin runs each concurrent phase for
+:data:`PYTEST_DURATION` seconds unless ``--stress-duration`` says otherwise, so that a plain
+``pytest`` stays fast; the CLI's default is :data:`DEFAULT_DURATION`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+
+from stress.errors import ConfigError
+
+if TYPE_CHECKING:
+    from stress.replay import Budget
+
+__all__ = [
+    "CANARY",
+    "CONCURRENT_PHASES",
+    "CONTEXT_POLICIES",
+    "DEFAULTS",
+    "DEFAULT_DURATION",
+    "MAX_THREADS",
+    "PHASES",
+    "PYTEST_DURATION",
+    "STREAM_POLICIES",
+    "RunConfig",
+]
+
+PHASES = ("serial", "shuffled", "interleaved", "isolated", "mixed", "control")
+CONCURRENT_PHASES = ("isolated", "mixed", "control")
+CONTEXT_POLICIES = ("shared", "per-thread")
+STREAM_POLICIES = ("shared", "per-thread")
+
+#: The byte prefilled into every output before a call (the problem report's 0xAB).
+CANARY = 0xAB
+#: Seconds per concurrent phase when neither a duration nor a number of iterations is given.
+DEFAULT_DURATION = 6.0
+#: The pytest plugin's default seconds per concurrent phase (short: plain ``pytest`` stays fast).
+PYTEST_DURATION = 0.5
+#: More worker threads than this are refused: thread start-up, not the operator, would fail.
+MAX_THREADS = 256
+MAX_REPEATS = 10_000
+MAX_CALL_TIMEOUT = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that shapes a run (stored in the result file, so a run can be replayed)."""
+
+    seed: int = 0
+    threads: int = 8
+    context: str = "shared"  # shared | per-thread
+    streams: tuple[str, ...] = ("shared",)  # stream policies the concurrent phases run under
+    duration: float | None = None  # seconds per concurrent phase (None: DEFAULT_DURATION)
+    iterations: int | None = None  # rounds per concurrent phase (per case for isolated)
+    repeats: int = 3  # K: calls per case in serial and shuffled (and in a baseline recording)
+    canary: int = CANARY
+    call_timeout: float = 10.0  # seconds: a call still running then is a HANG
+    device: int = 0
+    deterministic: bool = True
+    phases: tuple[str, ...] = PHASES
+
+    DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "streams", tuple(self.streams))
+        object.__setattr__(self, "phases", tuple(self.phases))
+
+    # -- validation ------------------------------------------------------------------------
+    def validate(self) -> RunConfig:
+        """Raise a one-line :class:`ConfigError` naming the option and the fix; returns self."""
+        _int_in("--seed", self.seed, 0, 2**64 - 1)
+        _int_in("--threads", self.threads, 1, MAX_THREADS)
+        _int_in("--repeats", self.repeats, 1, MAX_REPEATS)
+        _int_in("--canary", self.canary, 0, 255, "a byte (0..255)")
+        _int_in("--device", self.device, 0, 2**31 - 1)
+        if self.context not in CONTEXT_POLICIES:
+            raise ConfigError(f"--context must be shared or per-thread, got {self.context!r}")
+        if not self.streams:
+            raise ConfigError("--stream: no stream policy given; use shared, per-thread or both")
+        for s in self.streams:
+            if s not in STREAM_POLICIES:
+                raise ConfigError(f"--stream must be shared, per-thread or both, got {s!r}")
+        if self.context == "per-thread" and "shared" in self.streams:
+            raise ConfigError(
+                "--context per-thread needs --stream per-thread: a stream belongs to one context"
+            )
+        if self.duration is not None:
+            _seconds("--duration", self.duration, MAX_CALL_TIMEOUT)
+        if self.iterations is not None:
+            _int_in("--iterations", self.iterations, 1, 2**31 - 1)
+        _seconds("--call-timeout", self.call_timeout, MAX_CALL_TIMEOUT)
+        unknown = [p for p in self.phases if p not in PHASES]
+        if unknown:
+            raise ConfigError(
+                f"--phases: unknown phase {unknown[0]!r}; phases: {', '.join(PHASES)}"
+            )
+        if not self.phases:
+            raise ConfigError(f"--phases: no phase given; phases: {', '.join(PHASES)}")
+        return self
+
+    def check_device(self, device_count: int) -> None:
+        """Refuse a ``--device`` the backend does not have (before the first phase)."""
+        if not 0 <= self.device < device_count:
+            raise ConfigError(
+                f"--device {self.device}: the backend has {device_count} device(s) "
+                f"(0..{device_count - 1}); choose one of them"
+            )
+
+    # -- derived ---------------------------------------------------------------------------
+    def budget(self, share: int = 1) -> Budget:
+        """The budget of a concurrent phase, or of one of ``share`` cases in ``isolated``."""
+        from stress.replay import Budget
+
+        seconds = self.duration
+        if seconds is None and self.iterations is None:
+            seconds = DEFAULT_DURATION
+        return Budget(seconds=None if seconds is None else seconds / share, rounds=self.iterations)
+
+    @property
+    def call_timeout_ms(self) -> int:
+        return int(self.call_timeout * 1000)
+
+    def with_(self, **changes: Any) -> RunConfig:
+        """A copy with ``changes`` (validated)."""
+        return replace(self, **changes).validate()
+
+    # -- JSON (the run header of results.jsonl, and the job of a phase child) ---------------
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["streams"] = list(self.streams)
+        d["phases"] = list(self.phases)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> RunConfig:
+        known = {f.name for f in fields(cls)}
+        d = {k: v for k, v in d.items() if k in known}
+        d["streams"] = tuple(d.get("streams", ("shared",)))
+        d["phases"] = tuple(d.get("phases", PHASES))
+        return cls(**d)
+
+    # -- entry points ----------------------------------------------------------------------
+    @classmethod
+    def from_cli(cls, args: Any, *, phases: Sequence[str] | None = None) -> RunConfig:
+        """From the CLI's parsed arguments (``run`` and ``baseline record``).
+
+        A missing ``--seed`` draws a random one (printed, so the run can be replayed)."""
+        import secrets
+
+        context = getattr(args, "context", None) or cls.context
+        stream = getattr(args, "stream", None)
+        if stream is None:
+            streams: tuple[str, ...] = ("per-thread",) if context == "per-thread" else ("shared",)
+        else:
+            streams = ("shared", "per-thread") if stream == "both" else (stream,)
+        seed = getattr(args, "seed", None)
+        return cls(
+            seed=seed if seed is not None else secrets.randbits(32),
+            threads=_given(args, "threads", cls.threads),
+            context=context,
+            streams=streams,
+            duration=getattr(args, "duration", None),
+            iterations=getattr(args, "iterations", None),
+            repeats=_given(args, "repeats", cls.repeats),
+            canary=_given(args, "canary", cls.canary),
+            call_timeout=_given(args, "call_timeout", cls.call_timeout),
+            device=_given(args, "device", cls.device),
+            deterministic=_given(args, "deterministic", cls.deterministic),
+            phases=tuple(phases) if phases is not None else _given(args, "phases", PHASES),
+        ).validate()
+
+    @classmethod
+    def from_pytest(cls, option: Any) -> RunConfig:
+        """The session-wide settings of the pytest plugin (``config.option``); per-test values
+        (phases, cases, device binding) are applied with :meth:`with_`."""
+        seed = getattr(option, "stress_seed", None)
+        duration = getattr(option, "stress_duration", None)
+        return cls(
+            seed=0 if seed is None else seed,
+            threads=_given(option, "stress_threads", cls.threads),
+            duration=PYTEST_DURATION if duration is None else duration,
+            call_timeout=_given(option, "stress_call_timeout", cls.call_timeout),
+            device=_given(option, "stress_device", cls.device),
+        ).validate()
+
+    def to_cli_args(self, *, budget: bool = True) -> list[str]:
+        """The ``aclnn-stress run`` options that reproduce this configuration."""
+        stream = "both" if len(self.streams) > 1 else self.streams[0]
+        args = [
+            f"--phases {','.join(self.phases)}",
+            f"--seed {self.seed}",
+            f"--threads {self.threads}",
+            f"--stream {stream}",
+            f"--context {self.context}",
+        ]
+        if budget and self.iterations is not None:
+            args.append(f"--iterations {self.iterations}")
+        elif budget:
+            seconds = self.duration if self.duration is not None else DEFAULT_DURATION
+            args.append(f"--duration {seconds:g}")
+        args.append(f"--device {self.device}")
+        for flag, value, default in (
+            ("--repeats", self.repeats, RunConfig.repeats),
+            ("--call-timeout", self.call_timeout, RunConfig.call_timeout),
+        ):
+            if value != default:
+                args.append(f"{flag} {value:g}")
+        if self.canary != CANARY:
+            args.append(f"--canary {self.canary:#x}")
+        if not self.deterministic:
+            args.append("--no-deterministic")
+        return args
+
+
+#: Every option's default, as documented in README and ``--help``.
+DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(RunConfig)}
+
+
+def _given(ns: Any, name: str, default: Any) -> Any:
+    value = getattr(ns, name, None)
+    return default if value is None else value
+
+
+def _int_in(option: str, value: Any, lo: int, hi: int, what: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{option} must be an integer, got {value!r}")
+    if what and not lo <= value <= hi:
+        raise ConfigError(f"{option} must be {what}, got {value}")
+    if value < lo:
+        raise ConfigError(f"{option} must be >= {lo}, got {value}")
+    if value > hi:
+        raise ConfigError(f"{option} must be <= {hi}, got {value}")
+
+
+def _seconds(option: str, value: Any, hi: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{option} must be a number of seconds, got {value!r}")
+    if not math.isfinite(value):
+        raise ConfigError(f"{option} must be a finite number of seconds, got {value}")
+    if not 0 < value <= hi:
+        raise ConfigError(f"{option} must be > 0 seconds and at most {hi:g}, got {value}")
