@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stress import acl
 from stress.config import RunConfig
-from stress.corpus import load_corpus
-from stress.digest import DEFAULT_CANARY
+from stress.corpus.parse import load_corpus
+from stress.engine.digest import DEFAULT_CANARY
+from stress.engine.phases import PhaseRunner
 from stress.ops.spec import AttrArg, ScalarArg, TensorArg
-from stress.protocol import PhaseRunner
 
 
 def bare_call(raw, stream: int, case, inputs) -> None:

@@ -37,10 +37,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stress.config import RunConfig
-from stress.isolate import run_child
+from stress.engine.isolate import run_child
+from stress.engine.session import Session
 from stress.model import is_failure
-from stress.results import read_results
-from stress.session import Session
+from stress.report.journal import read_results
 from stress.sim.faults import EXPECTED as FAULTS
 
 # the run's expected diagnosis per fault (grad-drift: the stress protocol stays clean,

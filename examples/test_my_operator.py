@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from stress import acl
-from stress import strategies as sst
-from stress.execute import close_enough
-from stress.inputs import generate_inputs
-from stress.opcall import run_once
+from stress.corpus import strategies as sst
+from stress.engine.call import run_once
+from stress.engine.execute import close_enough
+from stress.engine.inputs import generate_inputs
 
 # Every test in this module is a stress test: `pytest -m stress` selects them.
 pytestmark = pytest.mark.stress

@@ -141,7 +141,7 @@ def _positive(kind: type) -> Callable[[str], float]:
 
 
 def _session_from(args: argparse.Namespace, *, for_run: bool):
-    from stress.session import Session
+    from stress.engine.session import Session
 
     config = RunConfig.from_cli(args, phases=None if for_run else ("serial",))
     corpus = [_shipped(p) for p in (args.corpus or DEFAULT_CORPUS)]
@@ -163,8 +163,8 @@ def _session_from(args: argparse.Namespace, *, for_run: bool):
 def _cmd_run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from stress._console import ConsoleUI
-    from stress.report import render_console
+    from stress.report.document import render_console
+    from stress.report.progress import ConsoleUI
 
     session = _session_from(args, for_run=True)
     session.load()  # bad corpus files fail here, before any output
@@ -214,7 +214,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from stress.baseline import Baseline
+    from stress.baseline.store import Baseline
 
     console = Console()
     if args.baseline_command == "show":
@@ -284,7 +284,7 @@ def _print_baseline(console, baseline) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from stress.report import render_console, write_reports
+    from stress.report.document import render_console, write_reports
 
     out = Path(args.dir)
     report = write_reports(out)
@@ -369,8 +369,8 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from stress.corpus_generate import add_cli as add_corpus
-    from stress.gradcheck import add_cli as add_gradcheck
+    from stress.corpus.generate import add_cli as add_corpus
+    from stress.gradcheck.check import add_cli as add_gradcheck
 
     parser = argparse.ArgumentParser(
         prog="aclnn-stress",

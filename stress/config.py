@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from stress.errors import ConfigError
 
 if TYPE_CHECKING:
-    from stress.replay import Budget
+    from stress.engine.replay import Budget
 
 __all__ = [
     "CANARY",
@@ -120,7 +120,7 @@ class RunConfig:
     # -- derived ---------------------------------------------------------------------------
     def budget(self, share: int = 1) -> Budget:
         """The budget of a concurrent phase, or of one of ``share`` cases in ``isolated``."""
-        from stress.replay import Budget
+        from stress.engine.replay import Budget
 
         seconds = self.duration
         if seconds is None and self.iterations is None:

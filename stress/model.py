@@ -115,7 +115,7 @@ class ChildStatus(StrEnum):
 
 
 class Diagnosis(StrEnum):
-    """The run's diagnosis, in the order :func:`stress.grading.diagnose` checks them."""
+    """The run's diagnosis, in the order :func:`stress.engine.grading.diagnose` checks them."""
 
     CRASH = "crash"
     HANG = "hang"

@@ -8,8 +8,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from stress.baseline import Baseline, CaseBaseline, OutputBaseline
-from stress.corpus import load_corpus_file
+from stress.baseline.store import Baseline, CaseBaseline, OutputBaseline
+from stress.corpus.parse import load_corpus_file
 from stress.errors import ConfigError
 
 BACKEND = {"kind": "sim", "soc": "S", "version": "V", "libraries": {"a": "1"}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stress.corpus import load_corpus, load_corpus_file
+from stress.corpus.parse import load_corpus, load_corpus_file
 from stress.errors import ConfigError
 
 GOOD = """

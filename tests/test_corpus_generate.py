@@ -9,9 +9,9 @@ import pytest
 
 from stress import cli
 from stress.config import RunConfig
-from stress.corpus import load_corpus_file
-from stress.corpus_generate import BoundsError, build_case, case_id_for, generate_cases
-from stress.session import Session
+from stress.corpus.generate import BoundsError, build_case, case_id_for, generate_cases
+from stress.corpus.parse import load_corpus_file
+from stress.engine.session import Session
 
 
 def _generate(*args: str) -> int:

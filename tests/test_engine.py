@@ -15,9 +15,9 @@ from _cli import stress_cli
 
 from stress import cli
 from stress.config import RunConfig
-from stress.report import build_report, write_reports
-from stress.results import read_results
-from stress.session import Session
+from stress.engine.session import Session
+from stress.report.document import build_report, write_reports
+from stress.report.journal import read_results
 
 ADD = "tests/data/add_under_test.toml"
 CONTROL = "corpus/control.toml"

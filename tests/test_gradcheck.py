@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from stress import gradcheck as gc
 from stress.errors import ConfigError
+from stress.gradcheck import check as gc
 from stress.ops import _mhc_reference as ref
 from stress.ops.mhc import MHC_PRE_SINKHORN_BACKWARD as BWD
 from stress.ops.mhc import forward_host_inputs
@@ -490,7 +490,7 @@ def test_render_on_a_terminal_shows_progress_and_flags():
 
     from rich.console import Console
 
-    from stress import _gradcheck_render as render
+    from stress.gradcheck import render
 
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=220, color_system=None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stress.grading import (
+from stress.engine.grading import (
     case_verdict,
     diagnose,
     grade_phase,

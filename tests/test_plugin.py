@@ -21,10 +21,10 @@ import hypothesis  # noqa: F401 - see below
 import pytest
 
 import stress.acl.runtime
-import stress.session  # noqa: F401
-from stress._pytest_run import BaselineStore
-from stress.baseline import Baseline, CaseBaseline
+import stress.engine.session  # noqa: F401
+from stress.baseline.store import Baseline, CaseBaseline
 from stress.config import DEFAULTS, PYTEST_DURATION
+from stress.pytest.runner import BaselineStore
 
 # In-process pytester runs restore sys.modules afterwards, dropping modules first imported by the
 # inner session: a later inner session would then import stress.acl.runtime afresh and create a
@@ -420,8 +420,8 @@ def _case_baseline(cid: str) -> CaseBaseline:
 WRITER = """
 import sys, time
 from pathlib import Path
-from stress._pytest_run import BaselineStore
-from stress.baseline import Baseline, CaseBaseline
+from stress.pytest.runner import BaselineStore
+from stress.baseline.store import Baseline, CaseBaseline
 from stress.config import DEFAULTS, PYTEST_DURATION
 
 path, who, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])

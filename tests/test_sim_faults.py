@@ -34,9 +34,9 @@ PRELUDE = r"""
 import json, os, sys, threading, time, hashlib
 import numpy as np
 from stress import acl
-from stress.corpus import load_corpus
-from stress.inputs import InputCache
-from stress.opcall import OpCall
+from stress.corpus.parse import load_corpus
+from stress.engine.inputs import InputCache
+from stress.engine.call import OpCall
 
 rt = acl.runtime("sim")
 dev = rt.device(0)

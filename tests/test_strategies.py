@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from stress import acl
-from stress import strategies as sst
-from stress.corpus_generate import MHC_OPS, VIOLATIONS
-from stress.execute import close_enough
-from stress.inputs import generate_inputs
-from stress.opcall import run_once
+from stress.corpus import strategies as sst
+from stress.corpus.generate import MHC_OPS, VIOLATIONS
+from stress.engine.call import run_once
+from stress.engine.execute import close_enough
+from stress.engine.inputs import generate_inputs
 
 # deterministic and fast: the same examples on every run, no example database
 FAST = settings(

@@ -11,7 +11,7 @@
 ``control``     the control corpus (aclnnAdd) under the same pool, context and stream policy.
 
 Every call becomes a record passed to ``sink`` as soon as it finishes. This module knows
-nothing of child processes; :mod:`stress.isolate` runs each phase in one and supervises it.
+nothing of child processes; :mod:`stress.engine.isolate` runs each phase in one and supervises it.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from typing import Any
 import numpy as np
 
 from stress import acl
-from stress.baseline import Baseline
+from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
-from stress.corpus import Case
+from stress.corpus.parse import Case
+from stress.engine.execute import CallTimeout, Outcome, judge, run_call, run_interleaved
+from stress.engine.inputs import InputCache
+from stress.engine.replay import Budget, PoolAborted, Worker, WorkerPool
 from stress.errors import ConfigError
-from stress.execute import CallTimeout, Outcome, judge, run_call, run_interleaved
-from stress.inputs import InputCache
 from stress.model import PhaseStatus, Status
-from stress.replay import Budget, PoolAborted, Worker, WorkerPool
 
 __all__ = ["PhaseRunner"]
 

@@ -1,13 +1,13 @@
 """What the pytest plugin runs: the baseline store, a stress run and its result.
 
-Kept apart from :mod:`stress.pytest_plugin` (hooks and fixtures only) so that it can be used and
+Kept apart from :mod:`stress.pytest.plugin` (hooks and fixtures only) so that it can be used and
 tested without pytest's machinery.
 
 * :class:`BaselineStore` — one baseline file per backend, shared by every test and every
   pytest-xdist worker: cases are recorded on first use and merged in under an exclusive lock
   (``fcntl.flock``) with an atomic rename, so workers never clobber each other's cases.
 * :class:`StressRunner` — runs protocol phases over a list of cases with
-  :class:`stress.session.Session` (in this process by default, or in supervised children),
+  :class:`stress.engine.session.Session` (in this process by default, or in supervised children),
   writes ``results.jsonl`` + reports into its own directory and returns a :class:`StressResult`.
 * :class:`StressResult` — verdicts, diagnosis, and a readable failure message (phase, case,
   verdict, baseline digest vs the digests seen, where the results are, the replay command).
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from stress.baseline import Baseline
+from stress.baseline.store import Baseline
 from stress.config import CANARY, PHASES, PYTEST_DURATION, RunConfig
-from stress.corpus import Case
+from stress.corpus.parse import Case
 from stress.errors import ConfigError
 from stress.model import Diagnosis, Verdict
 
@@ -181,7 +181,7 @@ class StressResult:
 
     def verdict(self, phase: str, case: str) -> str:
         """The verdict of ``case`` in ``phase`` (the worst over the phase's variants)."""
-        from stress.grading import worst
+        from stress.engine.grading import worst
 
         found = [
             c["verdict"]
@@ -347,13 +347,13 @@ class StressRunner:
         """The backend fingerprint baselines are checked against (loaded once)."""
         if self._fingerprint is None:
             if self.isolate:
-                from stress.session import Session
+                from stress.engine.session import Session
 
                 info = Session(self.config, [], backend=self.backend).backend_info()
                 self._fingerprint = info["fingerprint"]
             else:
                 from stress import acl
-                from stress.recording import backend_fingerprint
+                from stress.baseline.record import backend_fingerprint
 
                 self._fingerprint = backend_fingerprint(acl.runtime(self.backend))
         return self._fingerprint
@@ -361,7 +361,7 @@ class StressRunner:
     def _record(self, cases: Sequence[Case]) -> Baseline:
         if not self.isolate:
             from stress import acl
-            from stress.recording import record_baseline
+            from stress.baseline.record import record_baseline
 
             return record_baseline(
                 acl.runtime(self.backend),
@@ -372,8 +372,8 @@ class StressRunner:
                 device=self.device,
                 call_timeout_ms=self.config.call_timeout_ms,
             )
-        from stress.session import Session
-        from stress.shrink import write_corpus
+        from stress.engine.session import Session
+        from stress.engine.shrink import write_corpus
 
         with tempfile.TemporaryDirectory(prefix="stress-record-") as tmp:
             corpus = write_corpus(cases, Path(tmp) / "record.toml")
@@ -424,8 +424,8 @@ class StressRunner:
         The run gets its own directory under ``out_root`` (corpus, control and baseline
         snapshot, ``out/results.jsonl`` and reports); with ``log`` it is listed in the worker's
         ``runs.jsonl`` (trial runs of a shrink are not)."""
-        from stress.session import Session
-        from stress.shrink import write_corpus
+        from stress.engine.session import Session
+        from stress.engine.shrink import write_corpus
 
         started = time.monotonic()
         cases = list(cases)
@@ -513,7 +513,7 @@ class StressRunner:
 
 
 def _header(out: Path) -> dict[str, Any]:
-    from stress.results import RESULTS_FILE, read_results
+    from stress.report.journal import RESULTS_FILE, read_results
 
     for rec in read_results(out / RESULTS_FILE):
         if rec.get("type") == "run":

@@ -1,7 +1,7 @@
 """Running calls and judging each one on its own: status, digests, canary, baseline match.
 
 A call's *record* (a JSON-able dict) is what the result file stores; verdicts are derived from
-records later (:mod:`stress.protocol`). Judging one call needs the case's baseline: its digest
+records later (:mod:`stress.engine.phases`). Judging one call needs the case's baseline: its digest
 (bit-deterministic cases), its output arrays (cases graded by tolerance) and how many output
 elements equal the canary pattern by chance.
 """
@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 
 from stress import acl
-from stress.baseline import CaseBaseline
-from stress.corpus import Case
-from stress.digest import DEFAULT_CANARY, call_digest, canary_count, digest
+from stress.baseline.store import CaseBaseline
+from stress.corpus.parse import Case
+from stress.engine.call import OpCall
+from stress.engine.digest import DEFAULT_CANARY, call_digest, canary_count, digest
 from stress.model import Status
-from stress.opcall import OpCall
 
 __all__ = ["CallTimeout", "Outcome", "close_enough", "judge", "run_call", "run_interleaved"]
 

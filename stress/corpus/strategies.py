@@ -3,7 +3,7 @@
 Strategies (keyword-only bounds, validated when the strategy is *created*: a bad bound raises
 :class:`hypothesis.errors.InvalidArgument` at call time, as in ``hypothesis.extra.numpy``)::
 
-    from stress import strategies as sst
+    from stress.corpus import strategies as sst
 
     @given(sst.valid_cases("add", max_elements=1024))
     def test_add_matches_numpy(case): ...
@@ -15,16 +15,16 @@ Strategies (keyword-only bounds, validated when the strategy is *created*: a bad
 * :func:`add_cases` / :func:`mhc_cases` / :func:`valid_cases` — cases the operator must accept
   (mHC: N = 4, num_iters = 20, C % 128 == 0, bf16 | fp16; add: broadcastable shapes);
 * :func:`invalid_cases` — cases violating exactly one documented constraint, each with the
-  status the operator must return (:data:`stress.corpus_generate.VIOLATIONS`);
+  status the operator must return (:data:`stress.corpus.generate.VIOLATIONS`);
 * :func:`case_lists` — lists of distinct cases (a mix to run together).
 
 The strategies and ``aclnn-stress corpus generate`` share their case builders and bounds
-(:mod:`stress.corpus_generate`); hypothesis shrinks towards fewer dimensions, smaller sides,
+(:mod:`stress.corpus.generate`); hypothesis shrinks towards fewer dimensions, smaller sides,
 B = 0 / small S and C = 128, the first dtype, and seed 0.
 
 :func:`shrink_mix` shrinks a failing *mix* of cases (the cases in flight together) to a minimal
 failing one with hypothesis's shrinker (:func:`hypothesis.find` over unique sublists), falling
-back to delta debugging (:func:`stress.shrink.ddmin`) when random sublists never fail.
+back to delta debugging (:func:`stress.engine.shrink.ddmin`) when random sublists never fail.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument, NoSuchExample
 
-from stress import corpus_generate as gen
-from stress.corpus import Case
+from stress.corpus import generate as gen
+from stress.corpus.parse import Case
 
 __all__ = [
     "add_cases",
@@ -151,7 +151,7 @@ def invalid_cases(
     op: str, *, violations: Sequence[str] | None = None, **bounds: Any
 ) -> st.SearchStrategy[Case]:
     """Cases of ``op`` that break one documented constraint (from ``violations``, default all
-    of the op's; see :data:`stress.corpus_generate.VIOLATIONS`). Each case's ``expect.status``
+    of the op's; see :data:`stress.corpus.generate.VIOLATIONS`). Each case's ``expect.status``
     is the status the operator must fail with and its ``description`` names the constraint."""
     b = _bounds(op, bounds)
     try:
@@ -189,7 +189,7 @@ def shrink_mix(
     still fails; ``fails(keep + cases)`` must hold. Hypothesis searches unique sublists
     (``st.lists(st.sampled_from(indices), unique=True)``) and shrinks the first failing one
     (fewer cases, earlier cases); if no random sublist fails within ``max_examples``, delta
-    debugging (:func:`stress.shrink.ddmin`) takes over from the whole mix. A last pass drops
+    debugging (:func:`stress.engine.shrink.ddmin`) takes over from the whole mix. A last pass drops
     single cases, so the result is 1-minimal: removing any one case makes it pass.
 
     Results are memoised per set of cases, so a flaky predicate cannot make hypothesis report
@@ -237,7 +237,7 @@ def shrink_mix(
                 )
             )
         except NoSuchExample:
-            from stress.shrink import ddmin
+            from stress.engine.shrink import ddmin
 
             by_item = {id(items[i]): i for i in everything}
             found = ddmin(

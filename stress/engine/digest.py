@@ -4,7 +4,7 @@ Before a call every output's memory is filled with a canary byte (default 0xAB, 
 problem report). After it, an element whose bytes are all still the canary was most likely never
 written. A computed value can equal the canary pattern by chance (fp16 0xABAB is -0.0583), so
 the count is compared with the count of the same pattern in the numpy reference or baseline
-rather than with zero; see :func:`unwritten`.
+rather than with zero (the baseline's ``canary_chance``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 
 from stress.config import CANARY
 
-__all__ = ["DEFAULT_CANARY", "call_digest", "canary_count", "digest", "unwritten"]
+__all__ = ["DEFAULT_CANARY", "call_digest", "canary_count", "digest"]
 
 DEFAULT_CANARY = CANARY  # defined once, in stress.config
 
@@ -48,8 +48,3 @@ def canary_count(array: np.ndarray, canary: int = DEFAULT_CANARY) -> int:
         return int(np.count_nonzero(flat.view(uint) == pattern))
     raw = flat.view(np.uint8).reshape(flat.size, -1)
     return int(np.count_nonzero((raw == (canary & 0xFF)).all(axis=1)))
-
-
-def unwritten(array: np.ndarray, canary: int = DEFAULT_CANARY, expected: int = 0) -> int:
-    """Elements left as canary beyond the ``expected`` chance matches (0 when none)."""
-    return max(0, canary_count(array, canary) - expected)

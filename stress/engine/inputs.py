@@ -15,8 +15,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from stress import acl
-from stress.corpus import Case
-from stress.opcall import run_once
+from stress.corpus.parse import Case
+from stress.engine.call import run_once
 from stress.ops.spec import OpSpec, Params
 
 __all__ = ["InputCache", "generate_inputs"]

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from stress import acl
-from stress.baseline import Baseline, CaseBaseline, OutputBaseline
+from stress.baseline.store import Baseline, CaseBaseline, OutputBaseline
 from stress.config import CANARY, RunConfig
-from stress.corpus import Case
-from stress.digest import call_digest, digest
-from stress.execute import Outcome, close_enough, run_call
-from stress.inputs import InputCache
+from stress.corpus.parse import Case
+from stress.engine.digest import call_digest, digest
+from stress.engine.execute import Outcome, close_enough, run_call
+from stress.engine.inputs import InputCache
 from stress.model import Status
 
 __all__ = ["ALT_CANARY", "backend_fingerprint", "corpus_fingerprint", "record_baseline"]

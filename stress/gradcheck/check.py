@@ -541,7 +541,7 @@ class _Device:
         self.stream = self.context.create_stream()
 
     def run(self, spec, params: Params, inputs: Mapping[str, np.ndarray]) -> dict:
-        from stress.opcall import run_once
+        from stress.engine.call import run_once
 
         self.context.bind()
         return run_once(self.context, self.stream, spec, params, inputs)
@@ -627,7 +627,7 @@ class ElementResult:
 
 @dataclass
 class GradcheckResult:
-    """Everything one gradcheck run found; render with :mod:`stress._gradcheck_render`."""
+    """Everything one gradcheck run found; render with :mod:`stress.gradcheck.render`."""
 
     params: dict[str, Any]
     seed: int
@@ -958,8 +958,8 @@ def add_cli(subparsers: Any) -> None:
 def _cmd_gradcheck(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from stress import _gradcheck_render as render
     from stress.acl.errors import AclError
+    from stress.gradcheck import render
 
     raw = {
         name: getattr(args, opt.lstrip("-").replace("-", "_")) for name, opt in _OPTION_OF.items()

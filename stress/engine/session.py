@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from stress import __version__
-from stress.baseline import Baseline, backend_tag, default_baseline_path
+from stress.baseline.store import Baseline, backend_tag, default_baseline_path
 from stress.config import CONCURRENT_PHASES, RunConfig
-from stress.corpus import Case, load_corpus
+from stress.corpus.parse import Case, load_corpus
+from stress.engine.grading import grade_phase
+from stress.engine.isolate import ChildResult, run_child
+from stress.engine.shrink import ddmin, write_corpus
 from stress.errors import ConfigError
-from stress.grading import grade_phase
-from stress.isolate import ChildResult, run_child
 from stress.model import Diagnosis, PhaseStatus, Status, Verdict
-from stress.report import build_report, write_reports
-from stress.results import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter, read_results
-from stress.shrink import ddmin, write_corpus
+from stress.report.document import build_report, write_reports
+from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter, read_results
 
 __all__ = ["Session", "SessionUI", "new_out_dir"]
 
@@ -83,16 +83,12 @@ class Session:
     def _job(self, job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
         job = {"backend": self.backend, **job}
         if not self.isolate:
-            from stress import jobs
+            from stress.engine import jobs
 
-            end: dict[str, Any] = {}
-            try:
-                status, detail, extra = jobs.run_job(
-                    job, lambda r: None if r["type"] in ("begin", "ready") else on_record(r)
-                )
-                end = {"status": status, "detail": detail, **extra}
-            except ConfigError:
-                raise
+            status, detail, extra = jobs.run_job(
+                job, lambda r: None if r["type"] in ("begin", "ready") else on_record(r)
+            )
+            end = {"status": status, "detail": detail, **extra}
             return ChildResult(PhaseStatus(status), 0, detail=detail, end=end)
         silence = self.config.call_timeout * 2 + 10
         result = run_child(job, on_record, silence_timeout=silence, env=self.env)

@@ -1,7 +1,7 @@
 """pytest plugin: stress tests of CANN aclnn operators as ordinary test items.
 
 Registered through the ``pytest11`` entry point ``stress`` (installed with the package; also
-``pytest -p stress``). Hooks live here; what they run is in :mod:`stress._pytest_run`.
+``pytest -p stress``). Hooks live here; what they run is in :mod:`stress.pytest.runner`.
 
 Options (group ``stress``): ``--stress-backend``, ``--stress-threads``, ``--stress-duration``,
 ``--stress-corpus``, ``--stress-control``, ``--stress-out``, ``--stress-seed``,
@@ -15,7 +15,7 @@ Fixtures: ``stress_runtime`` / ``stress_device`` (session: the runtime, and the 
 process is bound to), ``stress_corpus`` / ``stress_control`` (session: the loaded cases),
 ``stress_cases`` (the test's cases: its ``stress_case`` markers, else the corpus),
 ``stress_case_item`` (one test item per case, id = case id), ``stress_run`` (run protocol
-phases, get a :class:`~stress._pytest_run.StressResult`; fails the test with a readable message
+phases, get a :class:`~stress.pytest.runner.StressResult`; fails the test with a readable message
 unless every phase passed).
 
 Processes. CANN state is process-wide, so every test of a process shares one runtime. By
@@ -51,8 +51,8 @@ from stress.config import DEFAULT_DURATION, DEFAULTS, PYTEST_DURATION, RunConfig
 from stress.model import Diagnosis, Verdict
 
 if TYPE_CHECKING:
-    from stress._pytest_run import StressResult, StressRunner
-    from stress.corpus import Case
+    from stress.corpus.parse import Case
+    from stress.pytest.runner import StressResult, StressRunner
 
 __all__ = ["StressRun"]
 
@@ -122,7 +122,7 @@ class _State:
     def control(self) -> list[Case]:
         if self._control is None:
             if self.control_paths is None:
-                from stress.corpus_generate import case_from_fields
+                from stress.corpus.generate import case_from_fields
 
                 self._control = [
                     case_from_fields(c, source="<built-in control>") for c in _BUILTIN_CONTROL
@@ -149,19 +149,19 @@ class _State:
         """Load the backend (once) and bind this process's device; returns the runner."""
         if self.runner is not None:
             return self.runner
-        from stress._pytest_run import BaselineStore, StressRunner
-        from stress.baseline import backend_tag
+        from stress.baseline.store import backend_tag
         from stress.errors import ConfigError
+        from stress.pytest.runner import BaselineStore, StressRunner
 
         try:
             if self.isolate:
-                from stress.session import Session
+                from stress.engine.session import Session
 
                 info = Session(self.run_config, [], backend=self.backend).backend_info()
                 fingerprint, count = info["fingerprint"], int(info["info"]["device_count"])
             else:
                 from stress import acl
-                from stress.recording import backend_fingerprint
+                from stress.baseline.record import backend_fingerprint
 
                 rt = acl.runtime(self.backend)
                 fingerprint, count = backend_fingerprint(rt), rt.device_count
@@ -213,7 +213,7 @@ def _state(config: pytest.Config) -> _State:
 
 
 def _load(paths: Sequence[Path], option: str) -> list[Case]:
-    from stress.corpus import load_corpus
+    from stress.corpus.parse import load_corpus
     from stress.errors import ConfigError
 
     try:
@@ -544,7 +544,7 @@ def _rel(path: Path, config: pytest.Config) -> str:
 
 # -- collection: cases -----------------------------------------------------------------------
 def _marker_cases(node: Any, state: _State, where: str) -> list[Case]:
-    from stress.corpus_generate import case_from_fields
+    from stress.corpus.generate import case_from_fields
     from stress.errors import ConfigError
 
     cases: list[Case] = []
@@ -634,7 +634,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             bindings.setdefault(state.worker, state.binding)
         if not bindings and not state.out_root.is_dir():
             return  # no stress fixture was used: nothing to merge (and nothing imported)
-        from stress._pytest_summary import merge_runs
+        from stress.report.pytest_summary import merge_runs
 
         try:
             state.summary = merge_runs(state.out_root, bindings, state.session)
@@ -732,7 +732,7 @@ class StressRun:
     ``iterations``, ``seed``, ``stream`` (shared | per-thread | both), ``context``, ``repeats``,
     ``isolate``. With ``check=True`` (default) a run that is not clean fails the test with the
     run's message (phase, case, verdict, digests, results, replay command); otherwise inspect
-    the returned :class:`~stress._pytest_run.StressResult`.
+    the returned :class:`~stress.pytest.runner.StressResult`.
     """
 
     def __init__(self, request: pytest.FixtureRequest) -> None:
@@ -750,8 +750,8 @@ class StressRun:
         return self._state.binding["device"]
 
     def resolve(self, cases: Any) -> list[Case]:
-        from stress.corpus import Case
-        from stress.corpus_generate import case_from_fields
+        from stress.corpus.generate import case_from_fields
+        from stress.corpus.parse import Case
         from stress.errors import ConfigError
 
         node = self._request.node
@@ -784,8 +784,8 @@ class StressRun:
         **options: Any,
     ) -> StressResult:
         __tracebackhide__ = True
-        from stress._pytest_run import StressFailure
         from stress.errors import ConfigError
+        from stress.pytest.runner import StressFailure
 
         chosen = self.resolve(cases)
         if control is None:
@@ -828,8 +828,8 @@ class StressRun:
         **options: Any,
     ) -> list[Case]:
         """The smallest mix of ``cases`` whose ``phase`` still fails (for ``victim`` when
-        given), found with :func:`stress.strategies.shrink_mix` by re-running the phase."""
-        from stress.strategies import shrink_mix
+        given), found with :func:`stress.corpus.strategies.shrink_mix` by re-running the phase."""
+        from stress.corpus.strategies import shrink_mix
 
         chosen = self.resolve(cases)
         keep = [c for c in chosen if c.id == victim]

@@ -2,7 +2,7 @@
 
 An operator that crashes takes its process with it, and one that deadlocks cannot be
 interrupted from Python. So each phase (and the baseline recording) runs in a child
-``python -m stress.isolate JOB FD``. The child writes JSON records to the pipe FD: ``begin``
+``python -m stress.engine.isolate JOB FD``. The child writes JSON records to the pipe FD: ``begin``
 markers (a call started: case, worker) and the call records themselves. The parent forwards
 call records to the result file as they arrive and tracks which calls are in flight.
 
@@ -35,6 +35,7 @@ from stress.model import ChildStatus, PhaseStatus
 __all__ = ["ChildResult", "run_child"]
 
 STDERR_TAIL = 2000
+CHILD_COMMAND = (sys.executable, "-m", "stress.engine.isolate")
 
 
 @dataclass
@@ -76,8 +77,8 @@ def run_child(
 ) -> ChildResult:
     """Run ``job`` in a child; call ``on_record`` for every record it sends (not ``begin``).
 
-    ``command`` replaces ``[python, -m, stress.isolate]`` (tests use it to stand in a child that
-    misbehaves on purpose); the job file and the pipe fd are appended to it.
+    ``command`` replaces ``[python, -m, stress.engine.isolate]`` (tests use it to stand in a
+    child that misbehaves on purpose); the job file and the pipe fd are appended to it.
     """
     with tempfile.TemporaryDirectory(prefix="aclnn-stress-") as tmp:
         job_path = Path(tmp) / "job.json"
@@ -86,7 +87,11 @@ def run_child(
         rfd, wfd = os.pipe()
         with open(err_path, "wb") as err:
             proc = subprocess.Popen(
-                [*(command or [sys.executable, "-m", "stress.isolate"]), str(job_path), str(wfd)],
+                [
+                    *(command or CHILD_COMMAND),
+                    str(job_path),
+                    str(wfd),
+                ],
                 pass_fds=(wfd,),
                 stdin=subprocess.DEVNULL,
                 stdout=err,
@@ -214,7 +219,7 @@ def _child_main(job_path: str, fd: int) -> None:
     job = json.loads(Path(job_path).read_text())
     status, detail, extra = ChildStatus.DONE, "", {}
     try:
-        from stress import jobs
+        from stress.engine import jobs
 
         status, detail, extra = jobs.run_job(job, send)
     except Exception as exc:

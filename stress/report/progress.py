@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from stress.engine.session import SessionUI
 from stress.model import PhaseStatus, RunVerdict, Status, is_failure
-from stress.session import SessionUI
 
 __all__ = ["ConsoleUI"]
 

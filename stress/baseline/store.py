@@ -26,7 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from stress.config import CANARY
-from stress.corpus import Case
+from stress.corpus.parse import Case
 from stress.errors import ConfigError
 from stress.model import Status, schema
 

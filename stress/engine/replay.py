@@ -10,8 +10,8 @@ which maximises the overlap of different cases in flight; a worker done early fi
 the round with further calls instead of idling. The budget (a duration or a number of rounds) is
 checked between rounds by the barrier's action, so all workers stop together. A
 watchdog notices a call that outlives its timeout: it reports the hang and abandons the stuck
-workers (an in-process hang cannot be interrupted; the supervisor in :mod:`stress.isolate` then
-ends the whole child process).
+workers (an in-process hang cannot be interrupted; the supervisor in
+:mod:`stress.engine.isolate` then ends the whole child process).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a child process does: one job described by a JSON dict (see :mod:`stress.isolate`).
+"""What a child process does: one job described by a JSON dict (see :mod:`stress.engine.isolate`).
 
 Kinds: ``info`` (load the backend, report its fingerprint), ``record`` (record a baseline and
 save it), ``phase`` (run one protocol phase, streaming call records). The same functions run
@@ -11,13 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 from stress import acl
-from stress.baseline import Baseline
+from stress.baseline.record import backend_fingerprint, record_baseline
+from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
-from stress.corpus import load_corpus
-from stress.digest import call_digest, digest
+from stress.corpus.parse import load_corpus
+from stress.engine.digest import call_digest, digest
+from stress.engine.phases import PhaseRunner
 from stress.model import PhaseStatus, Status
-from stress.protocol import PhaseRunner
-from stress.recording import backend_fingerprint, record_baseline
 
 __all__ = ["run_job"]
 
@@ -93,8 +93,8 @@ def _naive(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
 
     import numpy as np
 
-    from stress.execute import run_call
-    from stress.inputs import InputCache
+    from stress.engine.execute import run_call
+    from stress.engine.inputs import InputCache
 
     rt = acl.runtime(job.get("backend"))
     cases = [c for c in load_corpus(job["corpus"]) if not c.negative]

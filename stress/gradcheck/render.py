@@ -1,4 +1,4 @@
-"""Console rendering of :class:`stress.gradcheck.GradcheckResult` (rich), private to the CLI."""
+"""Console rendering of :class:`stress.gradcheck.check.GradcheckResult` (rich), for the CLI."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from stress.gradcheck import (
+from stress.gradcheck.check import (
     AGREES,
     BIASED,
     DRIFT_REL,

@@ -24,7 +24,7 @@ import numpy as np
 
 from stress import acl
 from stress.acl.enums import Format, MallocPolicy, MemcpyKind
-from stress.digest import DEFAULT_CANARY
+from stress.engine.digest import DEFAULT_CANARY
 from stress.ops.spec import AttrArg, OpSpec, Params, ScalarArg, TensorArg
 
 __all__ = ["OpCall", "run_once"]
@@ -245,10 +245,6 @@ class OpCall:
                 self._args.append(handle)
                 if slot.output:
                     self._outputs.append((slot, ptr))
-
-    @property
-    def output_names(self) -> list[str]:
-        return [slot.name for slot, _ in self._outputs]
 
     def phase1(self) -> int:
         """``GetWorkspaceSize`` (creates the executor), then the workspace allocation.

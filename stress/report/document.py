@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from stress.baseline import atomic_write_bytes
-from stress.grading import PhaseVerdict, diagnose, grade_phase, interference_matrix
+from stress.baseline.store import atomic_write_bytes
+from stress.engine.grading import PhaseVerdict, diagnose, grade_phase, interference_matrix
 from stress.model import Diagnosis, PhaseStatus, Verdict, schema
-from stress.results import RESULTS_FILE, read_results
+from stress.report.journal import RESULTS_FILE, read_results
 
 __all__ = [
     "REPORT_SCHEMA",

@@ -1,0 +1,1 @@
+"""Gradient checks of a backward operator against finite differences of its forward."""
