@@ -12,7 +12,7 @@ import datetime as _dt
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +20,12 @@ from stress import __version__
 from stress.baseline.store import Baseline, backend_tag, default_baseline_path
 from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import Case, load_corpus
-from stress.engine.grading import grade_phase
 from stress.engine.isolate import ChildResult, run_child
-from stress.engine.shrink import ddmin, write_corpus
+from stress.engine.reproducer import Reproducer
 from stress.errors import ConfigError
-from stress.model import Diagnosis, PhaseStatus, Status, Verdict
+from stress.model import PhaseStatus, Status
 from stress.report.document import build_report, write_reports
-from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter, read_results
+from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
 
 __all__ = ["Session", "SessionUI", "new_out_dir"]
 
@@ -78,6 +77,7 @@ class Session:
     cases: list[Case] = field(init=False, default_factory=list)
     _t0: float = field(init=False, default=0.0)
     control_cases: list[Case] = field(init=False, default_factory=list)
+    header: dict[str, Any] = field(init=False, default_factory=dict)  # the journal's first record
 
     # -- jobs -------------------------------------------------------------------------------
     def _job(self, job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
@@ -154,26 +154,7 @@ class Session:
             self.config.check_device(int(count))
         fingerprint = info["fingerprint"]
         path = self.baseline_path or self.default_baseline(fingerprint)
-        if not Path(path).exists():
-            if not self.record_missing:
-                raise ConfigError(
-                    f"{path}: no baseline; record one with `aclnn-stress baseline record` "
-                    "(or pass --record-baseline)"
-                )
-            self.ui.message(f"no baseline at {path}: recording it now")
-            recorded: list[dict[str, Any]] = []
-            self.record_baseline(
-                Path(path), lambda r: recorded.append(r) if r.get("type") == "recorded" else None
-            )
-            self.ui.message(_recording_summary(path, recorded))
-        baseline = Baseline.load(path)
-        warnings = baseline.check_compatible(
-            fingerprint,
-            [*self.cases, *self.control_cases],
-            deterministic=self.config.deterministic,
-            canary=self.config.canary,
-            force=self.force,
-        )
+        baseline, warnings = self._baseline(Path(path), fingerprint)
         out = self.out_dir or new_out_dir(seed=self.config.seed)
         if (out / RESULTS_FILE).exists():
             raise ConfigError(
@@ -181,35 +162,9 @@ class Session:
             )
         out.mkdir(parents=True, exist_ok=True)
         self.out_dir = out
-        with ResultWriter(out / RESULTS_FILE) as writer:
-            writer.write(
-                {
-                    "type": "run",
-                    "schema": RESULTS_SCHEMA,
-                    "version": __version__,
-                    "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                    "config": self.config.to_json(),
-                    "backend": {**fingerprint, "device_count": info["info"].get("device_count")},
-                    "corpus": list(self.corpus),
-                    "control": list(self.control),
-                    "cases": [c.to_json() for c in self.cases],
-                    "control_cases": [c.to_json() for c in self.control_cases],
-                    "baseline": {
-                        "path": str(path),
-                        "cases": {
-                            cid: {
-                                "digest": cb.call_digest,
-                                "grading": cb.grading,
-                                "status": cb.status,
-                                "code": cb.code,
-                            }
-                            for cid, cb in baseline.cases.items()
-                        },
-                    },
-                    "faults": os.environ.get("ACLSIM_FAULTS", "")
-                    or self.env.get("ACLSIM_FAULTS", ""),
-                }
-            )
+        with ResultWriter(out / RESULTS_FILE, keep=True) as writer:
+            self.header = self._header(info, path, baseline)
+            writer.write(self.header)
             for w in warnings:
                 writer.write({"type": "note", "message": f"baseline forced: {w}"})
             status = PhaseStatus.DONE
@@ -220,7 +175,9 @@ class Session:
                 writer.sync()
                 if self.shrink_budget > 0:
                     try:
-                        reproducer = self._reproducer(out, str(path))
+                        reproducer = Reproducer(self, out, str(path)).find(
+                            build_report(writer.records)
+                        )
                     except (ConfigError, OSError, ValueError, KeyError) as exc:
                         # the findings stand without a reproducer: say why there is none
                         reproducer = {"verified": False, "note": f"shrinking failed: {exc}"}
@@ -237,146 +194,60 @@ class Session:
                     }
                 )
                 writer.sync()
-                report = write_reports(out)
+                report = write_reports(out, writer.records)
         return report
 
-    # -- minimal reproducer ----------------------------------------------------------------
-    def _trial(
-        self,
-        phase: str,
-        stream: str,
-        cases: list[Case],
-        corpus: Path,
-        baseline: str,
-        victim: str,
-        seconds: float,
-    ) -> bool:
-        """Run ``phase`` on ``cases`` alone; True when ``victim`` still fails."""
-        write_corpus(cases, corpus)
-        config = replace(self.config, phases=(phase,), duration=seconds, iterations=None)
-        records: list[dict[str, Any]] = []
-        job = {
-            "kind": "phase",
-            "phase": phase,
-            "stream": stream,
-            "config": config.to_json(),
-            "corpus": [str(corpus)],
-            "control": [],
-            "baseline": baseline,
-        }
-        result = self._job(job, records.append)
-        if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG):
-            return True
-        graded = grade_phase(phase, [r for r in records if r.get("type") == "call"])
-        return any(c.id == victim and c.verdict != Verdict.PASS for c in graded.cases)
-
-    def _reproducer(self, out: Path, baseline: str) -> dict[str, Any] | None:
-        """Shrink a failing interleaved/mixed/isolated phase to the fewest cases that fail."""
-        report = build_report(read_results(out / RESULTS_FILE))
-        if report["diagnosis"] not in (Diagnosis.CROSS_CALL_CONTAMINATION, Diagnosis.SELF_RACE):
-            return None
-        by_id = {c.id: c for c in self.cases}
-        deadline = time.monotonic() + self.shrink_budget
-        repro_dir = out / "repro"
-        repro_dir.mkdir(exist_ok=True)
-        trial_corpus = repro_dir / "trial.toml"
-        failing = [p for p in report["phases"] if p["verdict"] != Verdict.PASS]
-        phase = next((p for p in failing if p["name"] == "isolated"), None)
-        if report["diagnosis"] == Diagnosis.CROSS_CALL_CONTAMINATION:
-            phase = next((p for p in failing if p["name"] == "interleaved"), None) or next(
-                (p for p in failing if p["name"] == "mixed"), None
-            )
-        if phase is None:
-            return None
-        stream = (
-            "per-thread"
-            if "per-thread" in phase.get("variant", "")
-            else (self.config.streams[0] if phase["name"] != "interleaved" else "shared")
-        )
-        victims = [
-            c["id"] for c in phase["cases"] if c["verdict"] != Verdict.PASS and c["id"] in by_id
-        ]
-        if not victims:
-            return None
-        self.ui.message(f"shrinking the failing {phase['name']} phase to a minimal reproducer")
-        seconds = 2.0
-        chosen: list[Case] | None = None
-        trials = 0
-        if phase["name"] == "interleaved":
-            cells = sorted(
-                (c for c in report["interference"]["cells"] if c["failures"]),
-                key=lambda c: -c["failures"],
-            )
-            for cell in cells[:4]:
-                pair = [by_id[cell["victim"]]]
-                if cell["aggressor"] != cell["victim"]:
-                    pair.append(by_id[cell["aggressor"]])
-                trials += 1
-                if self._trial(
-                    "interleaved", "shared", pair, trial_corpus, baseline, cell["victim"], seconds
-                ):
-                    chosen = pair
-                    break
-        else:
-            victim = by_id[victims[0]]
-            others = [c for c in self.cases if c.id != victim.id]
-            if phase["name"] == "isolated":
-                others = []
-
-            def fails(subset: list[Case]) -> bool:
-                nonlocal trials
-                if time.monotonic() > deadline:
-                    return False
-                trials += 1
-                return self._trial(
-                    phase["name"], stream, subset, trial_corpus, baseline, victim.id, seconds
+    def _baseline(self, path: Path, fingerprint: dict[str, Any]) -> tuple[Baseline, list[str]]:
+        """The run's baseline (recorded first with ``--record-baseline`` when missing) and the
+        incompatibilities that ``--force`` lets pass."""
+        if not path.exists():
+            if not self.record_missing:
+                raise ConfigError(
+                    f"{path}: no baseline; record one with `aclnn-stress baseline record` "
+                    "(or pass --record-baseline)"
                 )
+            self.ui.message(f"no baseline at {path}: recording it now")
+            recorded: list[dict[str, Any]] = []
+            self.record_baseline(
+                path, lambda r: recorded.append(r) if r.get("type") == "recorded" else None
+            )
+            self.ui.message(_recording_summary(path, recorded))
+        baseline = Baseline.load(path)
+        warnings = baseline.check_compatible(
+            fingerprint,
+            [*self.cases, *self.control_cases],
+            deterministic=self.config.deterministic,
+            canary=self.config.canary,
+            force=self.force,
+        )
+        return baseline, warnings
 
-            if fails([victim]):
-                chosen = [victim]
-            elif others and time.monotonic() < deadline:
-                chosen = ddmin(others, fails, keep=[victim])
-                if len(chosen) == len(self.cases) and not fails(chosen):
-                    chosen = None
-        trial_corpus.unlink(missing_ok=True)
-        if not chosen:
-            return {
-                "phase": phase["name"],
-                "verified": False,
-                "trials": trials,
-                "note": "no smaller failing set found within the shrink budget",
-            }
-        corpus = write_corpus(
-            chosen,
-            repro_dir / "corpus.toml",
-            f"minimal reproducer: {phase['name']} fails with these {len(chosen)} case(s)",
-        )
-        replay = replace(
-            self.config,
-            phases=(phase["name"],),
-            streams=(stream,),
-            duration=seconds,
-            iterations=None,
-        )
-        command = " ".join(
-            [
-                "aclnn-stress run",
-                f"--corpus {corpus}",
-                "--control none",
-                f"--baseline {baseline}",
-                *replay.to_cli_args(),
-            ]
-        )
-        faults = os.environ.get("ACLSIM_FAULTS") or self.env.get("ACLSIM_FAULTS")
-        if faults:
-            command = f"ACLSIM_FAULTS={faults} {command}"
+    def _header(self, info: dict[str, Any], path: Path, baseline: Baseline) -> dict[str, Any]:
+        """The journal's first record: everything grading and re-rendering need."""
         return {
-            "phase": phase["name"],
-            "cases": [c.id for c in chosen],
-            "corpus": str(corpus),
-            "command": command,
-            "verified": True,
-            "trials": trials,
+            "type": "run",
+            "schema": RESULTS_SCHEMA,
+            "version": __version__,
+            "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "config": self.config.to_json(),
+            "backend": {**info["fingerprint"], "device_count": info["info"].get("device_count")},
+            "corpus": list(self.corpus),
+            "control": list(self.control),
+            "cases": [c.to_json() for c in self.cases],
+            "control_cases": [c.to_json() for c in self.control_cases],
+            "baseline": {
+                "path": str(path),
+                "cases": {
+                    cid: {
+                        "digest": cb.call_digest,
+                        "grading": cb.grading,
+                        "status": cb.status,
+                        "code": cb.code,
+                    }
+                    for cid, cb in baseline.cases.items()
+                },
+            },
+            "faults": os.environ.get("ACLSIM_FAULTS", "") or self.env.get("ACLSIM_FAULTS", ""),
         }
 
     def _phase_plan(self) -> list[tuple[str, str, str]]:

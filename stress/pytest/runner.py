@@ -494,7 +494,7 @@ class StressRunner:
             shrink_budget=self.shrink_budget,
         )
         report = session.run()
-        header = _header(run_dir / "out")
+        header = session.header
         result = StressResult(
             report=report,
             out_dir=run_dir / "out",
@@ -510,15 +510,6 @@ class StressRunner:
             with open(self.out_root / RUNS_FILE, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps({**result.to_json(nodeid), "session": self.session}) + "\n")
         return result
-
-
-def _header(out: Path) -> dict[str, Any]:
-    from stress.report.journal import RESULTS_FILE, read_results
-
-    for rec in read_results(out / RESULTS_FILE):
-        if rec.get("type") == "run":
-            return rec
-    return {}
 
 
 def _replay_command(

@@ -225,10 +225,15 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
     )
 
 
-def write_reports(out_dir: str | Path) -> dict[str, Any]:
-    """Render ``report.json`` and ``report.md`` in ``out_dir`` from its ``results.jsonl``."""
+def write_reports(
+    out_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Render ``report.json`` and ``report.md`` in ``out_dir`` from ``records`` (the run that
+    wrote them), else from the directory's ``results.jsonl`` (``aclnn-stress report``)."""
     out_dir = Path(out_dir)
-    report = build_report(read_results(out_dir / RESULTS_FILE))
+    if records is None:
+        records = read_results(out_dir / RESULTS_FILE)
+    report = build_report(records)
     atomic_write_bytes(out_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
     atomic_write_bytes(out_dir / "report.md", render_markdown(report).encode())
     return report

@@ -30,8 +30,12 @@ RESULTS_FILE = "results.jsonl"
 class ResultWriter:
     """Appends records to ``results.jsonl``; thread-safe; each line flushed at once."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, keep: bool = False) -> None:
+        """``keep``: also keep every record in :attr:`records`, so that the process that wrote
+        the journal renders its report from memory instead of reading the file back."""
         self.path = Path(path)
+        self.records: list[dict[str, Any]] = []
+        self._keep = keep
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: IO[str] = open(self.path, "a", encoding="utf-8")
         self._lock = threading.Lock()
@@ -39,6 +43,8 @@ class ResultWriter:
     def write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, separators=(",", ":"), default=_jsonable)
         with self._lock:
+            if self._keep:
+                self.records.append(json.loads(line))  # as a reader of the file would see it
             self._fh.write(line + "\n")
             self._fh.flush()
 
