@@ -1,0 +1,260 @@
+"""The CLI's commands: ``info``, ``sim``, ``ops``, ``run``, ``baseline``, ``report`` (``gradcheck``
+and ``corpus`` live with their subpackages). Each takes the parsed arguments and returns the
+exit code."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from stress import __version__
+from stress.config import RunConfig
+from stress.errors import ConfigError
+from stress.model import RunVerdict, Status
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG = 0, 1, 2
+_REPO = Path(__file__).resolve().parents[2]
+DEFAULT_CORPUS = ("corpus/mhc.toml",)
+DEFAULT_CONTROL = "corpus/control.toml"
+
+
+def _shipped(path: str) -> str:
+    """A default corpus path: relative to the working directory, else to the source tree."""
+    if Path(path).exists() or not (_REPO / path).exists():
+        return path
+    return str(_REPO / path)
+
+
+# -- info / sim ------------------------------------------------------------------------------
+def cmd_info(args: argparse.Namespace) -> int:
+    from stress import acl
+
+    info = acl.runtime(args.backend).info()
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return EXIT_CLEAN
+    kind = info["backend"] + (" (simulator)" if info["simulator"] else "")
+    print(f"backend       {kind}")
+    print(f"root          {info['root']}")
+    for name, path in info["libraries"].items():
+        print(f"library       {name} -> {path}")
+    print(f"soc           {info['soc'] or '(aclrtGetSocName not available)'}")
+    print(f"version       {info['version'] or '(aclsysGetVersionStr not available)'}")
+    print(f"devices       {info['device_count']}")
+    return EXIT_CLEAN
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    from stress import sim
+
+    if args.sim_command == "faults":
+        from stress import acl
+        from stress.sim.faults import catalogue
+
+        faults = catalogue(acl.runtime("sim").api)
+        if args.json:
+            print(json.dumps([dataclasses.asdict(f) for f in faults], indent=2))
+            return EXIT_CLEAN
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="simulator faults (ACLSIM_FAULTS=name[,name...])")
+        for col in ("fault", "expected diagnosis", "found by"):
+            table.add_column(col)
+        for f in faults:
+            table.add_row(f.name, f.expected, f.found_by)
+        console = Console()
+        console.print(table)
+        for f in faults:
+            console.print(f"[bold]{f.name}[/bold]: {f.description}", highlight=False)
+        console.print(
+            "Record the baseline with the same ACLSIM_FAULTS; conditions and how each phase "
+            "sees each fault: docs/simulator.md, section Faults."
+        )
+        return EXIT_CLEAN
+    try:
+        root = sim.build(force=True) if args.sim_command == "build" else sim.root()
+    except sim.SimBuildError as exc:
+        raise ConfigError(str(exc)) from exc
+    print(root)
+    return EXIT_CLEAN
+
+
+def cmd_ops(args: argparse.Namespace) -> int:
+    from stress import ops
+
+    for name in ops.names():
+        spec = ops.get(name)
+        print(f"{name}  ({spec.function}) — {spec.description}")
+        for p in spec.params:
+            default = (
+                ""
+                if p.default is not None and repr(p.default) == "REQUIRED"
+                else (f" = {p.default!r}")
+            )
+            print(f"    {p.name}{default}  {p.doc}")
+    return EXIT_CLEAN
+
+
+# -- run / baseline / report -----------------------------------------------------------------
+
+
+def _session_from(args: argparse.Namespace, *, for_run: bool):
+    from stress.engine.session import Session
+
+    config = RunConfig.from_cli(args, phases=None if for_run else ("serial",))
+    corpus = [_shipped(p) for p in (args.corpus or DEFAULT_CORPUS)]
+    control = [] if args.control == "none" else [_shipped(args.control)]
+    return Session(
+        config=config,
+        corpus=corpus,
+        control=control,
+        baseline_path=Path(args.baseline) if args.baseline else None,
+        out_dir=Path(args.out) if getattr(args, "out", None) else None,
+        backend=args.backend,
+        isolate=not args.no_isolate,
+        force=getattr(args, "force", False),
+        record_missing=getattr(args, "record_baseline", False),
+        shrink_budget=max(0.0, getattr(args, "shrink_budget", 0.0)),
+    )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from stress.report.document import render_console
+    from stress.report.progress import ConsoleUI
+
+    session = _session_from(args, for_run=True)
+    session.load()  # bad corpus files fail here, before any output
+    ui = ConsoleUI(quiet=args.quiet)
+    session.ui = ui
+    cfg = session.config
+    ui.message(
+        f"aclnn-stress {__version__}: seed {cfg.seed} (replay with --seed {cfg.seed}), "
+        f"{cfg.threads} threads, context {cfg.context}, streams {'+'.join(cfg.streams)}, "
+        f"phases {','.join(cfg.phases)}"
+    )
+    try:
+        report = session.run()
+    except KeyboardInterrupt:
+        if session.out_dir:
+            print(
+                f"interrupted; partial results in {session.out_dir} "
+                f"(re-render with `aclnn-stress report {session.out_dir}`)",
+                file=sys.stderr,
+            )
+        return 130
+    out = session.out_dir
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        render_console(report, Console())
+        print(f"results: {out}/results.jsonl\nreports: {out}/report.json, {out}/report.md")
+    _link_latest(out)
+    return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
+
+
+def _link_latest(out: Path | None) -> None:
+    """``stress-out/latest`` -> the newest run directory (best effort)."""
+    if out is None:
+        return
+    link = out.parent / "latest"
+    try:
+        if link.is_symlink():
+            link.unlink()
+        if not link.exists():
+            link.symlink_to(out.name)
+    except OSError:
+        pass
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from stress.baseline.store import Baseline
+
+    console = Console()
+    if args.baseline_command == "show":
+        baseline = Baseline.load(args.path)
+        _print_baseline(console, baseline)
+        return EXIT_CLEAN
+    session = _session_from(args, for_run=False)
+    session.load()
+    if not args.out:
+        path = session.default_baseline(session.backend_info()["fingerprint"])
+    else:
+        path = Path(args.out)
+    table = Table(title=f"recording {path}")
+    for col in ("case", "status", "grading", "reference", "unwritten"):
+        table.add_column(col)
+
+    def on_case(rec: dict) -> None:
+        if rec.get("type") != "recorded":
+            return
+        ref = rec.get("reference") or {}
+        ref_txt = _REFERENCE[ref.get("ok")]
+        status = _status_text(rec["status"], rec.get("code"))
+        console.print(
+            f"  {rec['case']:<24} {status:<14} {rec['grading']:<10} reference {ref_txt}"
+            + (f"  unwritten {rec['unwritten']}" if rec.get("unwritten") else ""),
+            highlight=False,
+        )
+
+    console.print(f"recording baseline {path} ({session.config.repeats} repeats per case)")
+    written = session.record_baseline(path, on_case)
+    console.print(f"baseline written: {written}")
+    return EXIT_CLEAN
+
+
+_REFERENCE = {True: "agrees", False: "DIFFERS", None: "-"}
+
+
+def _status_text(status: str, code: int | None) -> str:
+    return str(Status.OK) if status == Status.OK else f"{Status.ERROR} {code}"
+
+
+def _print_baseline(console, baseline) -> None:
+    from rich.table import Table
+
+    b = baseline.backend
+    console.print(
+        f"{baseline.path}: backend {b.get('kind')} {b.get('soc')} {b.get('version')}, "
+        f"deterministic {'on' if baseline.deterministic else 'off'}, {baseline.repeats} repeats, "
+        f"recorded {baseline.created}"
+    )
+    t = Table()
+    for col in ("case", "op", "status", "grading", "digest", "reference"):
+        t.add_column(col)
+    for cid, cb in baseline.cases.items():
+        ref = _REFERENCE[cb.reference.get("ok")]
+        t.add_row(
+            cid,
+            cb.op,
+            _status_text(cb.status, cb.code),
+            cb.grading,
+            cb.call_digest[:12],
+            ref,
+        )
+    console.print(t)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from stress.report.document import render_console, write_reports
+
+    out = Path(args.dir)
+    report = write_reports(out)
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        render_console(report, Console())
+        print(f"reports: {out}/report.json, {out}/report.md")
+        if not report["complete"]:
+            print(f"note: the run did not finish ({report['status']}); this is what it did")
+    return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS

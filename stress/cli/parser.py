@@ -1,0 +1,291 @@
+"""The ``aclnn-stress`` argument parser: one function per command; defaults shown in ``--help``
+come from :data:`stress.config.DEFAULTS` (the one place they are defined)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from stress import __version__
+from stress.cli import commands as c
+from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES
+
+__all__ = ["build_parser"]
+
+
+def _phases(text: str) -> tuple[str, ...]:
+    if text == "all":
+        return PHASES
+    chosen = tuple(p.strip() for p in text.split(",") if p.strip())
+    bad = [p for p in chosen if p not in PHASES]
+    if bad or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"unknown phase {bad[0] if bad else text!r}; choose from {', '.join(PHASES)} or all"
+        )
+    return chosen
+
+
+def _byte(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a byte such as 0xAB") from None
+    if not 0 <= value <= 255:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a byte (0..255)")
+    return value
+
+
+def _positive(kind: type) -> Callable[[str], float]:
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return value
+
+    return parse
+
+
+def _backend_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=("auto", "sim", "cann"),
+        default=None,
+        help="which CANN to load (default: $STRESS_BACKEND, else auto: a real install when an "
+        "NPU is present, else the bundled simulator)",
+    )
+
+
+def _corpus_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("corpus and baseline")
+    g.add_argument(
+        "--corpus",
+        action="append",
+        metavar="PATH",
+        help="corpus TOML of the operator under test (repeatable; default corpus/mhc.toml)",
+    )
+    g.add_argument(
+        "--control",
+        default=c.DEFAULT_CONTROL,
+        metavar="PATH",
+        help="control corpus (aclnnAdd) for the control phase (default corpus/control.toml; "
+        "'none' for no control)",
+    )
+    g.add_argument(
+        "--baseline",
+        metavar="PATH",
+        help="baseline file (default baselines/<corpus stems>.<backend>.json)",
+    )
+
+
+def _runtime_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("runtime")
+    _backend_option(g)
+    g.add_argument("--device", type=int, help=f"device id (default {DEFAULTS['device']})")
+    g.add_argument(
+        "--no-deterministic",
+        dest="deterministic",
+        action="store_false",
+        help="leave ACL_OPT_DETERMINISTIC off (cases that are then not bit-reproducible are "
+        "graded by numeric tolerance instead of digest)",
+    )
+    g.add_argument(
+        "--repeats",
+        type=int,
+        help=f"K: calls per case in serial (default {DEFAULTS['repeats']})",
+    )
+    g.add_argument(
+        "--canary",
+        type=_byte,
+        help=f"byte prefilled into outputs (default {DEFAULTS['canary']:#X})".replace("0X", "0x"),
+    )
+    g.add_argument(
+        "--call-timeout",
+        type=_positive(float),
+        metavar="S",
+        help=f"a call still running after S seconds is a HANG (default "
+        f"{DEFAULTS['call_timeout']:g}; simulator calls take "
+        "milliseconds, NPU calls less)",
+    )
+    g.add_argument(
+        "--no-isolate",
+        action="store_true",
+        help="run phases in this process instead of supervised children (faster to start; a "
+        "crashing operator then ends the run)",
+    )
+
+
+def _add_info(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("info", help="show the backend: libraries, SoC, version, device count")
+    _backend_option(p)
+    p.add_argument("--json", action="store_true", help="print as JSON")
+    p.set_defaults(func=c.cmd_info)
+
+
+def _add_sim(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sim",
+        help="build or locate the CANN simulator",
+        description="The simulator is a C implementation of the CANN ABI laid out as a CANN root. "
+        "Point third-party ctypes scripts at it with ASCEND_HOME_PATH=$(aclnn-stress sim path).",
+    )
+    simsub = p.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
+    simsub.add_parser("path", help="print the simulator root (building it first if needed)")
+    simsub.add_parser("build", help="rebuild the simulator now and print its root")
+    fp = simsub.add_parser(
+        "faults",
+        help="list the simulator's opt-in faults (ACLSIM_FAULTS) and what each should be found as",
+    )
+    fp.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.set_defaults(func=c.cmd_sim)
+
+
+def _add_ops(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ops", help="list the operators and their case parameters")
+    p.set_defaults(func=c.cmd_ops)
+
+
+def _add_run(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run the stress protocol over a corpus",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run the protocol phases over the corpus and diagnose:\n"
+        "  serial       each case K times in one thread (baseline check)\n"
+        "  shuffled     one thread, random order (order dependence)\n"
+        "  interleaved  one thread, A.phase1 B.phase1 A.phase2 B.phase2 for every pair\n"
+        "  isolated     each case alone on T threads (self-race)\n"
+        "  mixed        all cases on T threads, barrier-aligned (cross-call contamination)\n"
+        "  control      the control corpus under the same pool (runtime fault?)\n"
+        "Results stream to OUT/results.jsonl; OUT/report.json and report.md are rendered "
+        "from it.",
+        epilog="Exit codes: 0 clean, 1 findings, 2 usage/configuration/environment error.",
+    )
+    _corpus_options(p)
+    g = p.add_argument_group("load")
+    g.add_argument("--threads", type=int, help=f"worker threads T (default {DEFAULTS['threads']})")
+    g.add_argument(
+        "--phases",
+        type=_phases,
+        default=PHASES,
+        help=f"comma-separated subset of {','.join(PHASES)} (default all)",
+    )
+    g.add_argument(
+        "--stream",
+        choices=("shared", "per-thread", "both"),
+        default=None,
+        help="stream policy of the concurrent phases: one stream for all workers (shared, the "
+        "default, as in the report), one per worker, or both in turn",
+    )
+    g.add_argument(
+        "--context",
+        choices=("shared", "per-thread"),
+        help=f"one context bound in every worker ({DEFAULTS['context']}, the default) or one "
+        "per worker",
+    )
+    budget = g.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--duration",
+        type=_positive(float),
+        metavar="S",
+        help=f"seconds per concurrent phase (default {DEFAULT_DURATION:g}; isolated splits it "
+        "across cases)",
+    )
+    budget.add_argument(
+        "--iterations",
+        type=_positive(int),
+        metavar="N",
+        help="rounds per concurrent phase (per case in isolated) instead of a duration",
+    )
+    g.add_argument("--seed", type=int, help="seed of every random choice (default: random)")
+    o = p.add_argument_group("output")
+    o.add_argument(
+        "--out", metavar="DIR", help="result directory (default stress-out/<time>-s<seed>)"
+    )
+    o.add_argument("--json", action="store_true", help="print report.json instead of tables")
+    o.add_argument("--quiet", action="store_true", help="no progress output")
+    o.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=45.0,
+        metavar="S",
+        help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
+        "minimal reproducer written into the report (default 45; 0 turns it off)",
+    )
+    o.add_argument(
+        "--record-baseline",
+        action="store_true",
+        help="record the baseline first when it is missing",
+    )
+    o.add_argument(
+        "--force",
+        action="store_true",
+        help="compare against a baseline recorded on another backend or corpus anyway",
+    )
+    _runtime_options(p)
+    p.set_defaults(func=c.cmd_run)
+
+
+def _add_baseline(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("baseline", help="record or show a baseline")
+    bsub = p.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
+    rec = bsub.add_parser(
+        "record",
+        help="run every case K times serially and store digests atomically",
+        description="Run each case (corpus and control) K times in one thread and store "
+        "per-output sha256 digests, whether the case is bit-deterministic, and the backend and "
+        "corpus fingerprints. The file is replaced atomically.",
+    )
+    _corpus_options(rec)
+    rec.add_argument("--out", metavar="PATH", help="where to write (default: --baseline's default)")
+    _runtime_options(rec)
+    rec.set_defaults(
+        func=c.cmd_baseline,
+        stream="shared",
+        context="shared",
+        threads=1,
+        seed=0,
+        duration=None,
+        iterations=None,
+    )
+    show = bsub.add_parser("show", help="print a baseline's cases and fingerprint")
+    show.add_argument("path", help="baseline JSON file")
+    show.set_defaults(func=c.cmd_baseline)
+
+
+def _add_report(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="re-render the reports of a run from its results.jsonl",
+        description="Render DIR/report.json and DIR/report.md from DIR/results.jsonl alone "
+        "(works for interrupted runs) and print the verdict tables.",
+    )
+    p.add_argument("dir", help="the run's result directory")
+    p.add_argument("--json", action="store_true", help="print report.json instead of tables")
+    p.set_defaults(func=c.cmd_report)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from stress.corpus.generate import add_cli as add_corpus
+    from stress.gradcheck.check import add_cli as add_gradcheck
+
+    parser = argparse.ArgumentParser(
+        prog="aclnn-stress",
+        description="Stress-test CANN aclnn operators for cross-call contamination, unwritten "
+        "outputs and wrong gradients, on a real NPU or on the bundled CANN simulator.",
+        epilog="Exit codes: 0 clean, 1 findings, 2 usage/configuration/environment error.",
+    )
+    parser.add_argument("--version", action="version", version=f"aclnn-stress {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    _add_info(sub)
+    _add_sim(sub)
+    _add_ops(sub)
+    _add_run(sub)
+    _add_baseline(sub)
+    _add_report(sub)
+    add_gradcheck(sub)
+    add_corpus(sub)
+    return parser
