@@ -110,6 +110,9 @@ def framework_run(fault: str, seed: int, baseline: Path, work: Path, duration: f
     return result
 
 
+NAIVE = [sys.executable, str(Path(__file__).with_name("naive_harness.py"))]
+
+
 def naive_run(fault: str, seed: int, baseline: Path, budget: float) -> dict:
     env = {"ACLSIM_FAULTS": fault}
     first: list[float] = []
@@ -120,7 +123,6 @@ def naive_run(fault: str, seed: int, baseline: Path, budget: float) -> dict:
             first.append(time.monotonic() - started)
 
     job = {
-        "kind": "naive",
         "backend": "sim",
         "corpus": CORPUS,
         "baseline": str(baseline),
@@ -128,7 +130,7 @@ def naive_run(fault: str, seed: int, baseline: Path, budget: float) -> dict:
         "duration": budget,
         "seed": seed,
     }
-    child = run_child(job, on_record, silence_timeout=30.0, env=env)
+    child = run_child(job, on_record, silence_timeout=30.0, env=env, command=NAIVE)
     elapsed = time.monotonic() - started
     detected = bool(first) or child.status in ("crashed", "hung")
     when = first[0] if first else (elapsed if detected else None)

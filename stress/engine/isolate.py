@@ -32,7 +32,7 @@ from typing import Any
 
 from stress.model import ChildStatus, PhaseStatus
 
-__all__ = ["ChildResult", "run_child"]
+__all__ = ["CHILD_COMMAND", "ChildResult", "child_main", "run_child"]
 
 STDERR_TAIL = 2000
 CHILD_COMMAND = (sys.executable, "-m", "stress.engine.isolate")
@@ -210,7 +210,9 @@ def _error_object(exc: BaseException) -> dict[str, Any]:
     }
 
 
-def _child_main(job_path: str, fd: int) -> None:
+def child_main(job_path: str, fd: int, run: Callable[..., Any] | None = None) -> None:
+    """The child's side: run the job (``run(job, send)``, default :func:`stress.engine.jobs.
+    run_job`), send its records and a ``child-end`` record down ``fd``, exit without teardown."""
     out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
 
     def send(rec: dict[str, Any]) -> None:
@@ -219,9 +221,9 @@ def _child_main(job_path: str, fd: int) -> None:
     job = json.loads(Path(job_path).read_text())
     status, detail, extra = ChildStatus.DONE, "", {}
     try:
-        from stress.engine import jobs
-
-        status, detail, extra = jobs.run_job(job, send)
+        if run is None:
+            from stress.engine.jobs import run_job as run
+        status, detail, extra = run(job, send)
     except Exception as exc:
         from stress.errors import ConfigError
 
@@ -241,4 +243,4 @@ def _child_main(job_path: str, fd: int) -> None:
 
 
 if __name__ == "__main__":
-    _child_main(sys.argv[1], int(sys.argv[2]))
+    child_main(sys.argv[1], int(sys.argv[2]))
