@@ -11,6 +11,7 @@ import pytest
 
 from stress.errors import ConfigError
 from stress.gradcheck import check as gc
+from stress.gradcheck import cli as gc_cli
 from stress.ops import _mhc_reference as ref
 from stress.ops.mhc import MHC_PRE_SINKHORN_BACKWARD as BWD
 from stress.ops.mhc import forward_host_inputs
@@ -438,7 +439,7 @@ def test_sim_forward_fd_agrees_with_sim_backward(sim_mhc):
 def _run_cli(argv):
     parser = argparse.ArgumentParser(prog="aclnn-stress")
     sub = parser.add_subparsers(dest="command", required=True)
-    gc.add_cli(sub)
+    gc_cli.add_cli(sub)
     args = parser.parse_args(argv)
     return args.func(args)
 
