@@ -268,7 +268,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from stress.corpus.generate import add_cli as add_corpus
+    from stress.cli.corpus import add_cli as add_corpus
     from stress.gradcheck.cli import add_cli as add_gradcheck
 
     parser = argparse.ArgumentParser(

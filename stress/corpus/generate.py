@@ -23,70 +23,45 @@ must fail with (``expect = { status = 161002 }``); :data:`VIOLATIONS` lists them
 
 from __future__ import annotations
 
-import argparse
 import random
-import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any, Protocol, TypeVar
 
 from stress import ops
+from stress.corpus.bounds import (  # noqa: F401 - re-exported: the generator's vocabulary
+    ADD_DTYPES,
+    MHC_C_ALIGN,
+    MHC_C_LIMIT,
+    MHC_DTYPES,
+    MHC_ITERS,
+    MHC_N,
+    MHC_OPS,
+    PARAM_INVALID,
+    VIOLATIONS,
+    AddBounds,
+    Bounds,
+    BoundsError,
+    MhcBounds,
+    check_int,
+    check_violations,
+    make_bounds,
+)
 from stress.corpus.parse import Case, Expect
 from stress.errors import ConfigError
 
 __all__ = [
-    "PARAM_INVALID",
-    "VIOLATIONS",
-    "AddBounds",
-    "BoundsError",
     "Draw",
-    "MhcBounds",
     "RandomDraw",
-    "add_cli",
     "build_case",
     "case_from_fields",
     "case_id_for",
     "generate_cases",
-    "make_bounds",
+    "invalid_case",
+    "valid_case",
 ]
 
 T = TypeVar("T")
-
-PARAM_INVALID = 161002  # ACLNN_ERR_PARAM_INVALID: what every documented violation returns
-
-MHC_OPS = ("mhc_pre_sinkhorn", "mhc_pre_sinkhorn_backward")
-MHC_N, MHC_ITERS, MHC_C_ALIGN, MHC_C_LIMIT = 4, 20, 128, 100_000
-MHC_DTYPES = ("bf16", "fp16")
-ADD_DTYPES = ("float32", "fp16", "bf16", "int32")
-
-#: Per operator: violation name -> (what it breaks, expected status).
-VIOLATIONS: dict[str, dict[str, tuple[str, int]]] = {
-    "add": {
-        "broadcast": ("self and other shapes cannot be broadcast", PARAM_INVALID),
-        "out-dtype": ("a floating result cannot be cast to an int32 out", PARAM_INVALID),
-    },
-    **{
-        op: {
-            "n": (f"N must be {MHC_N}", PARAM_INVALID),
-            "c-align": (f"C must be a multiple of {MHC_C_ALIGN}", PARAM_INVALID),
-            "c-zero": ("C must be > 0", PARAM_INVALID),
-            "c-limit": (f"C must be < {MHC_C_LIMIT}", PARAM_INVALID),
-            "num-iters": (f"num_iters must be {MHC_ITERS}", PARAM_INVALID),
-            "dtype": (f"dtype must be {' or '.join(MHC_DTYPES)}", PARAM_INVALID),
-            **(
-                {"hc-mult": (f"hc_mult must be {MHC_N}", PARAM_INVALID)}
-                if op == "mhc_pre_sinkhorn"
-                else {}
-            ),
-        }
-        for op in MHC_OPS
-    },
-}
-
-
-class BoundsError(ConfigError):
-    """A bound given to a case strategy or generator is out of range."""
 
 
 # -- drawing ---------------------------------------------------------------------------------
@@ -113,105 +88,6 @@ class RandomDraw:
 
     def choice(self, options: Sequence[T]) -> T:
         return options[self.rng.randrange(len(options))]
-
-
-# -- bounds ----------------------------------------------------------------------------------
-def _check_int(name: str, value: Any, lo: int, hi: int | None = None) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise BoundsError(f"{name}={value!r}: expected an integer")
-    if value < lo or (hi is not None and value > hi):
-        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
-        raise BoundsError(f"{name}={value!r}: must be {rng}")
-
-
-def _check_dtypes(name: str, value: Any, allowed: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
-        raise BoundsError(f"{name}={value!r}: expected a non-empty sequence of dtype names")
-    bad = [d for d in value if d not in allowed]
-    if bad:
-        raise BoundsError(f"{name}: {bad[0]!r} is not one of {', '.join(allowed)}")
-    return tuple(dict.fromkeys(value))
-
-
-@dataclass(frozen=True)
-class AddBounds:
-    """Bounds of generated ``add`` cases."""
-
-    min_dims: int = 1
-    max_dims: int = 3
-    max_side: int = 64
-    max_elements: int = 4096
-    dtypes: tuple[str, ...] = ADD_DTYPES
-    broadcast: bool = True  # other_shape may be a broadcastable shape
-    mixed_dtypes: bool = True  # other_dtype may differ from dtype
-    allow_empty: bool = True  # a dimension may be 0 (an empty tensor)
-
-    def __post_init__(self) -> None:
-        _check_int("min_dims", self.min_dims, 0, 8)
-        _check_int("max_dims", self.max_dims, 0, 8)
-        if self.min_dims > self.max_dims:
-            raise BoundsError(f"min_dims={self.min_dims} is greater than max_dims={self.max_dims}")
-        _check_int("max_side", self.max_side, 1)
-        _check_int("max_elements", self.max_elements, 1)
-        object.__setattr__(self, "dtypes", _check_dtypes("dtypes", self.dtypes, ADD_DTYPES))
-
-
-@dataclass(frozen=True)
-class MhcBounds:
-    """Bounds of generated mHC cases (B*S tokens, C channels)."""
-
-    max_B: int = 4
-    max_S: int = 256
-    max_tokens: int = 512  # B * S
-    max_C: int = 1024
-    dtypes: tuple[str, ...] = MHC_DTYPES
-    allow_empty: bool = True  # B may be 0 (the empty-batch case)
-
-    def __post_init__(self) -> None:
-        _check_int("max_B", self.max_B, 1)
-        _check_int("max_S", self.max_S, 1)
-        _check_int("max_tokens", self.max_tokens, 1)
-        _check_int("max_C", self.max_C, MHC_C_ALIGN, MHC_C_LIMIT - 1)
-        if self.max_C % MHC_C_ALIGN:
-            raise BoundsError(
-                f"max_C={self.max_C}: must be a multiple of {MHC_C_ALIGN} (valid cases need "
-                f"C % {MHC_C_ALIGN} == 0)"
-            )
-        object.__setattr__(self, "dtypes", _check_dtypes("dtypes", self.dtypes, MHC_DTYPES))
-
-
-Bounds = AddBounds | MhcBounds
-
-
-def make_bounds(op: str, **bounds: Any) -> Bounds:
-    """The validated bounds of ``op`` (:class:`BoundsError` naming the bad one)."""
-    if op not in ops.names():
-        raise BoundsError(f"unknown op {op!r}; known ops: {', '.join(ops.names())}")
-    cls = AddBounds if op == "add" else MhcBounds
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(bounds) - known)
-    if unknown:
-        raise BoundsError(
-            f"{unknown[0]!r} is not a bound of op {op!r} (its bounds: {', '.join(sorted(known))})"
-        )
-    if "dtypes" in bounds and isinstance(bounds["dtypes"], list):
-        bounds["dtypes"] = tuple(bounds["dtypes"])
-    return cls(**bounds)
-
-
-def check_violations(op: str, violations: Sequence[str] | None) -> tuple[str, ...]:
-    """The violation names to draw from (all of ``op``'s when None)."""
-    known = VIOLATIONS[op]
-    if violations is None:
-        return tuple(known)
-    if isinstance(violations, str) or not violations:
-        raise BoundsError(f"violations={violations!r}: expected a non-empty sequence of names")
-    bad = [v for v in violations if v not in known]
-    if bad:
-        raise BoundsError(
-            f"violations: {bad[0]!r} is not a constraint of op {op!r} (known: {', '.join(known)})"
-        )
-    return tuple(dict.fromkeys(violations))
 
 
 # -- cases -----------------------------------------------------------------------------------
@@ -454,8 +330,8 @@ def generate_cases(
 ) -> list[Case]:
     """``count`` cases of ``op`` from ``random.Random(seed)``: the same arguments always give
     the same cases (ids ``<op>-s<seed>-<i>``, plus ``-<violation>`` for invalid ones)."""
-    _check_int("count", count, 1)
-    _check_int("seed", seed, 0)
+    check_int("count", count, 1)
+    check_int("seed", seed, 0)
     b = make_bounds(op, **bounds)
     chosen = check_violations(op, violations) if invalid else ()
     draw = RandomDraw(seed)
@@ -467,117 +343,3 @@ def generate_cases(
         else:
             out.append(valid_case(op, draw, b, id=cid))
     return out
-
-
-# -- CLI -------------------------------------------------------------------------------------
-_BOUND_OPTIONS: dict[str, tuple[str, Callable[[str], Any], str, str]] = {
-    # option -> (bound, type, applies to, help)
-    "--max-dims": ("max_dims", int, "add", "add: most dimensions (default 3)"),
-    "--max-side": ("max_side", int, "add", "add: largest dimension (default 64)"),
-    "--max-elements": ("max_elements", int, "add", "add: most elements of self (default 4096)"),
-    "--max-b": ("max_B", int, "mhc", "mHC: largest batch B (default 4)"),
-    "--max-s": ("max_S", int, "mhc", "mHC: longest sequence S (default 256)"),
-    "--max-tokens": ("max_tokens", int, "mhc", "mHC: most tokens B*S (default 512)"),
-    "--max-c": ("max_C", int, "mhc", "mHC: most channels C, a multiple of 128 (default 1024)"),
-}
-
-
-def _comma_list(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
-def add_cli(subparsers: Any) -> None:
-    """Add the ``corpus`` subcommand (``corpus generate``) to ``aclnn-stress``'s subparsers."""
-    p = subparsers.add_parser(
-        "corpus",
-        help="generate corpus files (valid cases or constraint violations)",
-        description="Work with corpus files.",
-    )
-    sub = p.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
-    g = sub.add_parser(
-        "generate",
-        help="write a TOML corpus of generated cases (deterministic for a seed)",
-        description="Write COUNT generated cases of OP to a TOML corpus. Valid cases satisfy the "
-        "operator's constraints (mHC: N=4, num_iters=20, C%128==0, bf16|fp16; add: "
-        "broadcastable shapes); --invalid cases each violate one constraint and expect its "
-        "status (161002). The same arguments always write the same file (random.Random(SEED) "
-        "drives the same case builders as the hypothesis strategies in stress.corpus.strategies).",
-        epilog="Exit codes: 0 written, 2 usage/configuration error.",
-    )
-    g.add_argument("--op", required=True, choices=ops.names(), help="the operator")
-    g.add_argument("--count", type=int, default=10, help="number of cases (default 10)")
-    g.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
-    g.add_argument(
-        "--invalid",
-        action="store_true",
-        help="generate constraint violations (each case expects status 161002)",
-    )
-    g.add_argument(
-        "--violations",
-        type=_comma_list,
-        metavar="NAMES",
-        help="with --invalid: comma-separated subset of the op's violations "
-        "(add: broadcast,out-dtype; mHC: n,c-align,c-zero,c-limit,num-iters,dtype[,hc-mult])",
-    )
-    g.add_argument("--dtypes", type=_comma_list, metavar="LIST", help="comma-separated dtypes")
-    for opt, (_, typ, _, text) in _BOUND_OPTIONS.items():
-        g.add_argument(opt, type=typ, default=None, help=text)
-    g.add_argument("--out", metavar="FILE", help="where to write (default: standard output)")
-    g.add_argument("--force", action="store_true", help="overwrite an existing --out file")
-    g.set_defaults(func=_cmd_generate)
-
-
-def _cmd_generate(args: argparse.Namespace) -> int:
-    from stress.baseline.store import atomic_write_bytes
-
-    family = "add" if args.op == "add" else "mhc"
-    bounds: dict[str, Any] = {}
-    shown: list[str] = []
-    for opt, (name, _, applies, _) in _BOUND_OPTIONS.items():
-        value = getattr(args, opt[2:].replace("-", "_"))
-        if value is None:
-            continue
-        if applies != family:
-            raise ConfigError(f"{opt}: applies to the {applies} operators, not {args.op!r}")
-        bounds[name] = value
-        shown.append(f"{opt} {value}")
-    if args.dtypes is not None:
-        bounds["dtypes"] = tuple(args.dtypes)
-        shown.append(f"--dtypes {','.join(args.dtypes)}")
-    if args.violations is not None and not args.invalid:
-        raise ConfigError("--violations: only with --invalid")
-    try:
-        cases = generate_cases(
-            args.op,
-            args.count,
-            args.seed,
-            invalid=args.invalid,
-            violations=args.violations,
-            **bounds,
-        )
-    except BoundsError as exc:
-        raise ConfigError(f"corpus generate: {exc}") from None
-    command = " ".join(
-        [
-            f"aclnn-stress corpus generate --op {args.op} --count {args.count} --seed {args.seed}",
-            *(["--invalid"] if args.invalid else []),
-            *([f"--violations {','.join(args.violations)}"] if args.violations else []),
-            *shown,
-        ]
-    )
-    kind = "constraint violations (each expects its status)" if args.invalid else "valid cases"
-    comment = f"{len(cases)} generated {kind} of {args.op}\ngenerated by: {command}"
-    from stress.corpus.parse import corpus_text
-
-    text = corpus_text(cases, comment)
-    if args.out is None or args.out == "-":
-        sys.stdout.write(text)
-        return 0
-    out = Path(args.out)
-    if out.exists() and not args.force:
-        raise ConfigError(f"{out}: already exists; choose another --out or pass --force")
-    if not out.parent.is_dir():
-        raise ConfigError(f"--out {out}: directory {out.parent} does not exist")
-    atomic_write_bytes(out, text.encode())
-    print(f"wrote {len(cases)} cases of {args.op} to {out}", file=sys.stderr)
-    return 0
