@@ -48,7 +48,8 @@ def test_the_same_defaults_reach_the_cli_the_plugin_and_the_jobs():
 
 
 def test_the_plugin_runner_starts_from_the_plugins_config(tmp_path):
-    from stress.pytest.runner import BaselineStore, StressRunner
+    from stress.baseline.shared import BaselineStore
+    from stress.pytest.runner import StressRunner
 
     runner = StressRunner(None, 0, "main", tmp_path, BaselineStore(tmp_path / "b.json"))
     for name in SHARED:

@@ -22,9 +22,9 @@ import pytest
 
 import stress.acl.runtime
 import stress.engine.session  # noqa: F401
+from stress.baseline.shared import BaselineStore
 from stress.baseline.store import Baseline, CaseBaseline
 from stress.config import DEFAULTS, PYTEST_DURATION
-from stress.pytest.runner import BaselineStore
 
 # In-process pytester runs restore sys.modules afterwards, dropping modules first imported by the
 # inner session: a later inner session would then import stress.acl.runtime afresh and create a
@@ -420,7 +420,7 @@ def _case_baseline(cid: str) -> CaseBaseline:
 WRITER = """
 import sys, time
 from pathlib import Path
-from stress.pytest.runner import BaselineStore
+from stress.baseline.shared import BaselineStore
 from stress.baseline.store import Baseline, CaseBaseline
 from stress.config import DEFAULTS, PYTEST_DURATION
 

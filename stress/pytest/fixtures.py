@@ -14,7 +14,8 @@ from stress.pytest.state import state as _state
 
 if TYPE_CHECKING:
     from stress.corpus.parse import Case
-    from stress.pytest.runner import StressResult, StressRunner
+    from stress.pytest.result import StressResult
+    from stress.pytest.runner import StressRunner
 
 __all__ = [
     "StressRun",
@@ -137,7 +138,7 @@ class StressRun:
     ) -> StressResult:
         __tracebackhide__ = True
         from stress.errors import ConfigError
-        from stress.pytest.runner import StressFailure
+        from stress.pytest.result import StressFailure
 
         chosen = self.resolve(cases)
         if control is None:

@@ -102,9 +102,10 @@ class State:
         """Load the backend (once) and bind this process's device; returns the runner."""
         if self.runner is not None:
             return self.runner
+        from stress.baseline.shared import BaselineStore
         from stress.baseline.store import backend_tag
         from stress.errors import ConfigError
-        from stress.pytest.runner import BaselineStore, StressRunner
+        from stress.pytest.runner import StressRunner
 
         try:
             if self.isolate:

@@ -1,0 +1,201 @@
+"""The outcome of one stress run inside pytest: verdicts, diagnosis and a readable failure
+message (phase, case, verdict, baseline digest vs the digests seen, results, replay command)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stress.corpus.parse import Case
+from stress.model import Diagnosis, Verdict
+
+__all__ = ["StressFailure", "StressResult"]
+
+
+class StressFailure(AssertionError):
+    """A stress run found something (the message says what, where and how to replay it)."""
+
+
+@dataclass
+class StressResult:
+    """The outcome of one :meth:`StressRunner.run`."""
+
+    report: dict[str, Any]
+    out_dir: Path
+    worker: str
+    device: int
+    cases: list[Case]
+    control: list[Case]
+    baselines: dict[str, dict[str, Any]]  # case id -> {"digest", "status", "code", ...}
+    command: str  # the CLI command that replays this run
+    seconds: float = 0.0
+
+    @property
+    def diagnosis(self) -> str:
+        return self.report["diagnosis"]
+
+    @property
+    def explanation(self) -> str:
+        return self.report.get("explanation", "")
+
+    @property
+    def ok(self) -> bool:
+        """True when every phase passed (diagnosis ``clean``)."""
+        return self.report["diagnosis"] == Diagnosis.CLEAN
+
+    @property
+    def phases(self) -> list[dict[str, Any]]:
+        return self.report["phases"]
+
+    @property
+    def verdicts(self) -> dict[tuple[str, str], str]:
+        """(phase label, case id) -> verdict; the label is ``phase`` or ``phase[variant]``."""
+        return {
+            (_label(p), c["id"]): c["verdict"] for p in self.report["phases"] for c in p["cases"]
+        }
+
+    def verdict(self, phase: str, case: str) -> str:
+        """The verdict of ``case`` in ``phase`` (the worst over the phase's variants)."""
+        from stress.engine.grading import worst
+
+        found = [
+            c["verdict"]
+            for p in self.report["phases"]
+            if p["name"] == phase
+            for c in p["cases"]
+            if c["id"] == case
+        ]
+        if not found:
+            raise KeyError(f"no verdict for case {case!r} in phase {phase!r}")
+        return worst(found)
+
+    def failures(self) -> list[dict[str, Any]]:
+        """Every (phase, case) that did not pass, with its evidence."""
+        out = []
+        for p in self.report["phases"]:
+            if p["verdict"] == Verdict.PASS:
+                continue
+            bad_cases = [c for c in p["cases"] if c["verdict"] != Verdict.PASS]
+            if not bad_cases:
+                out.append(
+                    {
+                        "phase": _label(p),
+                        "case": None,
+                        "verdict": p["verdict"],
+                        "detail": p.get("detail") or p.get("status", ""),
+                    }
+                )
+            for c in bad_cases:
+                base = self.baselines.get(c["id"], {})
+                out.append(
+                    {
+                        "phase": _label(p),
+                        "case": c["id"],
+                        "verdict": c["verdict"],
+                        "detail": c.get("detail", ""),
+                        "calls": c.get("calls", 0),
+                        "baseline_digest": base.get("digest") or None,
+                        "baseline_status": base.get("status"),
+                        "digests": c.get("digests", {}),
+                        "errors": c.get("errors", {}),
+                        "unwritten": c.get("unwritten", {}),
+                    }
+                )
+        return out
+
+    def summary_lines(self) -> list[str]:
+        """One line per phase: ``phase  verdict  calls``."""
+        return [
+            f"  {_label(p):<28} {p['verdict']:<16} {p['calls']:>6} calls  {p['seconds']:.2f} s"
+            for p in self.report["phases"]
+        ]
+
+    def message(self, limit: int = 12) -> str:
+        """A readable account: diagnosis, each failing phase/case with verdict and digests,
+        where the results are and how to replay the run."""
+        seed = self.report.get("seed")
+        head = (
+            f"stress run {'passed' if self.ok else 'found ' + self.diagnosis} on device "
+            f"{self.device} (worker {self.worker}, backend {self._backend()}, seed {seed}, "
+            f"{len(self.cases)} cases)"
+        )
+        lines = [head]
+        if not self.ok and self.explanation:
+            lines.append(f"  {self.explanation}")
+        failures = self.failures()
+        for f in failures[:limit]:
+            lines.append(
+                f"  {f['phase']}: {f['case'] or '(phase)'} {f['verdict']}"
+                + (f" — {f['detail']}" if f.get("detail") else "")
+            )
+            if f.get("case") is None:
+                continue
+            digests = f.get("digests") or {}
+            if digests or f.get("baseline_digest"):
+                seen = ", ".join(
+                    f"{d[:12]} x{n}" for d, n in sorted(digests.items(), key=lambda kv: -kv[1])[:4]
+                )
+                if len(digests) > 4:
+                    seen += f", ... ({len(digests)} distinct)"
+                base = f["baseline_digest"]
+                lines.append(
+                    f"      baseline digest {base[:12] if base else '(none)'}; "
+                    f"seen: {seen or '(no successful call)'}"
+                )
+            if f.get("errors"):
+                lines.append(
+                    "      errors: " + ", ".join(f"{k} x{n}" for k, n in f["errors"].items())
+                )
+        if len(failures) > limit:
+            lines.append(f"  ... and {len(failures) - limit} more (see report.md)")
+        repro = self.report.get("reproducer")
+        if repro and repro.get("command"):
+            lines.append(f"  minimal reproducer ({len(repro['cases'])} cases): {repro['command']}")
+        lines.append(f"  results: {self.out_dir / 'results.jsonl'} (report: report.md)")
+        lines.append(f"  replay:  {self.command}")
+        return "\n".join(lines)
+
+    def _backend(self) -> str:
+        b = self.report.get("backend", {})
+        return "sim" if b.get("simulator") else str(b.get("kind", "?"))
+
+    def assert_clean(self) -> None:
+        """Raise :class:`StressFailure` with :meth:`message` unless every phase passed."""
+        __tracebackhide__ = True
+        if not self.ok:
+            raise StressFailure(self.message())
+
+    def to_json(self, nodeid: str = "") -> dict[str, Any]:
+        """The line this run adds to its worker's ``runs.jsonl`` (merged by the controller)."""
+        return {
+            "nodeid": nodeid,
+            "worker": self.worker,
+            "device": self.device,
+            "backend": self._backend(),
+            "seed": self.report.get("seed"),
+            "out_dir": str(self.out_dir),
+            "diagnosis": self.diagnosis,
+            "explanation": self.explanation,
+            "verdict": self.report.get("verdict"),
+            "cases": [c.id for c in self.cases],
+            "phases": [
+                {"phase": _label(p), "verdict": p["verdict"], "calls": p["calls"]}
+                for p in self.report["phases"]
+            ],
+            "failures": [
+                {k: f.get(k) for k in ("phase", "case", "verdict", "detail")}
+                for f in self.failures()[:20]
+            ],
+            "seconds": round(self.seconds, 3),
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"<StressResult {self.diagnosis} device={self.device} worker={self.worker} "
+            f"phases={[_label(p) + ':' + p['verdict'] for p in self.report['phases']]}>"
+        )
+
+
+def _label(p: dict[str, Any]) -> str:
+    return f"{p['name']}[{p['variant']}]" if p.get("variant") else p["name"]
