@@ -14,15 +14,11 @@ parameters), or point ``--stress-corpus`` at your corpus files and use ``stress_
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from stress import acl
-from stress.corpus import strategies as sst
-from stress.engine.call import run_once
-from stress.engine.execute import close_enough
-from stress.engine.inputs import generate_inputs
+import stress
+from stress import strategies as sst
 
 # Every test in this module is a stress test: `pytest -m stress` selects them.
 pytestmark = pytest.mark.stress
@@ -74,19 +70,8 @@ FAST = settings(
 @given(case=sst.valid_cases(BWD, max_tokens=64, max_C=256))
 def test_generated_cases_match_numpy(stress_device, case):
     """Property: on generated valid cases the operator agrees with the numpy reference."""
-    ctx = stress_device.default_context
-    ctx.bind()
-    stream = ctx.create_stream()
-    try:
-        inputs = generate_inputs(case, ctx, stream)
-        outputs = run_once(ctx, stream, case.spec, case.params, inputs)
-    finally:
-        stream.close()
-    expected = case.spec.reference(case.params, inputs)
-    for name, actual in outputs.items():
-        ok, ratio = close_enough(
-            actual, np.asarray(expected[name]), *case.spec.tolerances(case.params, name)
-        )
+    call = stress.call_once(case, stress_device)
+    for name, (ok, ratio) in stress.check_reference(call).items():
         assert ok, f"{case.id}: {name} differs from the reference ({ratio:.2f} x tolerance)"
 
 
@@ -94,15 +79,8 @@ def test_generated_cases_match_numpy(stress_device, case):
 @given(case=sst.invalid_cases(BWD))
 def test_generated_violations_are_rejected(stress_device, case):
     """Property: every constraint violation fails with its documented status and a message."""
-    ctx = stress_device.default_context
-    ctx.bind()
-    stream = ctx.create_stream()
-    try:
-        inputs = generate_inputs(case, ctx, stream)
-        with pytest.raises(acl.AclError) as err:
-            run_once(ctx, stream, case.spec, case.params, inputs)
-    finally:
-        stream.close()
+    with pytest.raises(stress.AclError) as err:
+        stress.call_once(case, stress_device)
     assert err.value.code == case.expect.status, f"{case.id} ({case.description})"
     assert err.value.message
 
