@@ -51,9 +51,7 @@ _API_MACROS = (
     "__extension__",
 )
 
-PRELUDE = (
-    "".join(f"#define {m}\n" for m in _API_MACROS)
-    + """
+PRELUDE = """
 typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;
 typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t; typedef unsigned long size_t; typedef _Bool bool;
@@ -64,7 +62,6 @@ typedef struct aclScalarList aclScalarList; typedef struct aclOpExecutor aclOpEx
 typedef int aclDataType; typedef int aclFormat; typedef int aclnnStatus; typedef int aclError;
 typedef uint16_t aclFloat16; typedef void *aclrtStream; typedef void *aclrtContext;
 """
-)
 
 _PRELUDE_NAME = "<aclnn-stress prelude>"
 _TAG = re.compile(r"@param\s*\[\s*(in\s*[,/]?\s*out|inout|in|out)\s*\]\s*([A-Za-z_]\w*)", re.I)
@@ -79,7 +76,7 @@ class _Preprocessor(pcpp.Preprocessor):
         super().__init__()
         self.errors: list[str] = []
         self.line_directive = "#line"
-        self.compress = 2
+        self.compress = 0
 
     def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
         raise pcpp.OutputDirective(pcpp.Action.IgnoreAndRemove)
@@ -116,15 +113,17 @@ def _preprocess(text: str, source: str, include_dirs: Iterable[Path], defines: I
     pp = _Preprocessor()
     for d in include_dirs:
         pp.add_path(str(d))
+    for macro in _API_MACROS:
+        pp.define(macro + " ")
     for define in defines:
         name, _, value = define.partition("=")
         pp.define(f"{name} {value}".strip())
-    pp.parse(PRELUDE + f'#line 1 "{source}"\n' + text, source)
+    pp.parse(text, source)
     out = io.StringIO()
     pp.write(out)
     if pp.errors:
         raise ConfigError(f"{pp.errors[0]} (preprocessing; fix the directive or pass -D NAME)")
-    return out.getvalue()
+    return PRELUDE + out.getvalue()
 
 
 def doc_tags(text: str) -> list[tuple[int, dict[str, str]]]:
@@ -244,6 +243,20 @@ def _check_phase2(name: str, func: c_ast.FuncDecl | None, source: str, line: int
         )
 
 
+def _parse_error(message: str, source: str) -> str:
+    found = re.match(r"^(.*?):(\d+):(\d+): (.*)$", message)
+    if not found:
+        return f"{source}: {message}: expected a C declaration"
+    file, line, col, what = found.groups()
+    if os.path.realpath(file) == os.path.realpath(source):
+        file = source
+    what = f"unexpected {what[len('before: ') :]!r}" if what.startswith("before: ") else what
+    return (
+        f"{file}:{line}:{col}: {what}, expected a C declaration "
+        "(a missing ',' or ';', or an unknown macro? pass -D NAME=)"
+    )
+
+
 def read_header_text(
     text: str,
     source: str,
@@ -258,13 +271,12 @@ def read_header_text(
     try:
         ast = c_parser.CParser().parse(flat, filename=_PRELUDE_NAME)
     except c_parser.ParseError as exc:
-        raise ConfigError(
-            f"{exc}: expected a C declaration (an unknown macro before it? pass -D NAME=)"
-        ) from None
+        raise ConfigError(_parse_error(str(exc), source)) from None
     funcs: dict[str, tuple[c_ast.FuncDecl, int]] = {}
+    main = os.path.realpath(source)
     for ext in ast.ext:
         if isinstance(ext, c_ast.Decl) and isinstance(ext.type, c_ast.FuncDecl):
-            if Path(ext.coord.file) == Path(source) and ext.name not in funcs:
+            if os.path.realpath(ext.coord.file) == main and ext.name not in funcs:
                 funcs[ext.name] = (ext.type, ext.coord.line)
     comments = doc_tags(text)
     ops = []
