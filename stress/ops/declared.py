@@ -253,6 +253,9 @@ def _default_tolerance(dtype: np.dtype) -> tuple[float, float]:
     )
 
 
+_ABSENT = TensorValue((0,), np.dtype(np.float32), Distribution("zeros"))  # a NULL tensor's
+
+
 def _arg(decl: OpDeclaration, cp) -> Any:
     get: Callable[[Params], Any] = lambda p: resolve(decl, p)[cp.name]  # noqa: E731
     output, inout = cp.role == "output", cp.role == "inout"
@@ -261,8 +264,8 @@ def _arg(decl: OpDeclaration, cp) -> Any:
         return TensorArg(
             cp.name,
             output,
-            lambda p: get(p).shape,
-            lambda p: get(p).dtype,
+            lambda p: (get(p) or _ABSENT).shape,
+            lambda p: (get(p) or _ABSENT).dtype,
             cp.optional,
             present,
             inout,
@@ -271,8 +274,8 @@ def _arg(decl: OpDeclaration, cp) -> Any:
         return TensorListArg(
             cp.name,
             output,
-            lambda p: tuple(t.shape for t in get(p)),
-            lambda p: tuple(t.dtype for t in get(p)),
+            lambda p: tuple(t.shape for t in get(p) or ()),
+            lambda p: tuple(t.dtype for t in get(p) or ()),
             cp.optional,
             present,
             inout,
