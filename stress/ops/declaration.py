@@ -8,6 +8,7 @@
     name = "rms_norm"                    # the op's name in corpora (default: snake case)
     reference = "mypkg.refs:rms_norm"    # optional numpy reference, kept as a string
     roles = { sumOut = "input" }         # optional role overrides
+    optional = ["hPre"]                  # parameters that may be NULL besides *Optional ones
     atol = 1e-3                          # optional tolerances (or ulp = 2) for every output,
     tolerance = { rstdOut = { rtol = 1e-4, atol = 1e-5 } }  # or per output
     [dims]                               # named dimensions: a range [low, high] or a fixed int
@@ -86,6 +87,7 @@ DTYPE_NAMES: dict[str, np.dtype] = {
 }
 
 _OP_KEYS = {
+    "optional",
     "header",
     "function",
     "name",
@@ -289,11 +291,16 @@ def _op_table(raw: Any, source: str, include_dirs: Sequence[str | Path]):
     return sig, str(path)
 
 
-def _override_roles(sig: OpSignature, roles: Any, source: str) -> OpSignature:
+def _override_roles(sig: OpSignature, roles: Any, optional: Any, source: str) -> OpSignature:
     if not isinstance(roles, dict):
         raise ConfigError(f"{source} [op], field 'roles': expected {{ name = \"input\", ... }}")
+    if not isinstance(optional, list) or set(optional) - set(sig.names):
+        raise ConfigError(f"{source} [op], field 'optional': expected a list of parameters of "
+                          f"{sig.name} ({', '.join(sig.names)})")
     params = []
     for p in sig.params:
+        if p.name in optional and not p.optional:
+            p = type(p)(**{**p.__dict__, "optional": True})
         role = roles.get(p.name, p.role)
         if role not in ROLES or (role == "attr") != (p.kind not in ("tensor", "tensor_list")):
             allowed = "attr" if p.kind not in ("tensor", "tensor_list") else "input/output/inout"
@@ -373,7 +380,7 @@ def parse_declaration(
         )
     op = data.get("op")
     sig, header = _op_table(op, source, include_dirs)
-    sig = _override_roles(sig, op.get("roles", {}), source)
+    sig = _override_roles(sig, op.get("roles", {}), op.get("optional", []), source)
     params = data.get("params", {})
     if not isinstance(params, dict):
         raise ConfigError(f"{source} [params]: expected a table of header parameter = value")
