@@ -260,3 +260,25 @@ def test_distributions():
     for bad in ["uniform", "uniform(2, 1)", "integers(1)", "normal(x)", "os.system('x')"]:
         with pytest.raises(ValueError):
             parse_distribution(bad)
+
+
+def test_roles_the_header_cannot_tell_are_declared(tmp_path):
+    decl = _load(
+        tmp_path,
+        f"""
+[op]
+header = "{HEADERS / "aclnn_generated_inplace.h"}"
+function = "aclnnCheckFinite"
+roles = {{ foundFlag = "output" }}
+[params]
+values = [{{ shape = [4] }}, {{ shape = [2, 2], dtype = "float16" }}]
+foundFlag = {{ shape = [1] }}
+[[case]]
+id = "check"
+""",
+    )
+    spec = to_opspec(decl)
+    values, flag = spec.args
+    assert isinstance(values, TensorListArg) and not values.output and flag.output
+    p = spec.parse_params(decl.cases[0].params(), "check")
+    assert list(spec.generate(p, 0)) == ["values[0]", "values[1]"]

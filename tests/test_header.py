@@ -42,6 +42,11 @@ EXPECTED = {
         "gradAlpha:o gradBias:o"
     },
     "aclnn_foreach_add_scalar_list.h": {"aclnnForeachAddScalarList": "x:i scalars:a out:o"},
+    # the rule cannot see in-place writes without "Ref" or tags: declarations override these
+    "aclnn_generated_inplace.h": {
+        "aclnnForeachScaleListInplace": "x1:i x2:i",
+        "aclnnCheckFinite": "values:i foundFlag:i",
+    },
     "aclnn_attrs.h": {
         "aclnnInplaceMul": "selfRef:io other:i",
         "aclnnMatmul": "self:i mat2:i out:o cubeMathType:a",
