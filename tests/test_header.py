@@ -221,3 +221,25 @@ def test_inspect_bad_header_exits_2(capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("aclnn-stress: error: ") and "unknown_type.h:4" in err
     assert "\n" not in err
+
+
+@pytest.mark.parametrize(
+    ("header", "op"),
+    [
+        ("aclsim.h", "aclnnAdd"),
+        ("aclnn_mhc_pre_sinkhorn.h", "aclnnMhcPreSinkhorn"),
+        ("aclnn_mhc_pre_sinkhorn_backward.h", "aclnnMhcPreSinkhornBackward"),
+    ],
+)
+def test_argtypes_from_the_header_match_the_binding_table(header, op):
+    import ctypes
+
+    from stress.acl._prototypes import HC_EPS, PROTOTYPES
+    from stress.ops.signature import phase1_argtypes, phase2_argtypes
+
+    sig = read_header(SIM_SRC / header).op(op)
+    table = tuple(
+        ctypes.c_double if t is HC_EPS else t for t in PROTOTYPES[f"{op}GetWorkspaceSize"].argtypes
+    )
+    assert phase1_argtypes(sig) == table
+    assert phase2_argtypes(sig) == PROTOTYPES[op].argtypes

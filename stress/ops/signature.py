@@ -23,6 +23,7 @@ inout roles; every other parameter is an ``attr``.
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -32,6 +33,9 @@ __all__ = [
     "CParam",
     "HeaderInfo",
     "OpSignature",
+    "ctype_of",
+    "phase1_argtypes",
+    "phase2_argtypes",
     "role_of",
 ]
 
@@ -136,3 +140,38 @@ class HeaderInfo:
 
     def to_json(self) -> dict[str, Any]:
         return {"header": self.header, "ops": [op.to_json() for op in self.ops]}
+
+
+_CTYPES: dict[str, Any] = {
+    "int64": ctypes.c_int64,
+    "int32": ctypes.c_int32,
+    "int16": ctypes.c_int16,
+    "int8": ctypes.c_int8,
+    "uint64": ctypes.c_uint64,
+    "uint32": ctypes.c_uint32,
+    "uint8": ctypes.c_uint8,
+    "double": ctypes.c_double,
+    "float": ctypes.c_float,
+    "bool": ctypes.c_bool,
+    "dtype": ctypes.c_int,  # aclDataType is a C enum
+    "string": ctypes.c_char_p,
+}
+
+
+def ctype_of(param: CParam) -> Any:
+    """The ctypes type the binding passes for ``param`` (opaque acl* pointers are c_void_p)."""
+    return _CTYPES.get(param.kind, ctypes.c_void_p)
+
+
+def phase1_argtypes(sig: OpSignature) -> tuple:
+    """argtypes of ``<op>GetWorkspaceSize``: the parameters, uint64_t*, aclOpExecutor**."""
+    return (
+        *(ctype_of(p) for p in sig.params),
+        ctypes.POINTER(ctypes.c_uint64),
+        ctypes.POINTER(ctypes.c_void_p),
+    )
+
+
+def phase2_argtypes(sig: OpSignature) -> tuple:
+    """argtypes of ``<op>(void *workspace, uint64_t size, aclOpExecutor *, aclrtStream)``."""
+    return (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_void_p)
