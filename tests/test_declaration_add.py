@@ -82,3 +82,18 @@ def test_declared_op_has_no_reference_unless_declared():
     _, _, params = _pair("add-f32")
     with pytest.raises(NotImplementedError, match="baseline-vs-replay"):
         SPEC.reference(params, {})
+
+
+def test_engine_baseline_is_the_same_for_the_declared_op(rt):
+    from stress.ops.declared import corpus_cases
+    from stress.recording import record_baseline
+
+    declared = corpus_cases(DECL, SPEC)
+    assert [c.id for c in declared] == IDS and all(c.spec is SPEC for c in declared)
+    hand = [CONTROL[i] for i in IDS]
+    want = record_baseline(rt, hand, repeats=1).cases
+    got = record_baseline(rt, declared, repeats=1).cases
+    for case_id in IDS:
+        assert got[case_id].status == want[case_id].status == "ok"
+        assert got[case_id].call_digest == want[case_id].call_digest, case_id
+        assert got[case_id].outputs["out"].unwritten == 0

@@ -63,11 +63,21 @@ def test_corpus_covers_both_ops():
     assert {c.op for c in CASES} == set(HAND)
 
 
+def hand_params(p) -> dict:
+    """The inverse of declared_params: what stress/ops/mhc.py's Python functions read."""
+    out = {k: p[k] for k in ("B", "S", "N", "C", "dtype")}
+    out.update(num_iters=p["I"], hc_eps=p["hcEps"] if p["hcEps"] is not None else 1e-6)
+    out.update(norm_eps=p["normEps"] if p.get("normEps") is not None else 1e-6)
+    out.update(need_backward=p.get("needBackward") is not False, hc_mult=p.get("hcMult"))
+    return out
+
+
 def _attached(op: str):
     """The declared op with the hand-written generator, reference and tolerances attached."""
     hand = HAND[op]
     return to_opspec(DECLARED[op], generate=hand.generate, reference=hand.reference,
-                     tolerances=hand.tolerances, depends_on=hand.depends_on)  # fmt: skip
+                     tolerances=hand.tolerances, depends_on=hand.depends_on,
+                     adapt=hand_params)  # fmt: skip
 
 
 def test_forward_outputs_match_the_hand_written_op(ctx, stream):
@@ -92,3 +102,25 @@ def test_backward_outputs_match_the_hand_written_op(ctx, stream):
         rtol, atol = MHC_PRE_SINKHORN_BACKWARD.tolerances(case.params, name)
         a, b = got[name].astype(np.float64), want[name].astype(np.float64)
         assert np.allclose(a, b, rtol=rtol, atol=atol), name
+
+
+def test_engine_baseline_of_the_attached_backward(rt):
+    """The declared backward with mhc.py's generator attached: the engine records the same
+    baseline as for the hand-written op (its inputs come from running the forward)."""
+    from stress.corpus import Case
+    from stress.recording import record_baseline
+
+    spec = _attached("mhc_pre_sinkhorn_backward")
+    hand = [c for c in CASES if c.op == "mhc_pre_sinkhorn_backward"][:3]
+    declared = [
+        Case(c.id, spec.name, declared_params(c.op, c.params), c.seed, "declared", c.expect,
+             spec=spec)
+        for c in hand
+    ]  # fmt: skip
+    assert all(hand_params(d.params)["num_iters"] == c.params["num_iters"]
+               for d, c in zip(declared, hand, strict=True))  # fmt: skip
+    want = record_baseline(rt, hand, repeats=1).cases
+    got = record_baseline(rt, declared, repeats=1).cases
+    for c in hand:
+        assert got[c.id].status == want[c.id].status, c.id
+        assert got[c.id].call_digest == want[c.id].call_digest, c.id

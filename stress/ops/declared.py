@@ -45,7 +45,7 @@ from stress.ops.spec import (
 )
 from stress.ops.values import Distribution, parse_distribution
 
-__all__ = ["TensorValue", "check_params", "resolve", "to_opspec"]
+__all__ = ["TensorValue", "check_params", "corpus_cases", "resolve", "to_opspec"]
 
 _ANY = (dict, list, int, float, bool, str)
 _TENSOR_KEYS = {"shape", "dtype", "values"}
@@ -346,6 +346,10 @@ def _no_reference(p: Params, inputs: Mapping[str, np.ndarray]) -> dict[str, np.n
     raise NotImplementedError("no reference declared: graded baseline-vs-replay only")
 
 
+def _adapted(fn: Callable[..., Any], adapt: Callable[[Params], Params]) -> Callable[..., Any]:
+    return lambda p, *args, **kwargs: fn(adapt(p), *args, **kwargs)
+
+
 def to_opspec(
     decl: OpDeclaration,
     *,
@@ -353,9 +357,17 @@ def to_opspec(
     reference: Callable[[Params, Mapping[str, np.ndarray]], dict[str, np.ndarray]] | None = None,
     tolerances: Callable[[Params, str], tuple[float, float]] | None = None,
     depends_on: str | None = None,
+    adapt: Callable[[Params], Params] | None = None,
 ) -> OpSpec:
-    """The OpSpec of ``decl``; Python generator/reference/tolerances may replace the declared."""
+    """The OpSpec of ``decl``; Python generator/reference/tolerances may replace the declared.
+
+    ``adapt`` maps the declared case parameters to those the given Python functions read (for
+    a hand-written op whose parameter names differ from the header's)."""
     args = tuple(_arg(decl, cp) for cp in decl.signature.params)
+    if adapt is not None:
+        generate = generate and _adapted(generate, adapt)
+        reference = reference and _adapted(reference, adapt)
+        tolerances = tolerances and _adapted(tolerances, adapt)
 
     def declared_tolerance(p: Params, output: str) -> tuple[float, float]:
         name = output.split("[", 1)[0]
@@ -381,3 +393,27 @@ def to_opspec(
         depends_on=depends_on,
         signature=decl.signature,
     )
+
+
+def corpus_cases(decl: OpDeclaration, spec: OpSpec | None = None) -> list:
+    """The declaration's [[case]] tables as the engine's :class:`stress.corpus.Case` objects
+    (a case without a seed gets the corpus's id-derived seed)."""
+    from stress.corpus import Case, Expect, _default_seed  # the corpus imports the op catalogue
+
+    spec = spec or to_opspec(decl)
+    out = []
+    for c in decl.cases:
+        where = f"{decl.source}: case '{c.id}'"
+        out.append(
+            Case(
+                id=c.id,
+                op=spec.name,
+                params=spec.parse_params(c.params(), where),
+                seed=_default_seed(c.id) if c.seed is None else c.seed,
+                source=decl.source,
+                expect=None if c.expect is None else Expect(c.expect),
+                description=c.description,
+                spec=spec,
+            )
+        )
+    return out
