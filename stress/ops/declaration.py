@@ -295,8 +295,10 @@ def _override_roles(sig: OpSignature, roles: Any, optional: Any, source: str) ->
     if not isinstance(roles, dict):
         raise ConfigError(f"{source} [op], field 'roles': expected {{ name = \"input\", ... }}")
     if not isinstance(optional, list) or set(optional) - set(sig.names):
-        raise ConfigError(f"{source} [op], field 'optional': expected a list of parameters of "
-                          f"{sig.name} ({', '.join(sig.names)})")
+        raise ConfigError(
+            f"{source} [op], field 'optional': expected a list of parameters of "
+            f"{sig.name} ({', '.join(sig.names)})"
+        )
     params = []
     for p in sig.params:
         if p.name in optional and not p.optional:
@@ -362,7 +364,7 @@ def _case(raw: Any, index: int, decl: OpDeclaration) -> DeclaredCase:
     case = DeclaredCase(
         raw["id"], dims, dtypes, overrides, seed, expect, str(raw.get("description", ""))
     )
-    from stress.ops.declared import resolve  # resolution is the declared op's (no cycle at import)
+    from stress.ops.resolve import resolve  # resolve imports this module: import it late
 
     resolve(decl, case.params(), where)  # every shape, dtype and value must resolve
     return case
@@ -409,7 +411,7 @@ def parse_declaration(
         },
         description=str(op.get("description", "")),
     )
-    from stress.ops.declared import check_params
+    from stress.ops.resolve import check_params
 
     check_params(decl)
     raw_cases = data.get("case", [])
