@@ -53,6 +53,7 @@ EXPECTED = {
         "aclnnCast": "self:i dtype:a out:o",
         "aclnnResize": "self:i scales:a mode:a alignCorners:a seedOffset:a cubicCoeff:a "
         "outputSizeOptional:a? out:o",
+        "aclnnConv": "input:i weight:i stride:a groups:a output:o cubeMathType:a",
     },
 }
 _LETTER = {"input": "i", "output": "o", "inout": "io", "attr": "a"}
@@ -243,3 +244,14 @@ def test_argtypes_from_the_header_match_the_binding_table(header, op):
     )
     assert phase1_argtypes(sig) == table
     assert phase2_argtypes(sig) == PROTOTYPES[op].argtypes
+
+
+def test_untagged_const_grad_out_is_read_as_an_output():
+    """The rule's limit: an untagged const incoming gradient named gradOut reads as an output
+    (the real BatchNormBackward prototype has one); its declaration must say roles.gradOut."""
+    text = (
+        "aclnnStatus aclnnBnBackGetWorkspaceSize(const aclTensor *gradOut, const aclTensor *x,"
+        " aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);\n"
+        "aclnnStatus aclnnBnBack(void *w, uint64_t s, aclOpExecutor *e, aclrtStream st);\n"
+    )
+    assert _summary(read_header_text(text, "bn.h").ops[0]) == "gradOut:o x:i gradInput:o"

@@ -2,7 +2,9 @@
  *  - InplaceMul: a non-const selfRef (in-out);
  *  - Matmul: int8_t cubeMathType;
  *  - Cast: aclDataType dtype;
- *  - Resize: const char *mode, aclFloatArray scales, int64_t/uint64_t/float attributes. */
+ *  - Resize: const char *mode, aclFloatArray scales, int64_t/uint64_t/float attributes;
+ *  - Conv: by-value attributes declared const (const int64_t groups) and a phase two whose
+ *    size is `const uint64_t`, as some shipped headers write them. */
 #include "aclnn/aclnn_base.h"
 #include <stdint.h>
 #ifdef __cplusplus
@@ -25,6 +27,11 @@ ACLNN_API aclnnStatus aclnnResizeGetWorkspaceSize(const aclTensor *self,
     float cubicCoeff, const aclIntArray *outputSizeOptional, aclTensor *out,
     uint64_t *workspaceSize, aclOpExecutor **executor);
 ACLNN_API aclnnStatus aclnnResize(void *workspace, uint64_t workspaceSize,
+    aclOpExecutor *executor, aclrtStream stream);
+ACLNN_API aclnnStatus aclnnConvGetWorkspaceSize(const aclTensor *input, const aclTensor *weight,
+    const aclIntArray *stride, const int64_t groups, aclTensor *output, const int8_t cubeMathType,
+    uint64_t *workspaceSize, aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnConv(void *workspace, const uint64_t workspaceSize,
     aclOpExecutor *executor, aclrtStream stream);
 #ifdef __cplusplus
 }
