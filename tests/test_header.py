@@ -255,3 +255,18 @@ def test_untagged_const_grad_out_is_read_as_an_output():
         "aclnnStatus aclnnBnBack(void *w, uint64_t s, aclOpExecutor *e, aclrtStream st);\n"
     )
     assert _summary(read_header_text(text, "bn.h").ops[0]) == "gradOut:o x:i gradInput:o"
+
+
+def test_headers_are_found_in_an_install_and_its_custom_packages(tmp_path, monkeypatch):
+    home = tmp_path / "cann"
+    (home / "include" / "aclnnop").mkdir(parents=True)
+    vendor = home / "opp" / "vendors" / "acme" / "op_api" / "include"
+    vendor.mkdir(parents=True)
+    (home / "include" / "aclnnop" / "aclnn_rms_norm.h").write_text(
+        (HEADERS / "aclnn_rms_norm.h").read_text()
+    )
+    (vendor / "aclnn_acme.h").write_text((HEADERS / "aclnn_generated_inplace.h").read_text())
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
+    assert find_header("aclnnop/aclnn_rms_norm.h") == home / "include/aclnnop/aclnn_rms_norm.h"
+    assert find_header("aclnn_acme.h") == vendor / "aclnn_acme.h"
+    assert read_header("aclnn_acme.h").ops[1].name == "aclnnCheckFinite"

@@ -89,14 +89,17 @@ class _Preprocessor(pcpp.Preprocessor):
 
 
 def find_header(name: str | Path, include_dirs: Sequence[str | Path] = ()) -> Path:
-    """The header ``name``: a path, or found in ``include_dirs``, ``$ASCEND_HOME_PATH/include``
-    or the simulator's sources (``aclnnop/aclnn_x.h`` there is ``stress/sim/src/aclnn_x.h``)."""
+    """The header ``name``: a path, or found in ``include_dirs``, ``$ASCEND_HOME_PATH/include``,
+    the custom packages' ``$ASCEND_HOME_PATH/opp/vendors/*/op_api/include``, or the simulator's
+    sources (``aclnnop/aclnn_x.h`` there is ``stress/sim/src/aclnn_x.h``)."""
     path = Path(name)
     if path.is_file():
         return path
     dirs = [Path(d) for d in include_dirs]
     if os.environ.get("ASCEND_HOME_PATH"):
-        dirs.append(Path(os.environ["ASCEND_HOME_PATH"]) / "include")
+        home = Path(os.environ["ASCEND_HOME_PATH"])
+        dirs.append(home / "include")
+        dirs += sorted(home.glob("opp/vendors/*/op_api/include"))  # custom operator packages
     sim_src = Path(__file__).resolve().parent.parent / "sim" / "src"
     for d in dirs:
         if (d / path).is_file():
