@@ -212,15 +212,15 @@ def _resolve(decl: OpDeclaration, p: Params, where: str) -> dict[str, Any]:
     return out
 
 
-_CACHE: dict[tuple[int, str], dict[str, Any]] = {}
+_CACHE: dict[tuple[int, str], tuple[OpDeclaration, dict[str, Any]]] = {}
 
 
 def resolve(decl: OpDeclaration, params: Params, where: str = "") -> dict[str, Any]:
     """One concrete value per C parameter of ``decl`` for ``params`` (ConfigError if bad)."""
     key = (id(decl), json.dumps(dict(params), sort_keys=True, default=str))
     hit = _CACHE.get(key)
-    if hit is None:
+    if hit is None or hit[0] is not decl:  # an id can be reused once a declaration is freed
         if len(_CACHE) > 4096:
             _CACHE.clear()
-        hit = _CACHE[key] = _resolve(decl, params, where or f"{decl.source}: {decl.name}")
-    return hit
+        hit = _CACHE[key] = (decl, _resolve(decl, params, where or f"{decl.source}: {decl.name}"))
+    return hit[1]
