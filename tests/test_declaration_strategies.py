@@ -102,3 +102,42 @@ def test_generate_cases_says_when_the_ranges_are_too_narrow(tmp_path):
     with pytest.raises(ConfigError, match="widen"):
         generate_cases(decl, 2, seed=0, dims={"H": (4000, 4096)}, max_elements=100)
     assert HEADERS.is_dir()
+
+
+def test_dimension_multiples_are_kept(tmp_path):
+    decl = _load(
+        tmp_path, RMS.replace("H = [1, 4096]", "H = { range = [1, 4096], multiple = 128 }")
+    )
+    cases = generate_cases(decl, 10, seed=2, max_elements=1 << 16)
+    assert all(c.dims["H"] % 128 == 0 and c.dims["H"] >= 128 for c in cases)
+
+    @settings(max_examples=20, deadline=None)
+    @given(declared_cases(decl))
+    def check(case):
+        assert case.dims["H"] % 128 == 0
+
+    check()
+    with pytest.raises(ConfigError, match=r"field 'H': no multiple of 128 in \[1, 100\]"):
+        _load(tmp_path, RMS.replace("H = [1, 4096]", "H = { range = [1, 100], multiple = 128 }"))
+
+
+def test_generated_declared_cases_run_on_the_simulator(ctx, stream):
+    """Cases generated from the mHC forward declaration alone (declared values, no Python
+    generator) are accepted by the simulator's operator and write every output."""
+    from pathlib import Path
+
+    from stress.digest import DEFAULT_CANARY
+    from stress.opcall import run_once
+    from stress.ops.declaration import load_declaration
+
+    decl = load_declaration(Path(__file__).parent / "declarations" / "mhc_pre_sinkhorn.toml")
+    spec = to_opspec(decl)
+    for case in generate_cases(decl, 3, seed=4, max_elements=1 << 15):
+        p = spec.parse_params(case.params(), case.id)
+        out = run_once(ctx, stream, spec, p, spec.generate(p, case.seed))
+        assert sorted(out) == sorted(spec.output_shapes(p))
+        for name, shape in spec.output_shapes(p).items():
+            assert out[name].shape == shape
+            assert not (out[name].view(np.uint8) == DEFAULT_CANARY).all() or out[name].size == 0, (
+                name
+            )

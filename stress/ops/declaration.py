@@ -12,7 +12,7 @@
     atol = 1e-3                          # optional tolerances (or ulp = 2) for every output,
     tolerance = { rstdOut = { rtol = 1e-4, atol = 1e-5 } }  # or per output
     [dims]                               # named dimensions: a range [low, high] or a fixed int
-    B = [0, 8]
+    B = [0, 8]                           # or { range = [128, 1024], multiple = 128, default = 256 }
     H = [1, 4096]
     [dtypes]                             # dtype variables: the allowed names (first = default),
     T = ["float32", "float16", "bf16"]   # or derived: { of = "T", map = { int32 = "int32" },
@@ -113,6 +113,7 @@ class DimSpec:
     low: int
     high: int
     default: int | None = None
+    multiple: int = 1  # generated values are multiples of this (C % 128 == 0)
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,13 @@ def _dims(raw: Any, where: str) -> tuple[DimSpec, ...]:
         elif isinstance(value, list | dict):
             rng = value.get("range") if isinstance(value, dict) else value
             default = value.get("default") if isinstance(value, dict) else None
+            multiple = value.get("multiple", 1) if isinstance(value, dict) else 1
+            extra = set(value) - {"range", "default", "multiple"} if isinstance(value, dict) else ()
+            if not _int(multiple) or multiple < 1 or extra:
+                raise ConfigError(
+                    f"{at}: expected {{ range = [low, high], default = n, "
+                    f"multiple = m }} with m >= 1, got {value!r}"
+                )
             if not isinstance(rng, list) or len(rng) != 2 or not all(map(_int, rng)):
                 raise ConfigError(
                     f"{at}: expected [low, high] or {{ range = [low, high], "
@@ -213,7 +221,9 @@ def _dims(raw: Any, where: str) -> tuple[DimSpec, ...]:
                 )
             if not 0 <= rng[0] <= rng[1] or (default is not None and not _int(default)):
                 raise ConfigError(f"{at}: expected 0 <= low <= high and an int default")
-            out.append(DimSpec(name, rng[0], rng[1], default))
+            if multiple > 1 and rng[0] // -multiple * -multiple > rng[1]:
+                raise ConfigError(f"{at}: no multiple of {multiple} in [{rng[0]}, {rng[1]}]")
+            out.append(DimSpec(name, rng[0], rng[1], default, multiple))
         else:
             raise ConfigError(f"{at}: expected [low, high] (a range) or an int >= 0, got {value!r}")
     return tuple(out)

@@ -42,7 +42,7 @@ _SEED_MAX = 2**32 - 1
 class DeclaredBounds:
     """Validated draw ranges: per dimension (low, high), per dtype variable the choices."""
 
-    dims: tuple[tuple[str, int, int], ...]
+    dims: tuple[tuple[str, int, int, int], ...]  # name, low // m, high // m, multiple m
     dtypes: tuple[tuple[str, tuple[str, ...]], ...]
     max_elements: int | None
 
@@ -78,13 +78,18 @@ def declared_bounds(
             raise InvalidArgument(f"dtypes[{name!r}]: choose from {', '.join(free[name].choices)}")
     if max_elements is not None and (not isinstance(max_elements, int) or max_elements < 1):
         raise InvalidArgument(f"max_elements={max_elements!r}: must be an int >= 1")
-    cap = None if max_elements is None else max(1, max_elements)
+    free_dims = [d for d in decl.dims if d.low < d.high and d.name not in dims]
+    cap = None
+    if max_elements is not None and free_dims:  # keep every dimension's share of the budget
+        cap = max(1, round(max_elements ** (1 / len(free_dims))))
     ranges = []
     for d in decl.dims:
         lo, hi = dims.get(d.name, (d.low, d.high))
         if cap is not None and d.name not in dims:
             hi = max(lo, min(hi, cap))
-        ranges.append((d.name, lo, hi))
+        m = d.multiple
+        lo_m, hi_m = -(-lo // m), hi // m
+        ranges.append((d.name, lo_m, max(lo_m, hi_m), m))
     choices = tuple((v.name, tuple(dtypes.get(v.name, v.choices))) for v in free.values())
     return DeclaredBounds(tuple(ranges), choices, max_elements)
 
@@ -113,7 +118,7 @@ def _build(
     choice: Callable[[Sequence[T]], T],
 ) -> DeclaredCase | None:
     """One case from the draws, or None if its shapes do not resolve or are too large."""
-    dims = {name: integer(lo, hi) for name, lo, hi in b.dims}
+    dims = {name: integer(lo, hi) * m for name, lo, hi, m in b.dims}
     dtypes = {name: choice(options) for name, options in b.dtypes}
     seed = integer(0, _SEED_MAX)
     case = DeclaredCase("", dims, dtypes, {}, seed)
