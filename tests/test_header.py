@@ -270,3 +270,18 @@ def test_headers_are_found_in_an_install_and_its_custom_packages(tmp_path, monke
     assert find_header("aclnnop/aclnn_rms_norm.h") == home / "include/aclnnop/aclnn_rms_norm.h"
     assert find_header("aclnn_acme.h") == vendor / "aclnn_acme.h"
     assert read_header("aclnn_acme.h").ops[1].name == "aclnnCheckFinite"
+
+
+def test_unguarded_cxx_linkage_blocks_are_read():
+    text = (
+        'extern "C" {\n'
+        "typedef struct { int a; } Pair;\n"
+        'extern "C" aclnnStatus aclnnPairGetWorkspaceSize(const aclTensor *x, aclTensor *out,\n'
+        "    uint64_t *workspaceSize, aclOpExecutor **executor);\n"
+        "aclnnStatus aclnnPair(void *w, uint64_t s, aclOpExecutor *e, aclrtStream st);\n"
+        "}\n"
+        "struct After { int b; };\n"
+    )
+    info = read_header_text(text, "cxx.h")
+    assert _summary(info.op("aclnnPair")) == "x:i out:o"
+    assert info.op("aclnnPair").line == 3

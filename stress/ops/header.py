@@ -75,8 +75,46 @@ class _Preprocessor(pcpp.Preprocessor):
     def __init__(self) -> None:
         super().__init__()
         self.errors: list[str] = []
+        self._ahead: list = []  # tokens read ahead by _lookahead
+        self._depth = 0  # brace depth outside linkage blocks
+        self._linkage: list[int] = []  # the depth each open extern "C" { block started at
         self.line_directive = "#line"
         self.compress = 0
+
+    def token(self):
+        """Tokens with C++ linkage blocks (``extern "C" {`` ... ``}``) blanked, for headers that
+        do not guard them with ``#ifdef __cplusplus``."""
+        tok = self._ahead.pop(0) if self._ahead else super().token()
+        if tok is None:
+            return None
+        if tok.type == "CPP_ID" and tok.value == "extern":
+            run = self._lookahead(2)
+            if run and run[0].type == "CPP_STRING" and run[0].value in ('"C"', '"C++"'):
+                _blank(tok, run[0])
+                if len(run) > 1 and run[1].type == "CPP_LCURLY":
+                    _blank(run[1])
+                    self._linkage.append(self._depth)
+        elif tok.type == "CPP_LCURLY":
+            self._depth += 1
+        elif tok.type == "CPP_RCURLY":
+            if self._linkage and self._depth == self._linkage[-1]:
+                self._linkage.pop()  # closes a linkage block
+                _blank(tok)
+            else:
+                self._depth -= 1
+        return tok
+
+    def _lookahead(self, n: int) -> list:
+        """The next ``n`` non-whitespace tokens (kept for :meth:`token` to return in order)."""
+        seen = [t for t in self._ahead if t.type not in self.t_WS]
+        while len(seen) < n:
+            tok = super().token()
+            if tok is None:
+                break
+            self._ahead.append(tok)
+            if tok.type not in self.t_WS:
+                seen.append(tok)
+        return seen[:n]
 
     def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
         raise pcpp.OutputDirective(pcpp.Action.IgnoreAndRemove)
@@ -86,6 +124,11 @@ class _Preprocessor(pcpp.Preprocessor):
 
     def on_comment(self, tok):
         return False
+
+
+def _blank(*toks) -> None:
+    for tok in toks:
+        tok.type, tok.value = "CPP_WS", " "
 
 
 def find_header(name: str | Path, include_dirs: Sequence[str | Path] = ()) -> Path:
