@@ -48,10 +48,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import ml_dtypes
-import numpy as np
-
 from stress.errors import ConfigError
+from stress.ops.dims import (
+    DTYPE_NAMES,
+    DimSpec,
+    DtypeVar,
+    is_int,
+    parse_dims,
+    parse_dtype_vars,
+)
 from stress.ops.header import find_header, read_header
 from stress.ops.signature import ROLES, OpSignature
 
@@ -65,26 +70,6 @@ __all__ = [
     "load_declaration",
     "parse_declaration",
 ]
-
-DTYPE_NAMES: dict[str, np.dtype] = {
-    "float32": np.dtype(np.float32),
-    "fp32": np.dtype(np.float32),
-    "float": np.dtype(np.float32),
-    "float16": np.dtype(np.float16),
-    "fp16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "bfloat16": np.dtype(ml_dtypes.bfloat16),
-    "double": np.dtype(np.float64),
-    "float64": np.dtype(np.float64),
-    "int8": np.dtype(np.int8),
-    "int16": np.dtype(np.int16),
-    "int32": np.dtype(np.int32),
-    "int64": np.dtype(np.int64),
-    "uint8": np.dtype(np.uint8),
-    "bool": np.dtype(np.bool_),
-    "complex64": np.dtype(np.complex64),
-    "complex128": np.dtype(np.complex128),
-}
 
 _OP_KEYS = {
     "optional",
@@ -103,32 +88,6 @@ _OP_KEYS = {
 _TOP_KEYS = {"op", "dims", "dtypes", "params", "case"}
 _CASE_KEYS = {"id", "seed", "expect", "description"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-
-
-@dataclass(frozen=True)
-class DimSpec:
-    """A named dimension: generated cases draw it from [low, high]; ``default`` if fixed."""
-
-    name: str
-    low: int
-    high: int
-    default: int | None = None
-    multiple: int = 1  # generated values are multiples of this (C % 128 == 0)
-
-
-@dataclass(frozen=True)
-class DtypeVar:
-    """A dtype variable: chosen from ``choices``, or derived from another through ``mapping``."""
-
-    name: str
-    choices: tuple[str, ...] = ()
-    of: str | None = None
-    mapping: tuple[tuple[str, str], ...] = ()
-    otherwise: str | None = None
-
-    def derive(self, bound: Mapping[str, str]) -> str:
-        source = bound[self.of]  # type: ignore[index]
-        return dict(self.mapping).get(source, self.otherwise or source)
 
 
 @dataclass(frozen=True)
@@ -190,81 +149,12 @@ def _snake(function: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", base).lower()
 
 
-def _int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _dims(raw: Any, where: str) -> tuple[DimSpec, ...]:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} [dims]: expected a table of NAME = [low, high] or NAME = int")
-    out = []
-    for name, value in raw.items():
-        at = f"{where} [dims], field '{name}'"
-        if not name.isidentifier():
-            raise ConfigError(f"{at}: a dimension name is an identifier (letters, digits, _)")
-        if _int(value) and value >= 0:
-            out.append(DimSpec(name, value, value, value))
-        elif isinstance(value, list | dict):
-            rng = value.get("range") if isinstance(value, dict) else value
-            default = value.get("default") if isinstance(value, dict) else None
-            multiple = value.get("multiple", 1) if isinstance(value, dict) else 1
-            extra = set(value) - {"range", "default", "multiple"} if isinstance(value, dict) else ()
-            if not _int(multiple) or multiple < 1 or extra:
-                raise ConfigError(
-                    f"{at}: expected {{ range = [low, high], default = n, "
-                    f"multiple = m }} with m >= 1, got {value!r}"
-                )
-            if not isinstance(rng, list) or len(rng) != 2 or not all(map(_int, rng)):
-                raise ConfigError(
-                    f"{at}: expected [low, high] or {{ range = [low, high], "
-                    f"default = n }}, got {value!r}"
-                )
-            if not 0 <= rng[0] <= rng[1] or (default is not None and not _int(default)):
-                raise ConfigError(f"{at}: expected 0 <= low <= high and an int default")
-            if multiple > 1 and rng[0] // -multiple * -multiple > rng[1]:
-                raise ConfigError(f"{at}: no multiple of {multiple} in [{rng[0]}, {rng[1]}]")
-            out.append(DimSpec(name, rng[0], rng[1], default, multiple))
-        else:
-            raise ConfigError(f"{at}: expected [low, high] (a range) or an int >= 0, got {value!r}")
-    return tuple(out)
-
-
-def _dtype_name(value: Any, at: str) -> str:
-    if not isinstance(value, str) or value not in DTYPE_NAMES:
-        raise ConfigError(f"{at}: unknown dtype {value!r}; known: {', '.join(DTYPE_NAMES)}")
-    return value
-
-
-def _dtype_vars(raw: Any, where: str) -> tuple[DtypeVar, ...]:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} [dtypes]: expected a table of NAME = [dtype names]")
-    out: list[DtypeVar] = []
-    for name, value in raw.items():
-        at = f"{where} [dtypes], field '{name}'"
-        if isinstance(value, list) and value:
-            out.append(DtypeVar(name, tuple(_dtype_name(v, at) for v in value)))
-        elif isinstance(value, dict) and isinstance(value.get("of"), str):
-            if value["of"] not in raw or value["of"] == name:
-                raise ConfigError(f"{at}: 'of' must name another dtype variable of [dtypes]")
-            mapping = value.get("map", {})
-            if not isinstance(mapping, dict) or set(value) - {"of", "map", "else"}:
-                raise ConfigError(f"{at}: expected {{ of = VAR, map = {{...}}, else = dtype }}")
-            pairs = tuple((_dtype_name(k, at), _dtype_name(v, at)) for k, v in mapping.items())
-            other = _dtype_name(value["else"], at) if "else" in value else None
-            out.append(DtypeVar(name, (), value["of"], pairs, other))
-        else:
-            raise ConfigError(
-                f"{at}: expected a list of dtype names or {{ of = VAR, map = {{...}} }}"
-            )
-    return tuple(out)
-
-
 def _tolerance(raw: Mapping[str, Any], at: str) -> Tolerance | None:
     keys = {k: raw[k] for k in ("atol", "rtol", "ulp") if k in raw}
     if not keys:
         return None
     for k, v in keys.items():
-        ok = _int(v) and v >= 0 if k == "ulp" else isinstance(v, int | float) and v >= 0
+        ok = is_int(v) and v >= 0 if k == "ulp" else isinstance(v, int | float) and v >= 0
         if not ok or isinstance(v, bool):
             raise ConfigError(f"{at}, field '{k}': expected a number >= 0, got {v!r}")
     ulp = keys.get("ulp")
@@ -339,7 +229,7 @@ def _case(raw: Any, index: int, decl: OpDeclaration) -> DeclaredCase:
         if key in _CASE_KEYS:
             continue
         if key in dim_names:
-            if not _int(value) or value < 0:
+            if not is_int(value) or value < 0:
                 raise ConfigError(f"{where}, field '{key}': a dimension is an int >= 0")
             dims[key] = value
         elif key in var_names:
@@ -363,12 +253,12 @@ def _case(raw: Any, index: int, decl: OpDeclaration) -> DeclaredCase:
                 )
             dims[d.name] = d.default
     seed = raw.get("seed")
-    if seed is not None and (not _int(seed) or seed < 0):
+    if seed is not None and (not is_int(seed) or seed < 0):
         raise ConfigError(f"{where}, field 'seed': expected an integer >= 0")
     expect = raw.get("expect")
     if expect is not None:
         status = expect.get("status") if isinstance(expect, dict) else None
-        if not _int(status) or status == 0 or set(expect) != {"status"}:
+        if not is_int(status) or status == 0 or set(expect) != {"status"}:
             raise ConfigError(f"{where}, field 'expect': expected {{ status = 161002 }}")
         expect = status
     case = DeclaredCase(
@@ -410,8 +300,8 @@ def parse_declaration(
         source=source,
         header=header,
         signature=sig,
-        dims=_dims(data.get("dims", {}), source),
-        dtypes=_dtype_vars(data.get("dtypes", {}), source),
+        dims=parse_dims(data.get("dims", {}), source),
+        dtypes=parse_dtype_vars(data.get("dtypes", {}), source),
         params=params,
         reference=reference,
         tolerance=_tolerance(op, f"{source} [op]"),
