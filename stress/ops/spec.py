@@ -25,11 +25,18 @@ __all__ = [
     "DTYPES",
     "REQUIRED",
     "AttrArg",
+    "BoolArrayArg",
+    "DtypeArg",
+    "FloatArrayArg",
+    "IntArrayArg",
     "OpSpec",
     "Param",
     "Params",
     "ScalarArg",
+    "ScalarListArg",
+    "StringArg",
     "TensorArg",
+    "TensorListArg",
     "dtype_of",
 ]
 
@@ -110,6 +117,7 @@ class TensorArg:
     dtype: Callable[[Params], np.dtype]
     optional: bool = False
     present: Callable[[Params], bool] = field(default=lambda p: True)
+    inout: bool = False  # read and written by the op (``selfRef``): uploaded, then graded
 
 
 @dataclass(frozen=True)
@@ -127,9 +135,90 @@ class AttrArg:
 
     name: str
     value: Callable[[Params], Any]
+    ctype: str = ""  # the C type (int64_t, int32_t, int8_t, uint64_t, double, float, bool)
 
 
-Arg = TensorArg | ScalarArg | AttrArg
+@dataclass(frozen=True)
+class IntArrayArg:
+    """An ``aclIntArray*`` (``aclCreateIntArray(const int64_t *, uint64_t)``); None -> NULL."""
+
+    name: str
+    value: Callable[[Params], tuple[int, ...] | None]
+
+
+@dataclass(frozen=True)
+class FloatArrayArg:
+    """An ``aclFloatArray*`` (``aclCreateFloatArray(const float *, uint64_t)``); None -> NULL."""
+
+    name: str
+    value: Callable[[Params], tuple[float, ...] | None]
+
+
+@dataclass(frozen=True)
+class BoolArrayArg:
+    """An ``aclBoolArray*`` (``aclCreateBoolArray(const bool *, uint64_t)``); None -> NULL."""
+
+    name: str
+    value: Callable[[Params], tuple[bool, ...] | None]
+
+
+@dataclass(frozen=True)
+class TensorListArg:
+    """An ``aclTensorList*`` of tensors named ``<name>[i]`` (host inputs/outputs use that key).
+
+    Created with ``aclCreateTensorList(const aclTensor *const *, uint64_t)``; destroying the
+    list destroys its members (never destroy them separately).
+    """
+
+    name: str
+    output: bool
+    shapes: Callable[[Params], tuple[tuple[int, ...], ...]]
+    dtypes: Callable[[Params], tuple[np.dtype, ...]]
+    optional: bool = False
+    present: Callable[[Params], bool] = field(default=lambda p: True)
+    inout: bool = False
+
+    def member(self, i: int) -> str:
+        return f"{self.name}[{i}]"
+
+
+@dataclass(frozen=True)
+class ScalarListArg:
+    """An ``aclScalarList*`` (``aclCreateScalarList``; destroying it destroys the scalars)."""
+
+    name: str
+    dtypes: Callable[[Params], tuple[np.dtype, ...]]
+    values: Callable[[Params], tuple[Any, ...] | None]
+
+
+@dataclass(frozen=True)
+class DtypeArg:
+    """An ``aclDataType`` by value: the engine passes ``int(acl_dtype(value(p)))``."""
+
+    name: str
+    value: Callable[[Params], np.dtype]
+
+
+@dataclass(frozen=True)
+class StringArg:
+    """A ``const char*`` attribute (UTF-8, NUL-terminated); None -> NULL."""
+
+    name: str
+    value: Callable[[Params], str | None]
+
+
+Arg = (
+    TensorArg
+    | ScalarArg
+    | AttrArg
+    | IntArrayArg
+    | FloatArrayArg
+    | BoolArrayArg
+    | TensorListArg
+    | ScalarListArg
+    | DtypeArg
+    | StringArg
+)
 
 
 @dataclass(frozen=True)
@@ -145,6 +234,7 @@ class OpSpec:
     reference: Callable[[Params, Mapping[str, np.ndarray]], dict[str, np.ndarray]]
     tolerances: Callable[[Params, str], tuple[float, float]]  # (params, output) -> (rtol, atol)
     depends_on: str | None = None  # op whose outputs feed the inputs (e.g. the forward)
+    signature: Any = None  # the header's OpSignature, for a declared op (None: hand-written)
 
     @property
     def inputs(self) -> tuple[TensorArg, ...]:

@@ -1,0 +1,219 @@
+"""A declared operator as the engine sees it: :func:`to_opspec` (signature + declaration).
+
+A case's parameters are flat: its dimensions and dtype variables by name, plus overrides of
+header parameters (``DeclaredCase.params()``). :func:`resolve` turns them into one concrete
+value per C parameter (:class:`TensorValue`, tuples for arrays and lists, ``(value, dtype)`` for
+scalars, ``None`` for NULL), cached per parameter set, and the OpSpec's argument callables read
+from it. Inputs (and in-out tensors) are drawn in C order from one generator seeded with the
+case's seed, each with its declared distribution; this is the hand-written ``add`` generator's
+order and sampling, so a declared ``add`` yields the same bytes.
+
+Without a declared reference, grading is baseline-vs-replay only (the OpSpec's reference
+raises, which the recorder reports as "reference unavailable"). Tolerances are the declared
+ones (``ulp`` becomes rtol = ulp * eps, atol = ulp * smallest normal of the output dtype), else
+the hand-written ops' per-dtype defaults (fp16 1e-3, bf16 8e-3, otherwise 1e-6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from stress.ops.declaration import DTYPE_NAMES, OpDeclaration
+from stress.ops.resolve import TensorValue, check_params, resolve
+from stress.ops.spec import (
+    REQUIRED,
+    AttrArg,
+    BoolArrayArg,
+    DtypeArg,
+    FloatArrayArg,
+    IntArrayArg,
+    OpSpec,
+    Param,
+    Params,
+    ScalarArg,
+    ScalarListArg,
+    StringArg,
+    TensorArg,
+    TensorListArg,
+)
+from stress.ops.values import Distribution
+
+__all__ = ["TensorValue", "check_params", "corpus_cases", "resolve", "to_opspec"]
+
+_ANY = (dict, list, int, float, bool, str)
+
+
+def _default_tolerance(dtype: np.dtype) -> tuple[float, float]:
+    return {np.dtype(np.float16): (1e-3, 1e-3), DTYPE_NAMES["bf16"]: (8e-3, 8e-3)}.get(
+        np.dtype(dtype), (1e-6, 1e-6)
+    )
+
+
+_ABSENT = TensorValue((0,), np.dtype(np.float32), Distribution("zeros"))  # a NULL tensor's
+
+
+def _arg(decl: OpDeclaration, cp) -> Any:
+    get: Callable[[Params], Any] = lambda p: resolve(decl, p)[cp.name]  # noqa: E731
+    output, inout = cp.role == "output", cp.role == "inout"
+    present = lambda p: get(p) is not None  # noqa: E731
+    if cp.kind == "tensor":
+        return TensorArg(
+            cp.name,
+            output,
+            lambda p: (get(p) or _ABSENT).shape,
+            lambda p: (get(p) or _ABSENT).dtype,
+            cp.optional,
+            present,
+            inout,
+        )
+    if cp.kind == "tensor_list":
+        return TensorListArg(
+            cp.name,
+            output,
+            lambda p: tuple(t.shape for t in get(p) or ()),
+            lambda p: tuple(t.dtype for t in get(p) or ()),
+            cp.optional,
+            present,
+            inout,
+        )
+    if cp.kind == "scalar":
+        return ScalarArg(cp.name, lambda p: get(p)[1], lambda p: get(p)[0])
+    if cp.kind == "scalar_list":
+        return ScalarListArg(
+            cp.name,
+            lambda p: tuple(s[1] for s in get(p) or ()),
+            lambda p: None if get(p) is None else tuple(s[0] for s in get(p)),
+        )
+    simple = {
+        "int_array": IntArrayArg,
+        "float_array": FloatArrayArg,
+        "bool_array": BoolArrayArg,
+        "dtype": DtypeArg,
+        "string": StringArg,
+    }
+    if cp.kind in simple:
+        return simple[cp.kind](cp.name, get)
+    return AttrArg(cp.name, get, cp.type)
+
+
+def _params(decl: OpDeclaration) -> tuple[Param, ...]:
+    out = [
+        Param(
+            d.name,
+            int,
+            REQUIRED if d.default is None else d.default,
+            f"dimension in [{d.low}, {d.high}]",
+            minimum=0,
+        )
+        for d in decl.dims
+    ]
+    out += [
+        Param(v.name, str, v.choices[0], "dtype variable", choices=v.choices)
+        for v in decl.dtypes
+        if not v.of
+    ]
+    out += [
+        Param(cp.name, _ANY, None, f"override of {cp.type} {cp.name} ({cp.role})")
+        for cp in decl.signature.params
+    ]
+    return tuple(out)
+
+
+def _generate(decl: OpDeclaration) -> Callable[..., dict[str, np.ndarray]]:
+    def generate(p: Params, seed: int, **_: object) -> dict[str, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        values = resolve(decl, p)
+        out: dict[str, np.ndarray] = {}
+        for cp in decl.signature.params:
+            v = values[cp.name]
+            if cp.role not in ("input", "inout") or v is None:
+                continue
+            if cp.kind == "tensor":
+                out[cp.name] = v.values.draw(rng, v.shape, v.dtype)
+            else:
+                for i, t in enumerate(v):
+                    out[f"{cp.name}[{i}]"] = t.values.draw(rng, t.shape, t.dtype)
+        return out
+
+    return generate
+
+
+def _no_reference(p: Params, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    raise NotImplementedError("no reference declared: graded baseline-vs-replay only")
+
+
+def _adapted(fn: Callable[..., Any], adapt: Callable[[Params], Params]) -> Callable[..., Any]:
+    return lambda p, *args, **kwargs: fn(adapt(p), *args, **kwargs)
+
+
+def to_opspec(
+    decl: OpDeclaration,
+    *,
+    generate: Callable[..., dict[str, np.ndarray]] | None = None,
+    reference: Callable[[Params, Mapping[str, np.ndarray]], dict[str, np.ndarray]] | None = None,
+    tolerances: Callable[[Params, str], tuple[float, float]] | None = None,
+    depends_on: str | None = None,
+    adapt: Callable[[Params], Params] | None = None,
+) -> OpSpec:
+    """The OpSpec of ``decl``; Python generator/reference/tolerances may replace the declared.
+
+    ``adapt`` maps the declared case parameters to those the given Python functions read (for
+    a hand-written op whose parameter names differ from the header's)."""
+    args = tuple(_arg(decl, cp) for cp in decl.signature.params)
+    if adapt is not None:
+        generate = generate and _adapted(generate, adapt)
+        reference = reference and _adapted(reference, adapt)
+        tolerances = tolerances and _adapted(tolerances, adapt)
+
+    def declared_tolerance(p: Params, output: str) -> tuple[float, float]:
+        name = output.split("[", 1)[0]
+        value = resolve(decl, p)[name]
+        dtype = (value[int(output[len(name) + 1 : -1])] if "[" in output else value).dtype
+        tol = decl.tolerance_of(name)
+        if tol is None:
+            return _default_tolerance(dtype)
+        if tol.ulp is not None and (dtype.kind == "f" or dtype == DTYPE_NAMES["bf16"]):
+            info = ml_dtypes.finfo(dtype)
+            return tol.ulp * float(info.eps), tol.ulp * float(info.smallest_normal)
+        return tol.rtol, tol.atol
+
+    return OpSpec(
+        name=decl.name,
+        function=decl.function,
+        description=decl.description or f"{decl.function} (declared in {decl.source})",
+        params=_params(decl),
+        args=args,
+        generate=generate or _generate(decl),
+        reference=reference or _no_reference,
+        tolerances=tolerances or declared_tolerance,
+        depends_on=depends_on,
+        signature=decl.signature,
+    )
+
+
+def corpus_cases(decl: OpDeclaration, spec: OpSpec | None = None) -> list:
+    """The declaration's [[case]] tables as the engine's :class:`stress.corpus.Case` objects
+    (a case without a seed gets the corpus's id-derived seed)."""
+    from stress.corpus import Case, Expect, _default_seed  # the corpus imports the op catalogue
+
+    spec = spec or to_opspec(decl)
+    out = []
+    for c in decl.cases:
+        where = f"{decl.source}: case '{c.id}'"
+        out.append(
+            Case(
+                id=c.id,
+                op=spec.name,
+                params=spec.parse_params(c.params(), where),
+                seed=_default_seed(c.id) if c.seed is None else c.seed,
+                source=decl.source,
+                expect=None if c.expect is None else Expect(c.expect),
+                description=c.description,
+                spec=spec,
+            )
+        )
+    return out

@@ -1,0 +1,2 @@
+/* Test fixture: a header with no aclnn operator. */
+int aclnnHelper(int x);
