@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from stress.corpus import load_corpus_file
-from stress.opcall import run_once
+from stress.engine.call import run_once
 from stress.ops.add import ADD
 from stress.ops.declaration import load_declaration
 from stress.ops.declared import to_opspec
@@ -86,7 +86,7 @@ def test_declared_op_has_no_reference_unless_declared():
 
 def test_engine_baseline_is_the_same_for_the_declared_op(rt):
     from stress.ops.declared import corpus_cases
-    from stress.recording import record_baseline
+    from stress.baseline.record import record_baseline
 
     declared = corpus_cases(DECL, SPEC)
     assert [c.id for c in declared] == IDS and all(c.spec is SPEC for c in declared)
