@@ -199,3 +199,55 @@ def test_a_run_killed_with_sigkill_re_renders(tmp_path):
     dom = _dom(render_html(out))
     assert dom.find_id("incomplete") is not None
     assert "mixed" in {p.name for p in run.phases}
+
+
+def _element(name: str, g: float, bias: float) -> dict:
+    """A gradcheck row whose FD converges (as h -> 0) to ``g + bias``."""
+    steps = [0.2, 0.1, 0.05, 0.02, 0.01, 0.005]
+    return {
+        "element": name,
+        "backward": g,
+        "steps": steps,
+        "fd": [g + bias + 0.5 * h * h for h in steps],
+        "estimate": g + bias,
+        "allowed": 1e-3,
+        "verdict": "biased" if bias else "agrees",
+        "reason": f"|f*-g| = {bias}",
+    }
+
+
+def test_gradcheck_sweep_converges_to_the_bias_or_below_the_threshold(tmp_path):
+    d = _run(tmp_path, calls=40)
+    doc = {
+        "command": "gradcheck",
+        "op": "mhc_pre_sinkhorn_backward",
+        "params": {"B": 1},
+        "fd": "float64 reference forward",
+        "backward": "test double",
+        "elements": [_element("phi[0,0]", 1.5, 0.0), _element("bias[3]", 2.0, 0.05)],
+        "summary": {"verdict": "biased"},
+    }
+    (d / "gradcheck.json").write_text(json.dumps(doc))
+    plots = [p for p in _dom(render_html(d)).iter("div") if "plot" in p.classes()]
+    assert [p.attrs["data-verdict"] for p in plots] == ["agrees", "biased"]
+    for plot, bias in zip(plots, (0.0, 0.05), strict=True):
+        points = next(plot.iter("polyline")).attrs["points"].split()
+        ys = [float(pt.split(",")[1]) for pt in points]
+        assert len(points) == 6
+        allowed = float(
+            next(ln for ln in plot.iter("line") if "allowed" in ln.classes()).attrs["y1"]
+        )
+        if bias:  # flattens onto the dashed |f*-g| line, above the threshold
+            level = float(
+                next(ln for ln in plot.iter("line") if "bias" in ln.classes()).attrs["y1"]
+            )
+            assert abs(ys[-1] - level) < 2 and level < allowed
+        else:  # falls with h^2 (log axes: y in px grows downwards) to below the threshold
+            assert ys == sorted(ys) and ys[-1] > allowed
+
+
+def test_a_file_named_gradcheck_that_is_not_one_is_refused(tmp_path):
+    d = _run(tmp_path, calls=40)
+    (d / "gradcheck-old.json").write_text('{"command": "run"}')
+    with pytest.raises(ConfigError, match=r"gradcheck-old.json: field 'command' is not"):
+        render_html(d)

@@ -68,7 +68,7 @@ class DigestRow:
     case: str
     baseline: str
     seen: tuple[tuple[str, int, bool], ...]  # digest, count, equals the baseline
-    kind: str  # matches | stable | random | no results
+    kind: str  # matches | stable | random | error status (no output) | not run
 
 
 def _failing(run: Run) -> list[Failing]:
@@ -97,16 +97,18 @@ def _failing(run: Run) -> list[Failing]:
 
 def _digests(run: Run) -> list[DigestRow]:
     seen: dict[str, Counter[str]] = defaultdict(Counter)
+    calls: Counter[str] = Counter()
     for p in run.phases:
         for c in p.cases:
             seen[c.id].update(dict(c.digests))
+            calls[c.id] += c.calls
     rows = []
     for cid in [*run.case_ids, *sorted(set(seen) - set(run.case_ids))]:
         base = run.baseline.get(cid, "")
         counts = seen.get(cid, Counter())
         other = [d for d in counts if d != base]
         kind = (
-            "no results"
+            ("error status" if calls[cid] else "not run")
             if not counts
             else "matches"
             if not other

@@ -1,0 +1,111 @@
+"""report.html of real runs (clean and ``tiling-race``) opened in headless Chromium.
+
+What the DOM shows is checked against what the run wrote: the heatmap against ``report.json``'s
+interference cells (rendered by the console report's code, not this package), the timeline
+against the call records of ``results.jsonl``. Screenshots go to ``test-artifacts/`` (CI keeps
+that directory).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _browser import chromium, load_page, parse_dom, screenshot
+
+from stress.htmlreport import render_html
+from stress.htmlreport.synthetic import write_synthetic_run
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "test-artifacts"
+
+pytestmark = pytest.mark.skipif(
+    chromium() is None,
+    reason="headless Chromium not found: `make browser` installs Debian's chromium (as root), "
+    "or set CHROMIUM=/path/to/chromium",
+)
+
+
+def _stress_run(out: Path, fault: str) -> Path:
+    env = {"STRESS_BACKEND": "sim", "ACLSIM_FAULTS": fault}
+    cmd = [sys.executable, "-m", "stress", "run", "--out", str(out / "run"), "--quiet"]
+    cmd += ["--record-baseline", "--baseline", str(out / "baseline.json"), "--seed", "3"]
+    cmd += ["--phases", "serial,interleaved,mixed", "--control", "none"]
+    cmd += ["--duration", "0.5", "--threads", "4", "--shrink-budget", "0"]
+
+    done = subprocess.run(
+        cmd, cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    return out / "run"
+
+
+@pytest.fixture(scope="module", params=["clean", "tiling-race"])
+def run_dir(request, tmp_path_factory) -> Path:
+    fault = "" if request.param == "clean" else request.param
+    return _stress_run(tmp_path_factory.mktemp(request.param), fault)
+
+
+def test_report_in_chromium(run_dir):
+    report = json.loads((run_dir / "report.json").read_text())
+    calls = [
+        json.loads(line)
+        for line in (run_dir / "results.jsonl").read_text().splitlines()
+        if '"type":"call"' in line
+    ]
+    page = render_html(run_dir)
+    html, requests = load_page(page)
+    dom = parse_dom(html)
+    name = "faulted" if report["diagnosis"] != "clean" else "clean"
+
+    verdict = dom.find_id("verdict").all_text()
+    assert verdict == f"diagnosis: {report['diagnosis']} — {report['explanation']}"
+    assert (report["diagnosis"] == "clean") == (name == "clean")
+
+    heat = dom.find_id("heatmap")
+    inter = report["interference"]
+    n = len(inter["victims"])
+    assert n == len(inter["aggressors"]) > 1
+    cells = list(heat.iter("rect"))
+    assert len(cells) == n * n
+    marked = {
+        (c.attrs["data-victim"], c.attrs["data-aggressor"])
+        for c in cells
+        if "failing" in c.classes()
+    }
+    expected = {(c["victim"], c["aggressor"]) for c in inter["cells"] if c["failures"]}
+    assert marked == expected
+    assert bool(marked) == (name == "faulted")
+
+    bars = [b for svg in dom.iter("svg") if "timeline" in svg.classes() for b in svg.iter("rect")]
+    assert len(bars) == len(calls)
+    wrong = [b for b in bars if "wrong" in b.classes()]
+    assert bool(wrong) == (name == "faulted")
+
+    assert requests == []
+    assert "http://" not in page.read_text() and "https://" not in page.read_text()
+    shot = screenshot(page, ARTIFACTS / f"report-{name}.png")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_request_detector_sees_a_leaky_page(tmp_path):
+    """The network check can fail: a page with an external image is caught."""
+    leaky = tmp_path / "leaky.html"
+    leaky.write_text('<!DOCTYPE html><img src="http://example.invalid/pixel.png"><p>x</p>')
+    _, requests = load_page(leaky)
+    assert requests == ["http://example.invalid/pixel.png"]
+
+
+def test_a_case_named_script_stays_text_in_the_browser(tmp_path):
+    d = tmp_path / "run"
+    write_synthetic_run(d, 40, case_ids=["<script>document.title='owned'</script>", "b"])
+    html, _ = load_page(render_html(d))
+    dom = parse_dom(html)
+    assert not list(dom.iter("script"))
+    title = next(dom.iter("title")).all_text()
+    assert "owned" not in title
+    assert "<script>document.title='owned'</script>" in dom.find_id("verdict-grid").all_text()
