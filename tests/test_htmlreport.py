@@ -251,3 +251,13 @@ def test_a_file_named_gradcheck_that_is_not_one_is_refused(tmp_path):
     (d / "gradcheck-old.json").write_text('{"command": "run"}')
     with pytest.raises(ConfigError, match=r"gradcheck-old.json: field 'command' is not"):
         render_html(d)
+
+
+def test_a_10000_call_run_fits_in_5_mb(tmp_path):
+    """The size half of the benchmark's budget (benchmarks/bench_html_report.py times it)."""
+    d = tmp_path / "big"
+    write_synthetic_run(d, 10_000)
+    page = render_html(d)
+    assert page.stat().st_size < 5e6
+    bars = page.read_text().count('<rect class="bar ')
+    assert bars == 10_000
