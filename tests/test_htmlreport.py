@@ -261,3 +261,32 @@ def test_a_10000_call_run_fits_in_5_mb(tmp_path):
     assert page.stat().st_size < 5e6
     bars = page.read_text().count('<rect class="bar ')
     assert bars == 10_000
+
+
+def test_the_rerun_command_is_a_valid_run_command_with_the_runs_options(tmp_path):
+    import shlex
+
+    from stress.cli import build_parser
+
+    d = _run(tmp_path)
+    dom = _dom(render_html(d))
+    argv = shlex.split(dom.find_id("rerun").all_text())
+    assert argv[:2] == ["aclnn-stress", "run"]
+    args = build_parser().parse_args(argv[1:])
+    header = json.loads((d / "results.jsonl").read_text().splitlines()[0])
+    assert args.seed == header["config"]["seed"] and args.threads == header["config"]["threads"]
+    assert args.corpus == header["corpus"] and args.baseline == header["baseline"]["path"]
+
+
+def test_xdist_summary_finds_the_runs_inside_each_workers_directory(tmp_path):
+    for worker in ("gw0", "gw1"):
+        for test in ("t1", "t2"):
+            _run(tmp_path / worker / test, "out")
+    page = render_xdist_summary([tmp_path / "gw0", tmp_path / "gw1"], tmp_path / "summary.html")
+    rows = [tr for tr in _dom(page).find_id("workers").iter("tr")][1:]
+    assert [(tr.children[0].all_text(), tr.children[1].all_text()) for tr in rows] == [
+        ("gw0", "t1/out"),
+        ("gw0", "t2/out"),
+        ("gw1", "t1/out"),
+        ("gw1", "t2/out"),
+    ]

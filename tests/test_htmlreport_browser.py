@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -44,10 +45,43 @@ def _stress_run(out: Path, fault: str) -> Path:
     return out / "run"
 
 
-@pytest.fixture(scope="module", params=["clean", "tiling-race"])
+_RUNS: dict[str, Path] = {}
+
+
+def _real_run(kind: str, tmp_path_factory) -> Path:
+    """A clean or faulted run, made once per test process."""
+    if kind not in _RUNS:
+        fault = "" if kind == "clean" else kind
+        _RUNS[kind] = _stress_run(tmp_path_factory.mktemp(kind), fault)
+    return _RUNS[kind]
+
+
+@pytest.fixture(params=["clean", "tiling-race"])
 def run_dir(request, tmp_path_factory) -> Path:
-    fault = "" if request.param == "clean" else request.param
-    return _stress_run(tmp_path_factory.mktemp(request.param), fault)
+    return _real_run(request.param, tmp_path_factory)
+
+
+def test_the_heatmap_command_replays_the_failing_cell(tmp_path, tmp_path_factory):
+    run = _real_run("tiling-race", tmp_path_factory)
+    dom = parse_dom(render_html(run).read_text())
+    failing = [c for c in dom.find_id("heatmap").iter("rect") if "failing" in c.classes()]
+    assert failing
+    cell = failing[0]
+    command = cell.all_text().split("reproduce: ", 1)[1].strip()
+    env_part, _, cli = command.partition(" aclnn-stress ")
+    assert env_part == "ACLSIM_FAULTS=tiling-race", command
+    out = tmp_path / "replay"
+    env = {**os.environ, "STRESS_BACKEND": "sim", "ACLSIM_FAULTS": "tiling-race"}
+    done = subprocess.run(
+        [sys.executable, "-m", "stress", *shlex.split(cli), "--out", str(out), "--quiet"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-2000:]
+    replayed = json.loads((out / "report.json").read_text())
+    again = {
+        (c["victim"], c["aggressor"]) for c in replayed["interference"]["cells"] if c["failures"]
+    }
+    assert (cell.attrs["data-victim"], cell.attrs["data-aggressor"]) in again
 
 
 def test_report_in_chromium(run_dir):

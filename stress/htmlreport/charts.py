@@ -10,6 +10,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
+from stress.htmlreport.commands import pair_command
 from stress.htmlreport.load import Call, GradElement, Run
 
 __all__ = [
@@ -21,7 +22,6 @@ __all__ = [
     "Timeline",
     "heatmap",
     "log_plot",
-    "pair_command",
     "timelines",
 ]
 
@@ -52,26 +52,6 @@ class Heatmap:
     height: int
     label: int
     size: int
-
-
-def pair_command(run: Run, victim: str, aggressor: str) -> str:
-    """A command that replays the interleaved phase which showed this pair failing."""
-    repro = run.reproducer or {}
-    if repro.get("command") and set(repro.get("cases", [])) == {victim, aggressor}:
-        return str(repro["command"])
-    cfg = run.config
-    parts = ["aclnn-stress run"]
-    parts += [f"--corpus {c}" for c in run.corpus if c not in _control(run)]
-    parts += ["--control none", "--phases interleaved"]
-    if run.baseline_path:
-        parts.append(f"--baseline {run.baseline_path}")
-    parts += [f"--seed {cfg.get('seed')}", f"--context {cfg.get('context', 'shared')}"]
-    command = " ".join(parts)
-    return f"ACLSIM_FAULTS={run.faults} {command}" if run.faults else command
-
-
-def _control(run: Run) -> set[str]:
-    return {c for c in run.corpus if "control" in c}
 
 
 def _heat(failures: int, calls: int) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 
 from stress.htmlreport import charts
+from stress.htmlreport.commands import rerun_command
 from stress.htmlreport.load import Call, Run, load_run
 
 __all__ = ["FAILING_CALLS_SHOWN", "environment", "render_html", "render_xdist_summary"]
@@ -148,6 +149,7 @@ def context(run: Run) -> dict[str, Any]:
         "digests": _digests(run),
         "gradchecks": [(g, [charts.log_plot(e) for e in g.elements]) for g in run.gradchecks],
         "n_calls": len(run.calls),
+        "rerun": rerun_command(run),
     }
 
 
@@ -160,19 +162,35 @@ def render_html(run_dir: Path, out: Path | None = None) -> Path:
     return out
 
 
-def render_xdist_summary(worker_dirs: Sequence[Path], out: Path) -> Path:
-    """A summary page for a pytest-xdist session: one row per worker run, linking its report.
+def _run_dirs(d: Path) -> list[Path]:
+    """``d`` itself when it holds a journal, else every run directory below it."""
+    if (d / "results.jsonl").exists():
+        return [d]
+    return sorted(p.parent for p in d.rglob("results.jsonl"))
 
-    Each worker's ``report.html`` is rendered first when missing."""
+
+def render_xdist_summary(worker_dirs: Sequence[Path], out: Path) -> Path:
+    """A summary page for a pytest-xdist session: one row per run, grouped by worker, linking
+    each run's ``report.html`` (rendered first when missing).
+
+    Each entry of ``worker_dirs`` is a run directory or a directory holding run directories
+    (a worker's output, e.g. ``stress-out/pytest-<stamp>/gw0``)."""
     out = Path(out)
     rows = []
-    for d in worker_dirs:
-        d = Path(d)
-        page = d / "report.html"
-        if not page.exists():
-            render_html(d)
-        run = load_run(d)
-        rows.append({"run": run, "href": os.path.relpath(page, out.parent)})
+    for w in worker_dirs:
+        w = Path(w)
+        for d in _run_dirs(w):
+            page = d / "report.html"
+            if not page.exists():
+                render_html(d)
+            rows.append(
+                {
+                    "worker": w.name,
+                    "run": load_run(d),
+                    "href": os.path.relpath(page, out.parent),
+                    "label": os.path.relpath(d, w) if d != w else d.name,
+                }
+            )
     text = environment().get_template("xdist.html.j2").render(rows=rows)
     _write(out, text)
     return out

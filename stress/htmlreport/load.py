@@ -138,6 +138,7 @@ class Run:
     backend: Mapping[str, Any]
     config: Mapping[str, Any]
     corpus: tuple[str, ...]
+    control: tuple[str, ...]  # the control corpus (aclnnAdd), when the run had one
     faults: str
     baseline_path: str
     baseline: Mapping[str, str]  # case id -> baseline call digest
@@ -350,7 +351,8 @@ def load_run(run_dir: Path) -> Run:
         status=str(end.get("status", "interrupted")),
         backend=header.get("backend") or {},
         config=header.get("config") or {},
-        corpus=tuple(header.get("corpus", [])) + tuple(header.get("control", [])),
+        corpus=tuple(header.get("corpus", [])),
+        control=tuple(header.get("control", [])),
         faults=str(header.get("faults", "")),
         baseline_path=str(baseline.get("path", "")),
         baseline={k: str(v.get("digest", "")) for k, v in (baseline.get("cases") or {}).items()},
