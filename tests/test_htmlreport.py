@@ -290,3 +290,23 @@ def test_xdist_summary_finds_the_runs_inside_each_workers_directory(tmp_path):
         ("gw1", "t1/out"),
         ("gw1", "t2/out"),
     ]
+
+
+def test_a_crashed_phase_shows_the_call_in_flight(tmp_path):
+    d = _run(tmp_path, calls=120)
+    lines = (d / "results.jsonl").read_text().splitlines()
+    end = next(i for i, ln in enumerate(lines) if '"phase-end","phase":"mixed"' in ln)
+    crash = {"type": "call", "phase": "mixed", "variant": "", "worker": 2, "round": 9}
+    crash |= {"case": "beta", "status": "crash", "match": False, "message": "SIGSEGV in flight"}
+    died = {"type": "phase-end", "phase": "mixed", "variant": "", "status": "crashed"}
+    died |= {"detail": "the child died with SIGSEGV", "seconds": 1.0}
+    lines[end : end + 1] = [json.dumps(crash), json.dumps(died)]
+    (d / "results.jsonl").write_text("\n".join(lines) + "\n")
+    dom = _dom(render_html(d))
+    assert dom.find_id("verdict").all_text().startswith("diagnosis: crash — the process died")
+    lost = [b for b in dom.find_id("timeline-mixed").iter("rect") if "lost" in b.classes()]
+    assert len(lost) == 1 and "beta" in lost[0].all_text()
+    root = ET.parse(write_junit(d, tmp_path / "j.xml")).getroot()
+    mixed = next(s for s in root.iter("testsuite") if s.get("name") == "aclnn-stress.mixed")
+    failed = [(tc.get("name"), tc.find("failure")) for tc in mixed.iter("testcase")]
+    assert [(n, f.get("type")) for n, f in failed if f is not None] == [("beta", "CRASH")]

@@ -132,6 +132,7 @@ class Run:
     dir: Path
     host: str
     version: str
+    versions: Mapping[str, str]  # library versions, when the header records them
     started: str
     ended: str
     status: str  # done | interrupted (no run-end record: killed or still running)
@@ -346,6 +347,7 @@ def load_run(run_dir: Path) -> Run:
         dir=run_dir,
         host=str(header.get("host") or (header.get("backend") or {}).get("host") or run_dir.name),
         version=str(header.get("version", "?")),
+        versions={str(k): str(v) for k, v in (header.get("versions") or {}).items()},
         started=str(header.get("started", "")),
         ended=str(end.get("ended", "")),
         status=str(end.get("status", "interrupted")),
