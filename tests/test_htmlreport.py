@@ -70,6 +70,12 @@ def test_verdict_line_grid_links_and_digests(tmp_path):
     assert [td.all_text() for td in bad] == ["MISMATCH_RANDOM"]  # beta in interleaved only
     target = next(bad[0].iter("a")).attrs["href"].lstrip("#")
     assert dom.find_id(target) is not None and "beta" in dom.find_id(target).all_text()
+    hrefs = [a.attrs.get("href", "") for a in dom.iter("a")]
+    links = [h.lstrip("#") for h in hrefs if h.startswith("#call-")]  # failing call -> its bar
+    assert len(links) == 2  # (beta, beta): both records wrong
+    assert all(
+        "wrong" in dom.find_id(h).classes() and "beta" in dom.find_id(h).all_text() for h in links
+    )
     kinds = {
         tr.children[0].all_text(): tr.attrs["data-kind"]
         for tr in dom.find_id("digest-table").iter("tr")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from _browser import chromium, load_page, parse_dom, screenshot
 
-from stress.htmlreport import render_html
+from stress.htmlreport import merge_runs, render_html
 from stress.htmlreport.synthetic import write_synthetic_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,3 +143,27 @@ def test_a_case_named_script_stays_text_in_the_browser(tmp_path):
     title = next(dom.iter("title")).all_text()
     assert "owned" not in title
     assert "<script>document.title='owned'</script>" in dom.find_id("verdict-grid").all_text()
+
+
+def test_merged_report_of_both_runs_in_chromium(tmp_path, tmp_path_factory):
+    runs = [_real_run(kind, tmp_path_factory) for kind in ("clean", "tiling-race")]
+    page = merge_runs(runs, tmp_path / "merged")
+    html, requests = load_page(page)
+    assert requests == []
+    dom = parse_dom(html)
+    heads = [th.all_text() for th in next(dom.find_id("merged-grid").iter("tr")).iter("th")]
+    assert len(heads) == 3  # case, one column per run
+    rates = [
+        float(tr.attrs["data-rate"])
+        for tr in dom.find_id("flaky").iter("tr")
+        if "data-rate" in tr.attrs
+    ]
+    faulted = json.loads((runs[1] / "report.json").read_text())
+    failing = {
+        (p["name"], c["id"])
+        for p in faulted["phases"]
+        for c in p["cases"]
+        if c["verdict"] != "PASS"
+    }
+    assert rates.count(0.5) == len(failing) > 0  # failed on one of the two hosts
+    screenshot(page, ARTIFACTS / "report-merged.png", height=1400)
