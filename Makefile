@@ -7,7 +7,7 @@ CLI    := $(VENV)/bin/aclnn-stress
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: all venv test stress lint bench bench-detect clean help
+.PHONY: all venv test stress lint bench bench-detect browser clean help
 
 all: test
 
@@ -17,6 +17,7 @@ help:
 	@echo "make lint     ruff (lint and format check) over the package, tests, benchmarks, examples"
 	@echo "make bench    run the benchmarks in benchmarks/"
 	@echo "make bench-detect   detection power per simulated fault vs a naive harness (long)"
+	@echo "make browser  install Debian's chromium for the HTML report's browser tests (as root)"
 	@echo "make clean    remove .venv and caches"
 
 venv: $(STAMP)
@@ -28,8 +29,18 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-test: $(STAMP) lint
+test: $(STAMP) lint browser
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# Headless Chromium for the HTML report's browser tests (Debian's package). Installed only when
+# missing and running as root; otherwise those tests skip and say why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || [ -n "$$CHROMIUM" ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (apt-get) for the HTML report's browser tests"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+	      >/dev/null 2>&1 || echo "chromium could not be installed: the browser tests will skip"; \
+	  else echo "chromium missing (needs root and apt-get): the browser tests will skip"; fi; }
 
 # The whole protocol over the shipped corpus (corpus/mhc.toml + corpus/control.toml), concurrent
 # phases under both stream policies; records baselines/control+mhc.<backend>.json when missing.

@@ -1,0 +1,252 @@
+"""Chart geometry for the HTML report, computed in Python and drawn as inline SVG by the templates.
+
+Inline SVG keeps the report one small offline file with no script at all (hover text is SVG's
+``<title>``), and every mark is a DOM element a test can count: heatmap cells, timeline bars.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from stress.htmlreport.commands import pair_command
+from stress.htmlreport.load import Call, GradElement, Run
+
+__all__ = [
+    "Bar",
+    "Cell",
+    "Heatmap",
+    "Lane",
+    "LogPlot",
+    "Timeline",
+    "heatmap",
+    "log_plot",
+    "timelines",
+]
+
+CELL = 22  # px per heatmap cell
+LABEL = 110  # px for heatmap row/column labels
+TIMELINE_WIDTH = 1000.0
+LANE = 14  # px per worker lane
+
+
+@dataclass(frozen=True)
+class Cell:
+    x: int
+    y: int
+    victim: str
+    aggressor: str
+    calls: int
+    failures: int
+    fill: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    victims: tuple[str, ...]
+    aggressors: tuple[str, ...]
+    cells: tuple[Cell, ...]
+    width: int
+    height: int
+    label: int
+    size: int
+
+
+def _heat(failures: int, calls: int) -> str:
+    if calls == 0:
+        return "#eeeeee"
+    if failures == 0:
+        return "#d9f0d3"
+    share = failures / calls
+    light = int(70 - 40 * share)  # 70 % (some) .. 30 % (all calls wrong)
+    return f"hsl(4, 80%, {light}%)"
+
+
+def heatmap(run: Run) -> Heatmap:
+    """The victim (rows) x aggressor (columns) matrix of wrong results in ``interleaved``."""
+    victims, aggressors = run.victims, run.aggressors
+    by_pair = {(c.victim, c.aggressor): c for c in run.pairs}
+    cells = []
+    for i, v in enumerate(victims):
+        for j, a in enumerate(aggressors):
+            c = by_pair.get((v, a))
+            calls, fails = (c.calls, c.failures) if c else (0, 0)
+            title = f"victim {v} x aggressor {a}: {fails} of {calls} calls wrong"
+            if fails:
+                title += f"\nreproduce: {pair_command(run, v, a)}"
+            cells.append(
+                Cell(
+                    LABEL + j * CELL,
+                    LABEL + i * CELL,
+                    v,
+                    a,
+                    calls,
+                    fails,
+                    _heat(fails, calls),
+                    title,
+                )
+            )
+    return Heatmap(
+        victims,
+        aggressors,
+        tuple(cells),
+        LABEL + CELL * len(aggressors) + 80,  # room for the last rotated column label
+        LABEL + CELL * len(victims) + 4,
+        LABEL,
+        CELL,
+    )
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: int
+    w: float
+    cls: str
+    seq: int
+    title: str
+
+
+@dataclass(frozen=True)
+class Lane:
+    worker: int
+    y: int
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """One phase's calls, one lane per worker thread, x in ms on the phase's own clock."""
+
+    key: str
+    title: str
+    lanes: tuple[Lane, ...]
+    bars: tuple[Bar, ...]
+    span_ms: float
+    height: int
+    wrong: int
+    ticks: tuple[tuple[float, str], ...]
+
+
+def _ticks(span_s: float) -> tuple[tuple[float, str], ...]:
+    if span_s <= 0:
+        return ((0.0, "0"),)
+    step = 10 ** math.floor(math.log10(span_s / 2)) if span_s > 0 else 1
+    out, t = [], 0.0
+    while t <= span_s * 1.0001:
+        out.append((TIMELINE_WIDTH * t / span_s, f"{t * 1000:g} ms" if span_s < 1 else f"{t:g} s"))
+        t = round(t + step, 9)
+    return tuple(out)
+
+
+_LAYER = {"warmup": 0, "ok": 1, "wrong": 2, "lost": 3}
+
+
+def _timeline(key: str, title: str, calls: list[Call]) -> Timeline:
+    timed = [c for c in calls if c.start is not None]
+    t0 = min((c.start for c in timed), default=0.0)  # type: ignore[type-var]
+    t1 = max((c.start + c.duration for c in timed), default=t0)  # type: ignore[operator]
+    span = max(t1 - t0, 1e-6)
+    scale = TIMELINE_WIDTH / span
+    workers = sorted({c.worker for c in calls})
+    lane_y = {w: 18 + i * LANE for i, w in enumerate(workers)}
+    bars = []
+    for c in calls:
+        if c.start is None:  # in flight when the child died: drawn at the end, dark
+            x, w = TIMELINE_WIDTH - 4, 4.0
+            cls = "lost"
+        else:
+            x, w = (c.start - t0) * scale, max(c.duration * scale, 0.6)
+            cls = "wrong" if c.wrong else ("warmup" if c.warmup else "ok")
+        what = f" vs {c.aggressor}" if c.aggressor else ""
+        tip = f"{c.case}{what} · seq {c.seq} · round {c.round} · {c.status}"
+        if c.wrong:
+            tip += " · WRONG" + (f": {c.message}" if c.message else "")
+        bars.append(Bar(round(x, 2), lane_y[c.worker], round(w, 2), cls, c.seq, tip))
+    bars.sort(key=lambda b: _LAYER[b.cls])  # wrong ones on top of the calls they overlap
+    return Timeline(
+        key,
+        title,
+        tuple(Lane(w, y) for w, y in lane_y.items()),
+        tuple(bars),
+        span * 1000,
+        18 + LANE * len(workers) + 6,
+        sum(c.wrong for c in calls),
+        _ticks(span),
+    )
+
+
+def timelines(run: Run) -> tuple[Timeline, ...]:
+    """A timeline per phase run, in journal order."""
+    by_phase: dict[tuple[str, str], list[Call]] = defaultdict(list)
+    for c in run.calls:
+        by_phase[(c.phase, c.variant)].append(c)
+    return tuple(
+        _timeline(slug(p.name, p.variant), p.title, by_phase.get((p.name, p.variant), []))
+        for p in run.phases
+    )
+
+
+def slug(*parts: str) -> str:
+    """An HTML id from free text (case ids, phase names, variants)."""
+    text = "-".join(p for p in parts if p)
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
+
+
+@dataclass(frozen=True)
+class LogPlot:
+    """|FD(h) - g| against h on log-log axes for one gradcheck element."""
+
+    element: str
+    verdict: str
+    reason: str
+    points: tuple[tuple[float, float], ...]
+    bias_y: float | None  # |f* - g|: where the sweep converges
+    allowed_y: float | None  # the threshold above which it is called biased
+    xticks: tuple[tuple[float, str], ...]
+    yticks: tuple[tuple[float, str], ...]
+    width: int = 260
+    height: int = 170
+
+
+_PAD_L, _PAD_B, _PAD_T, _PAD_R = 44, 22, 18, 8
+
+
+def log_plot(e: GradElement) -> LogPlot:
+    """Geometry of one element's sweep, with the converged bias and the threshold as lines."""
+    pairs = [
+        (h, abs(f - e.backward))
+        for h, f in zip(e.steps, e.fd, strict=False)
+        if h is not None and f is not None and h > 0
+    ]
+    levels = [d for _, d in pairs]
+    bias = abs(e.estimate - e.backward) if e.estimate is not None else None
+    levels += [v for v in (bias, e.allowed) if v]
+    floor = min((v for v in levels if v > 0), default=1e-12) / 3
+    ys = [math.log10(max(v, floor)) for v in levels] or [0.0]
+    xs = [math.log10(h) for h, _ in pairs] or [0.0]
+    x0, x1 = min(xs) - 0.1, max(xs) + 0.1
+    y0, y1 = math.floor(min(ys)), math.ceil(max(ys)) + (max(ys) == math.ceil(max(ys)))
+    w, h = LogPlot.width - _PAD_L - _PAD_R, LogPlot.height - _PAD_T - _PAD_B
+
+    def px(x: float) -> float:
+        return round(_PAD_L + (math.log10(x) - x0) / (x1 - x0) * w, 1)
+
+    def py(y: float) -> float:
+        return round(_PAD_T + (y1 - math.log10(max(y, floor))) / max(y1 - y0, 1e-9) * h, 1)
+
+    points = tuple((px(hh), py(d)) for hh, d in pairs)
+    xticks = tuple((px(hh), f"{hh:.3g}") for hh, _ in pairs)
+    ystep = max(1, math.ceil((y1 - y0) / 4))
+    yticks = tuple((py(10.0**k), f"1e{k}") for k in range(int(y0), int(y1) + 1, ystep))
+    return LogPlot(
+        e.element,
+        e.verdict,
+        e.reason,
+        points,
+        py(bias) if bias else None,
+        py(e.allowed) if e.allowed else None,
+        xticks,
+        yticks,
+    )

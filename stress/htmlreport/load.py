@@ -1,0 +1,374 @@
+"""A run directory read for the HTML and JUnit reports: typed, immutable, from the files alone.
+
+Inputs are the documented file formats, read here with :mod:`json` (not through the modules that
+write them): ``results.jsonl`` (the journal; a truncated last line, as a SIGKILL leaves it, is
+skipped) and any ``gradcheck*.json`` written by ``aclnn-stress gradcheck --json``. Verdicts and the
+diagnosis come from :mod:`stress.grading`, the same functions the console and ``report.json`` use,
+so the HTML says the same words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stress.errors import ConfigError
+
+__all__ = [
+    "Call",
+    "CaseResult",
+    "GradElement",
+    "Gradcheck",
+    "PairCell",
+    "Phase",
+    "Run",
+    "call_is_wrong",
+    "fingerprint",
+    "load_gradcheck",
+    "load_run",
+    "read_journal",
+    "worst_verdict",
+]
+
+JOURNAL = "results.jsonl"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One ``call`` record of the journal."""
+
+    phase: str
+    variant: str
+    seq: int
+    worker: int
+    round: int
+    case: str
+    status: str
+    match: bool | None
+    digest: str
+    start: float | None  # seconds on the phase's own clock (None: crash/hang in flight)
+    duration: float
+    aggressor: str
+    warmup: bool
+    wrong: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """A case's verdict in one phase, with the digests it produced (digest, count)."""
+
+    id: str
+    verdict: str
+    calls: int
+    mismatches: int
+    digests: tuple[tuple[str, int], ...]
+    detail: str
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase run (a phase under one stream policy is its own ``variant``)."""
+
+    name: str
+    variant: str
+    verdict: str
+    status: str
+    detail: str
+    seconds: float
+    cases: tuple[CaseResult, ...]
+
+    @property
+    def title(self) -> str:
+        return self.name + (f" [{self.variant}]" if self.variant else "")
+
+
+@dataclass(frozen=True)
+class PairCell:
+    """One cell of the interleaved phase's victim x aggressor matrix."""
+
+    victim: str
+    aggressor: str
+    calls: int
+    failures: int
+
+
+@dataclass(frozen=True)
+class GradElement:
+    """One swept element of a gradcheck: FD value per effective step against the backward."""
+
+    element: str
+    backward: float
+    steps: tuple[float | None, ...]
+    fd: tuple[float | None, ...]
+    estimate: float | None
+    allowed: float | None
+    verdict: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Gradcheck:
+    """One ``aclnn-stress gradcheck --json`` file."""
+
+    path: Path
+    op: str
+    params: Mapping[str, Any]
+    fd: str
+    backward: str
+    verdict: str
+    elements: tuple[GradElement, ...]
+
+
+@dataclass(frozen=True)
+class Run:
+    """Everything a report shows about one run directory."""
+
+    dir: Path
+    host: str
+    version: str
+    versions: Mapping[str, str]  # library versions, when the header records them
+    started: str
+    ended: str
+    status: str  # done | interrupted (no run-end record: killed or still running)
+    backend: Mapping[str, Any]
+    config: Mapping[str, Any]
+    corpus: tuple[str, ...]
+    control: tuple[str, ...]  # the control corpus (aclnnAdd), when the run had one
+    faults: str
+    baseline_path: str
+    baseline: Mapping[str, str]  # case id -> baseline call digest
+    case_ids: tuple[str, ...]
+    fingerprint: str  # of the corpus: case ids and content keys
+    phases: tuple[Phase, ...]
+    calls: tuple[Call, ...]
+    pairs: tuple[PairCell, ...]
+    victims: tuple[str, ...]
+    aggressors: tuple[str, ...]
+    diagnosis: str
+    explanation: str
+    reproducer: Mapping[str, Any]
+    notes: tuple[str, ...]
+    gradchecks: tuple[Gradcheck, ...]
+    truncated: bool  # the journal's last line was cut (killed mid-write)
+
+    @property
+    def seed(self) -> Any:
+        return self.config.get("seed")
+
+    @property
+    def verdict_line(self) -> str:
+        """The console's diagnosis line, word for word."""
+        return f"diagnosis: {self.diagnosis} — {self.explanation}"
+
+
+def read_journal(path: Path) -> tuple[list[dict[str, Any]], bool]:
+    """The journal's records and whether its last line was truncated (then skipped)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{path}: no result file; point the report at a directory written by "
+            "`aclnn-stress run --out DIR`"
+        ) from None
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                return records, True
+            raise ConfigError(
+                f"{path}: line {number} is not a JSON record; the journal is damaged "
+                "(only a truncated last line is tolerated)"
+            ) from None
+        if not isinstance(rec, dict) or "type" not in rec:
+            raise ConfigError(f"{path}: line {number} has no 'type'; not an aclnn-stress journal")
+        records.append(rec)
+    return records, False
+
+
+def call_is_wrong(rec: Mapping[str, Any]) -> bool:
+    """A call that is a finding: wrong digest, canary left, crash/hang, unexpected error."""
+    if rec.get("status") == "error" and rec.get("match"):
+        return False
+    return bool(
+        rec.get("match") is False or rec.get("unwritten") or rec.get("status") in ("crash", "hang")
+    )
+
+
+def _call(rec: Mapping[str, Any]) -> Call:
+    start = rec.get("t")
+    return Call(
+        phase=str(rec.get("phase", "?")),
+        variant=str(rec.get("variant", "")),
+        seq=int(rec.get("seq", -1) if rec.get("seq") is not None else -1),
+        worker=int(rec.get("worker") or 0),
+        round=int(rec.get("round") or 0),
+        case=str(rec.get("case", "?")),
+        status=str(rec.get("status", "?")),
+        match=rec.get("match"),
+        digest=str(rec.get("digest", "")),
+        start=float(start) if start is not None else None,
+        duration=float(rec.get("dur") or 0.0),
+        aggressor=str(rec.get("aggressor", "")),
+        warmup=bool(rec.get("warmup")),
+        wrong=call_is_wrong(rec),
+        message=str(rec.get("message", "")),
+    )
+
+
+def fingerprint(cases: list[Mapping[str, Any]]) -> str:
+    """A short hash of the corpus (ids and content keys, in order) shared by comparable runs."""
+    items = [[c.get("id"), c.get("key"), c.get("op")] for c in cases]
+    return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
+
+
+def worst_verdict(verdicts: Iterator[str] | list[str]) -> str:
+    """The most severe verdict (``PASS`` for none), by the grading module's order."""
+    from stress.grading import worst
+
+    return worst(verdicts)
+
+
+def _grade(
+    records: list[dict[str, Any]], case_order: list[str]
+) -> tuple[list[Any], dict[str, Any], str, str]:
+    """Phase verdicts, interference matrix and diagnosis through :mod:`stress.grading`.
+
+    The one place this package depends on the grading code (not on a file format)."""
+    from stress.grading import diagnose, grade_phase, interference_matrix
+
+    order: list[tuple[str, str]] = []
+    ends: dict[tuple[str, str], Mapping[str, Any]] = {}
+    calls: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for rec in records:
+        key = (rec.get("phase", "?"), rec.get("variant", ""))
+        if rec["type"] == "phase-start":
+            order.append(key)
+        elif rec["type"] == "phase-end":
+            ends[key] = rec
+        elif rec["type"] == "call":
+            calls[key].append(rec)
+    phases = []
+    for key in order:
+        end = ends.get(key) or {}
+        phases.append(
+            grade_phase(
+                key[0],
+                calls.get(key, []),
+                status=end.get("status", "done") if end else "interrupted",
+                detail=end.get("detail", "") if end else "the run stopped during this phase",
+                variant=key[1],
+                case_order=case_order,
+                seconds=end.get("seconds", 0.0),
+            )
+        )
+    interleaved = [r for (name, _), rs in calls.items() if name == "interleaved" for r in rs]
+    diagnosis, explanation = diagnose(phases)
+    return phases, interference_matrix(interleaved), diagnosis, explanation
+
+
+def _phase(p: Any) -> Phase:
+    cases = tuple(
+        CaseResult(
+            id=c.id,
+            verdict=c.verdict,
+            calls=c.calls,
+            mismatches=c.mismatches,
+            digests=tuple(sorted(c.digests.items(), key=lambda kv: -kv[1])),
+            detail=c.detail,
+        )
+        for c in p.cases
+    )
+    return Phase(p.name, p.variant, p.verdict, p.status, p.detail, float(p.seconds), cases)
+
+
+def _floats(values: Any) -> tuple[float | None, ...]:
+    return tuple(None if v is None else float(v) for v in values or ())
+
+
+def load_gradcheck(path: Path) -> Gradcheck:
+    """One gradcheck JSON file (``command: gradcheck``)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not a readable gradcheck JSON file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("command") != "gradcheck":
+        raise ConfigError(f"{path}: field 'command' is not 'gradcheck'; rename or remove the file")
+    elements = tuple(
+        GradElement(
+            element=str(e.get("element")),
+            backward=float(e.get("backward") or 0.0),
+            steps=_floats(e.get("steps")),
+            fd=_floats(e.get("fd")),
+            estimate=e.get("estimate"),
+            allowed=e.get("allowed"),
+            verdict=str(e.get("verdict", "?")),
+            reason=str(e.get("reason", "")),
+        )
+        for e in doc.get("elements", [])
+    )
+    return Gradcheck(
+        path=path,
+        op=str(doc.get("op", "")),
+        params=doc.get("params", {}),
+        fd=str(doc.get("fd", "")),
+        backward=str(doc.get("backward", "")),
+        verdict=str((doc.get("summary") or {}).get("verdict", "?")),
+        elements=elements,
+    )
+
+
+def _of_type(records: list[dict[str, Any]], kind: str) -> Iterator[dict[str, Any]]:
+    return (r for r in records if r["type"] == kind)
+
+
+def load_run(run_dir: Path) -> Run:
+    """Read ``run_dir`` (its journal and gradcheck files) into a :class:`Run`."""
+    run_dir = Path(run_dir)
+    records, truncated = read_journal(run_dir / JOURNAL)
+    header = next(_of_type(records, "run"), None)
+    if header is None:
+        raise ConfigError(f"{run_dir / JOURNAL}: no 'run' header record; not a run journal")
+    end = next(_of_type(records, "run-end"), {})
+    cases = list(header.get("cases", [])) + list(header.get("control_cases", []))
+    case_ids = [str(c.get("id")) for c in cases]
+    phases, inter, diagnosis, explanation = _grade(records, case_ids)
+    baseline = header.get("baseline") or {}
+    return Run(
+        dir=run_dir,
+        host=str(header.get("host") or (header.get("backend") or {}).get("host") or run_dir.name),
+        version=str(header.get("version", "?")),
+        versions={str(k): str(v) for k, v in (header.get("versions") or {}).items()},
+        started=str(header.get("started", "")),
+        ended=str(end.get("ended", "")),
+        status=str(end.get("status", "interrupted")),
+        backend=header.get("backend") or {},
+        config=header.get("config") or {},
+        corpus=tuple(header.get("corpus", [])),
+        control=tuple(header.get("control", [])),
+        faults=str(header.get("faults", "")),
+        baseline_path=str(baseline.get("path", "")),
+        baseline={k: str(v.get("digest", "")) for k, v in (baseline.get("cases") or {}).items()},
+        case_ids=tuple(case_ids),
+        fingerprint=fingerprint(cases),
+        phases=tuple(_phase(p) for p in phases),
+        calls=tuple(_call(r) for r in _of_type(records, "call")),
+        pairs=tuple(PairCell(**c) for c in inter["cells"]),
+        victims=tuple(inter["victims"]),
+        aggressors=tuple(inter["aggressors"]),
+        diagnosis=diagnosis,
+        explanation=explanation,
+        reproducer=end.get("reproducer") or {},
+        notes=tuple(str(r.get("message", "")) for r in _of_type(records, "note")),
+        gradchecks=tuple(load_gradcheck(p) for p in sorted(run_dir.glob("gradcheck*.json"))),
+        truncated=truncated,
+    )
