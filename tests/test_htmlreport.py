@@ -272,7 +272,7 @@ def test_a_10000_call_run_fits_in_5_mb(tmp_path):
 def test_the_rerun_command_is_a_valid_run_command_with_the_runs_options(tmp_path):
     import shlex
 
-    from stress.cli import build_parser
+    from stress.cli.parser import build_parser
 
     d = _run(tmp_path)
     dom = _dom(render_html(d))

@@ -3,7 +3,7 @@
 Inputs are the documented file formats, read here with :mod:`json` (not through the modules that
 write them): ``results.jsonl`` (the journal; a truncated last line, as a SIGKILL leaves it, is
 skipped) and any ``gradcheck*.json`` written by ``aclnn-stress gradcheck --json``. Verdicts and the
-diagnosis come from :mod:`stress.grading`, the same functions the console and ``report.json`` use,
+diagnosis come from :mod:`stress.engine.grading`, the same functions the console and ``report.json`` use,
 so the HTML says the same words.
 """
 
@@ -233,7 +233,7 @@ def fingerprint(cases: list[Mapping[str, Any]]) -> str:
 
 def worst_verdict(verdicts: Iterator[str] | list[str]) -> str:
     """The most severe verdict (``PASS`` for none), by the grading module's order."""
-    from stress.grading import worst
+    from stress.engine.grading import worst
 
     return worst(verdicts)
 
@@ -241,10 +241,10 @@ def worst_verdict(verdicts: Iterator[str] | list[str]) -> str:
 def _grade(
     records: list[dict[str, Any]], case_order: list[str]
 ) -> tuple[list[Any], dict[str, Any], str, str]:
-    """Phase verdicts, interference matrix and diagnosis through :mod:`stress.grading`.
+    """Phase verdicts, interference matrix and diagnosis through :mod:`stress.engine.grading`.
 
     The one place this package depends on the grading code (not on a file format)."""
-    from stress.grading import diagnose, grade_phase, interference_matrix
+    from stress.engine.grading import diagnose, grade_phase, interference_matrix
 
     order: list[tuple[str, str]] = []
     ends: dict[tuple[str, str], Mapping[str, Any]] = {}
