@@ -34,8 +34,19 @@ NNOPBASE = {
     "aclDestroyAclOpExecutor", "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclnnInit",
     "aclnnFinalize",
 }  # fmt: skip
-OPAPI = {"aclnnAddGetWorkspaceSize", "aclnnAdd"}
-PLACEMENT = {"libascendcl.so": RUNTIME, "libnnopbase.so": NNOPBASE, "libopapi.so": OPAPI}
+MATH = {"aclnnAddGetWorkspaceSize", "aclnnAdd"}
+TRANSFORMER = {
+    "aclnnMhcPreSinkhornGetWorkspaceSize", "aclnnMhcPreSinkhorn",
+    "aclnnMhcPreSinkhornBackwardGetWorkspaceSize", "aclnnMhcPreSinkhornBackward",
+}  # fmt: skip
+OPAPI = MATH | TRANSFORMER
+PLACEMENT = {
+    "libascendcl.so": RUNTIME,
+    "libnnopbase.so": NNOPBASE,
+    "libopapi_math.so": MATH,
+    "libopapi_transformer.so": TRANSFORMER,
+}
+OP_LIBS = ("libopapi.so", "libopapi_math.so", "libopapi_nn.so", "libopapi_transformer.so")
 
 
 @pytest.fixture()
@@ -43,10 +54,11 @@ def tiny_src(tmp_path: Path) -> Path:
     """A minimal source set (one file per library): exercises the build and cache logic in a
     fraction of the time of the real sources."""
     src = tmp_path / "tiny"
-    src.mkdir()
-    shutil.copy2(_build.SRC_DIR / _build.PUBLIC_HEADER, src)
-    for prefix in ("rt", "nb", "op"):
-        (src / f"{prefix}_tiny.c").write_text(f"int {prefix}_tiny(void) {{ return 1; }}\n")
+    (src / "include").mkdir(parents=True)
+    shutil.copy2(_build.SRC_DIR / "include" / _build.PUBLIC_HEADER, src / "include")
+    for folder, prefix in (("runtime", "rt"), ("nnopbase", "nb"), ("opapi/math", "op")):
+        (src / folder).mkdir(parents=True)
+        (src / folder / f"{prefix}_tiny.c").write_text(f"int {prefix}_tiny(void) {{ return 1; }}\n")
     return src
 
 
@@ -60,12 +72,14 @@ def src_copy(tmp_path: Path) -> Path:
 def test_root_layout():
     root = sim.root()
     assert sim.lib_dir() == root / "lib64"
-    for name in PLACEMENT:
+    for name in (*PLACEMENT, *OP_LIBS):
         assert (root / "lib64" / name).is_file()
     arch = root / f"{platform.machine()}-linux" / "lib64"
     assert arch.is_symlink() and arch.resolve() == (root / "lib64").resolve()
     assert (arch / "libopapi.so").is_file()
     assert "aclrtMalloc" in (root / "include" / "aclsim.h").read_text()
+    assert (root / "include" / "aclnnop" / "aclnn_mhc_pre_sinkhorn.h").is_file()
+    assert not list(root.rglob("*_private.h")) and not (root / "include" / "internal").exists()
     info = json.loads((root / "aclsim.json").read_text())
     assert info["simulator"] is True and info["key"] == root.name
     assert "aclnn-stress" in info["name"]
@@ -101,11 +115,11 @@ def test_key_is_stable_and_tracks_sources(src_copy):
     assert len(k1) == 16 and int(k1, 16) >= 0
     assert _build.build_key(src_copy) == k1
     assert _build.build_key() == sim.root().name  # the package sources give the cached key
-    add = src_copy / "op_add.c"
+    add = src_copy / "opapi/math/op_add.c"
     add.write_text(add.read_text() + "\n/* changed */\n")
     k2 = _build.build_key(src_copy)
     assert k2 != k1
-    (src_copy / "op_extra.c").write_text("/* a new operator file */\n")
+    (src_copy / "opapi/nn/op_extra.c").write_text("/* a new operator file */\n")
     assert _build.build_key(src_copy) not in (k1, k2)
 
 
@@ -137,7 +151,8 @@ def test_missing_compiler(monkeypatch):
 
 def test_compile_error_carries_stderr(tiny_src, tmp_path, monkeypatch):
     monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "cache"))
-    (tiny_src / "op_broken.c").write_text("int broken(void) { return undeclared_name; }\n")
+    broken = tiny_src / "opapi/math/op_broken.c"
+    broken.write_text("int broken(void) { return undeclared_name; }\n")
     with pytest.raises(sim.SimBuildError) as info:
         _build._build(False, tiny_src)
     err = info.value
@@ -149,7 +164,7 @@ def test_compile_error_carries_stderr(tiny_src, tmp_path, monkeypatch):
 def test_source_without_library_prefix_is_refused(tiny_src, tmp_path, monkeypatch):
     monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "cache"))
     (tiny_src / "misc.c").write_text("int x;\n")
-    with pytest.raises(sim.SimBuildError, match=r"misc\.c matches no library: rename it"):
+    with pytest.raises(sim.SimBuildError, match=r"misc\.c matches no library: move it to runtime/"):
         _build._build(False, tiny_src)
 
 
@@ -181,26 +196,35 @@ def test_concurrent_processes_share_one_build(tiny_src, tmp_path):
     assert (Path(root) / "lib64" / "libopapi.so").is_file()
 
 
+def _nm(path: Path, *flags: str) -> list[list[str]]:
+    out = subprocess.run(
+        ["nm", *flags, str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    return [line.split() for line in out.splitlines() if line.strip()]
+
+
+def _exported(name: str) -> set[str]:
+    return {f[-1] for f in _nm(sim.lib_dir() / name, "-D", "--defined-only")}
+
+
 @pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils nm")
 def test_symbol_placement():
-    lib64 = sim.lib_dir()
-    exported = {}
-    for name in PLACEMENT:
-        out = subprocess.run(
-            ["nm", "-D", "--defined-only", str(lib64 / name)],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        exported[name] = {line.split()[-1] for line in out.splitlines() if line.strip()}
+    exported = {name: _exported(name) for name in (*PLACEMENT, *OP_LIBS)}
     for name, expected in PLACEMENT.items():
         assert expected <= exported[name], (name, expected - exported[name])
         for other in PLACEMENT.keys() - {name}:
             assert not expected & exported[other], (other, expected & exported[other])
-    # Operators (aclnn<Op>...) live in libopapi only, and libopapi exports nothing else public;
-    # new op_*.c files only add aclnn* names there.
-    public_op = {s for s in exported["libopapi.so"] if not s.startswith(("aclsim_", "_"))}
-    assert all(s.startswith("aclnn") for s in public_op), public_op
+    # libopapi.so (the 8.x single library) exports every operator of every domain library.
+    assert OPAPI <= exported["libopapi.so"]
+    domains = set().union(*(exported[n] for n in OP_LIBS if n != "libopapi.so"))
+    assert {s for s in exported["libopapi.so"] if s.startswith("aclnn")} == {
+        s for s in domains if s.startswith("aclnn")
+    }
+    # Operator libraries export aclnn* names only (new op files only add aclnn* names there).
+    for name in OP_LIBS:
+        public_op = {s for s in exported[name] if not s.startswith(("aclsim_", "_"))}
+        assert all(s.startswith("aclnn") for s in public_op), (name, public_op)
+        assert not {s for s in exported[name] if s.startswith("aclsim_")}, name
     for name in ("libascendcl.so", "libnnopbase.so"):
         ops = {s for s in exported[name] if s.startswith("aclnn")} - {"aclnnInit", "aclnnFinalize"}
         assert not ops, (name, ops)
@@ -213,7 +237,6 @@ def test_symbol_placement():
     # The internal API is exported with the aclsim_ prefix only, from the library that owns it.
     assert "aclsim_set_error" in exported["libascendcl.so"]
     assert "aclsim_executor_run" in exported["libnnopbase.so"]
-    assert not {s for s in exported["libopapi.so"] if s.startswith("aclsim_")}
     # Nothing leaks out of the hidden-visibility build (no helpers without a prefix).
     for name, syms in exported.items():
         stray = {s for s in syms if not s.startswith(("acl", "_"))}
@@ -232,6 +255,6 @@ def test_stale_temp_dirs_are_swept(tmp_path, monkeypatch):
 
 def test_missing_system_header_suggests_libc_headers(tiny_src, tmp_path, monkeypatch):
     monkeypatch.setenv("ACLSIM_CACHE_DIR", str(tmp_path / "cache"))
-    (tiny_src / "rt_tiny.c").write_text("#include <no_such_header_aclsim.h>\n")
+    (tiny_src / "runtime/rt_tiny.c").write_text("#include <no_such_header_aclsim.h>\n")
     with pytest.raises(sim.SimBuildError, match="install the C library headers"):
         _build._build(False, tiny_src)

@@ -756,12 +756,15 @@ print(json.dumps(res))
 
 
 def test_executor_machinery_with_a_test_operator(tmp_path):
+    from stress.sim import _build
+
     src = tmp_path / "src"
-    src.mkdir()
     for path in r.sim_source_files():
-        if not path.name.startswith("op_") or path.name == "op_add.c":  # no heavy kernels
-            shutil.copy2(path, src)
-    (src / "op_ws_test.c").write_text(WS_TEST_OP)
+        rel = path.relative_to(_build.SRC_DIR)
+        if rel.parts[0] != "opapi" or path.name == "op_add.c":  # no heavy kernels
+            (src / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, src / rel)
+    (src / "opapi/math/op_ws_test.c").write_text(WS_TEST_OP)
     proc = r.run_py(
         WS_TEST_CHILD + "\n",
         env={"ACLSIM_CACHE_DIR": str(tmp_path / "cache")},

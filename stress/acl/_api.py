@@ -44,6 +44,7 @@ class Api:
         self._lock = threading.Lock()
         self._libs: dict[str, ctypes.CDLL] = {}
         self._functions: dict[str, Any] = {}
+        self._origin: dict[str, str] = {}
         self.raw = _Raw(self)
 
     # -- loading --------------------------------------------------------------------------
@@ -68,7 +69,7 @@ class Api:
             self._load(self.backend.ascendcl)
             self._load(self.backend.nnopbase)
 
-    def _find_symbol(self, proto: Prototype) -> Any | None:
+    def _find_symbol(self, proto: Prototype) -> tuple[Any, str] | None:
         if proto.library == OPAPI:
             candidates = self.backend.op_libraries
         elif proto.library == "nnopbase":
@@ -78,7 +79,7 @@ class Api:
         for path in candidates:
             lib = self._load(path)
             try:
-                return getattr(lib, proto.name)
+                return getattr(lib, proto.name), str(path)
             except AttributeError:
                 continue
         return None
@@ -94,17 +95,24 @@ class Api:
         with self._lock:
             fn = self._functions.get(name)
             if fn is None:
-                fn = self._find_symbol(proto)
-                if fn is None:
+                found = self._find_symbol(proto)
+                if found is None:
                     where = ", ".join(str(p) for p in self._search_paths(proto))
                     raise BackendError(
                         f"{name} is not exported by {where}: this CANN release lacks the "
                         f"operator or API; install a release that has it or use STRESS_BACKEND=sim"
                     )
+                fn, self._origin[name] = found
                 fn.restype = proto.restype
                 fn.argtypes = [self._resolve_ctype(name, t) for t in proto.argtypes]
                 self._functions[name] = fn
         return fn
+
+    def library_of(self, name: str) -> str:
+        """Path of the library that exports ``name`` (binding it first): for an operator, the
+        first of the domain libraries, libopapi.so and custom packages that has it."""
+        self.function(name)
+        return self._origin[name]
 
     def _search_paths(self, proto: Prototype) -> tuple:
         if proto.library == OPAPI:

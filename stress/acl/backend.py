@@ -29,14 +29,15 @@ _DEFAULT_ROOTS = (
     "/usr/local/Ascend/cann",
     "~/Ascend/ascend-toolkit/latest",
 )
-# Operator libraries, in search order for aclnn symbols. Custom vendor packages (built from
-# ops-transformer) come first because CANN lets them override built-in operators; older CANN
-# releases ship every operator in libopapi.so, newer ones split them by domain.
+# Built-in operator libraries, in search order for aclnn symbols: current CANN releases split the
+# operators by domain, 8.x and older ship them all in libopapi.so (the simulator ships both, built
+# from the same objects). Custom vendor packages (opp/vendors/*/op_api/lib/libcust_opapi.so) are
+# searched before these because CANN lets them override built-in operators (docs/simulator.md).
 _OP_LIBRARY_NAMES = (
-    "libopapi.so",
     "libopapi_math.so",
-    "libopapi_transformer.so",
     "libopapi_nn.so",
+    "libopapi_transformer.so",
+    "libopapi.so",
 )
 _HEADER_FOR = {
     "aclnnMhcPreSinkhornGetWorkspaceSize": "aclnn_mhc_pre_sinkhorn.h",
