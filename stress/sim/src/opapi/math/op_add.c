@@ -12,7 +12,8 @@
  * 64-bit arithmetic wrapped to 32 bits.  Deterministic: every element is computed independently.
  *
  * Fault `add-race` (ACLSIM_FAULTS, read in phase 1): the kernel computes its results into one
- * static staging buffer (g_stage, shared by every add kernel of the process, like a fixed
+ * staging buffer (process-wide shared state "add.stage", shared by every add kernel of the
+ * process whichever library runs it, like a fixed
  * device scratch area) and then copies them to `out`, 1M elements at a time.  Two add kernels
  * executing at the same time (on different streams) compute into the same bytes, and each
  * copies out whatever is there: the other's results.  One thread, or one stream (whose worker
@@ -37,14 +38,15 @@ typedef struct {
 
 /* add-race: the shared staging buffer (elements of out's dtype, at most 4 bytes each). */
 #define ADD_STAGE_ELEMS ((int64_t)1 << 20)
-static uint8_t *g_stage;
-static pthread_once_t g_stage_once = PTHREAD_ONCE_INIT;
+typedef struct {
+    uint8_t *stage;
+} add_shared;
 
-static void stage_init(void)
+static void stage_init(void *state)
 {
     void *p = mmap(NULL, (size_t)ADD_STAGE_ELEMS * 4, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    g_stage = p == MAP_FAILED ? NULL : p;
+    ((add_shared *)state)->stage = p == MAP_FAILED ? NULL : p;
 }
 
 static int dtype_supported(int32_t dt)
@@ -194,8 +196,8 @@ static int add_kernel(aclsim_kernel_ctx *k)
 
     uint8_t *stage = NULL;
     if (a->staged) {
-        pthread_once(&g_stage_once, stage_init);
-        stage = g_stage;
+        add_shared *sh = aclsim_shared_state("add.stage", sizeof(add_shared), stage_init);
+        stage = sh ? sh->stage : NULL;
     }
     if (!stage) {
         for (int64_t n = 0; n < total; n++) {
