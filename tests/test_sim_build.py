@@ -243,6 +243,57 @@ def test_symbol_placement():
         assert not stray, (name, stray)
 
 
+#: Writable statics allowed in operator objects: pure caches whose value follows from the machine
+#: or the number format alone, so the copies in libopapi.so and libopapi_<domain>.so agree.
+#: Anything else must live in libnnopbase (aclsim_shared_state / aclsim_thread_state).
+_PURE_CACHES = {"g_f16_table", "g_f16_once", "cached"}  # op_mhc_common.c
+#: Written by the toolchain (crt files, libgcc's CPU detection for target_clones).
+_TOOLCHAIN = {"completed", "__dso_handle", "__TMC_END__", "__cpu_model", "__cpu_features2"}
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="needs binutils objdump")
+def test_operator_objects_keep_no_per_process_state():
+    """Operator objects are linked into two libraries (their domain's and libopapi.so); a
+    process that loads both must still have one copy of every piece of simulator state, so the
+    operator libraries may hold no writable data of their own."""
+    for name in OP_LIBS:
+        table = subprocess.run(
+            ["objdump", "-t", str(sim.lib_dir() / name)], capture_output=True, text=True, check=True
+        ).stdout
+        writable = set()
+        for line in table.splitlines():
+            fields = line.split()
+            if "O" in fields and any(sec in fields for sec in (".data", ".bss", ".tdata", ".tbss")):
+                writable.add(fields[-1].split(".")[0])
+        assert not writable - _PURE_CACHES - _TOOLCHAIN, (name, writable)
+
+
+def test_shared_state_is_one_per_process_across_libraries():
+    """aclnnAdd from libopapi_math.so and from libopapi.so in one process: the add-race staging
+    buffer (shared state in libnnopbase) is the same, so the fault model sees one device."""
+    code = (
+        "import ctypes, os, sys\n"
+        "lib = sys.argv[1]\n"
+        "nb = ctypes.CDLL(os.path.join(lib, 'libnnopbase.so'), mode=ctypes.RTLD_GLOBAL)\n"
+        "f = nb.aclsim_shared_state\n"
+        "f.restype = ctypes.c_void_p\n"
+        "f.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p]\n"
+        "a = f(b'test.block', 64, None)\n"
+        "for n in ('libopapi_math.so', 'libopapi.so'):\n"
+        "    ctypes.CDLL(os.path.join(lib, n), mode=ctypes.RTLD_GLOBAL)\n"
+        "nb2 = ctypes.CDLL(os.path.join(lib, 'libnnopbase.so'))\n"
+        "g = nb2.aclsim_shared_state\n"
+        "g.restype = ctypes.c_void_p\n"
+        "g.argtypes = f.argtypes\n"
+        "print(a == g(b'test.block', 64, None), bool(a), g(b'test.block', 32, None))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(sim.lib_dir())], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "None"]  # same block; a size mismatch -> NULL
+
+
 def test_stale_temp_dirs_are_swept(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     old, fresh = cache / ".deadbeef.tmp-old", cache / ".deadbeef.tmp-new"

@@ -154,6 +154,17 @@ ACLSIM_INTERNAL aclnnStatus aclsim_executor_run(const char *op, void *workspace,
                                                 uint64_t workspaceSize, aclOpExecutor *executor,
                                                 aclrtStream stream);
 
+/* ---- state that must exist once per process / per thread (nb_state.c) ----
+ * Operator objects are linked into two libraries (libopapi_<domain>.so and libopapi.so), so an
+ * operator file must not keep mutable `static` data (tests/test_sim_build.py checks): it asks
+ * for a named block here instead.  The block is zeroed, created on first use (init, if not
+ * NULL, runs once, before any caller sees it) and lives until exit; a second caller with the
+ * same name gets the same block, from either library.  NULL on out-of-memory or when the size
+ * differs from the block's (message set). */
+ACLSIM_INTERNAL void *aclsim_shared_state(const char *name, size_t size, void (*init)(void *state));
+/* The same, one block per calling thread (freed when the thread exits; no init). */
+ACLSIM_INTERNAL void *aclsim_thread_state(const char *name, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

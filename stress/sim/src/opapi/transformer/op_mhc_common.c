@@ -209,7 +209,9 @@ void *mhc_output_ptr(const aclsim_kernel_ctx *k, int index)
     return (uint8_t *)d->data + d->offset * aclsim_dtype_size(d->dtype);
 }
 
-/* float16 -> float32 through a 64K-entry table (exact; built once). */
+/* float16 -> float32 through a 64K-entry table (exact; built once).  A pure cache: its contents
+ * follow from the format alone, so the copy in each library that links this object agrees with
+ * the other (the one writable static allowed in operator objects, see aclsim_nnop.h). */
 static float g_f16_table[65536];
 static pthread_once_t g_f16_once = PTHREAD_ONCE_INIT;
 

@@ -46,21 +46,21 @@
  *                   the reduction drop blocks (tokens missing from gradPhi/gradBias/gradAlpha).
  *                   Serial replay: a call's phase 1 and phase 2 are never separated by another
  *                   call's phase 1.
- *   shared-scratch  the reduction target is one device-wide buffer (g_scratch): the kernel
+ *   shared-scratch  the reduction target is one device-wide buffer (process-wide state "mhc_bwd.faults"): the kernel
  *                   zeroes it when it starts, accumulates the block partials into it, copies it
  *                   out at the end.  Two kernels executing at once (different streams) add into /
  *                   clear each other's sums.  One stream serialises kernels: no effect.
  *   stale-tail      the final gradBias/gradAlpha reduction stages each block's partial in the
- *                   executing core's buffer (t_ub, thread-local to the stream worker: the "UB")
+ *                   executing core's buffer (per-thread state "mhc_bwd.ub" of the stream worker: the "UB")
  *                   and sums all MHC_CORES slots although the launch staged only its own block
  *                   count: the tail slots hold the partials of the last kernel on that worker
  *                   that wrote them.  Serial replay repeats the same predecessor: deterministic.
  *   grad-drift      for M*K >= 2^21 the per-block running sums (gradPhi/gradBias/gradAlpha
  *                   partials) are rounded to bf16 after every token, as an accumulator kept in a
  *                   bf16 buffer would be: ~1e-2 relative error, deterministic.
- *   crash           phase 1 puts its tiling in a heap object published through a static pointer
- *                   (g_tiling_cache), freeing the previously published one; the executor keeps
- *                   its own object's address and the kernel reads the tiling through it.  Freed
+ *   crash           phase 1 puts its tiling in a heap object published through one pointer
+ *                   (tiling_cache, in the process-wide state), freeing the previously published
+ *                   one; the executor keeps its own object's address and the kernel reads the tiling through it.  Freed
  *                   objects are made inaccessible (page heap), so a phase 1 that runs between
  *                   another call's phase 1 and that call's kernel makes the kernel fault.
  *   hang            phase 1 takes the tiling-cache lock (A) then the reduction lock (B); the
@@ -118,8 +118,57 @@ typedef struct {
 
 /* ---- fault state (process-wide; see the file comment) ----------------------------------------- */
 
-/* tiling-race: the last phase 1's partition. */
-static atomic_llong g_race_tpb, g_race_blocks;
+/* This object is linked into libopapi_transformer.so and libopapi.so, so the state lives in
+ * libnnopbase (aclsim_shared_state): one per process whichever library runs the operator. */
+
+/* shared-scratch: one device-wide reduction buffer, big enough for the largest legal shape. */
+#define BWD_SCRATCH_FLOATS ((size_t)MHC_D * MHC_N * MHC_C_LIMIT + MHC_D + 3)
+/* crash: a page heap.  Every object gets its own page in a reserved range; freeing one returns
+ * the page to the kernel (MADV_DONTNEED) and makes it inaccessible (PROT_NONE), and the range
+ * stays reserved, so no later allocation can take its place: a stale pointer faults
+ * (SIGSEGV) instead of reading a recycled object.  Pages are handed out round-robin. */
+#define BWD_HEAP_PAGES 65536
+
+typedef struct {
+    /* tiling-race: the last phase 1's partition. */
+    atomic_llong race_tpb, race_blocks;
+    /* hang: A guards the tiling cache, B the reduction unit.  Phase 1 takes A then B; the
+     * kernel takes B then A. */
+    pthread_mutex_t cache_mu;  /* A */
+    pthread_mutex_t reduce_mu; /* B */
+    struct {
+        int64_t M, K;         /* the cached tiling's shape (guarded by A) */
+        uint64_t last_launch; /* the last launch that reduced with it (A) */
+    } hang_cache;
+    int64_t reduce_slots; /* partial slots of the reduction unit (B) */
+    float *scratch;       /* shared-scratch */
+    uint8_t *heap;        /* crash */
+    size_t page_size;
+    atomic_ullong heap_next;
+    _Atomic(mhc_tiling *) tiling_cache; /* the published tiling object */
+} bwd_shared;
+
+static void bwd_shared_init(void *state)
+{
+    bwd_shared *g = state;
+    pthread_mutex_init(&g->cache_mu, NULL);
+    pthread_mutex_init(&g->reduce_mu, NULL);
+    g->reduce_slots = MHC_CORES;
+    void *p = mmap(NULL, BWD_SCRATCH_FLOATS * sizeof(float), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g->scratch = p == MAP_FAILED ? NULL : p;
+    long ps = sysconf(_SC_PAGESIZE);
+    g->page_size = ps > 0 ? (size_t)ps : 4096;
+    p = mmap(NULL, g->page_size * BWD_HEAP_PAGES, PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g->heap = p == MAP_FAILED ? NULL : p;
+}
+
+/* The process-wide state, or NULL on out-of-memory (the faults then stay off). */
+static bwd_shared *shared(void)
+{
+    return aclsim_shared_state("mhc_bwd.faults", sizeof(bwd_shared), bwd_shared_init);
+}
 
 /* tiling-race: phase 2 copies the published partition into the launch, as CANN copies the
  * host-side tiling data into a kernel launch.  The race window is therefore the host's, between
@@ -128,71 +177,39 @@ static atomic_llong g_race_tpb, g_race_blocks;
 static void race_launch_hook(const void *attrs, int64_t *args)
 {
     (void)attrs;
-    args[0] = atomic_load(&g_race_tpb);
-    args[1] = atomic_load(&g_race_blocks);
-}
-
-/* hang: A guards the tiling cache, B the reduction unit.  Phase 1 takes A then B; the kernel
- * takes B then A. */
-static pthread_mutex_t g_cache_mu = PTHREAD_MUTEX_INITIALIZER;  /* A */
-static pthread_mutex_t g_reduce_mu = PTHREAD_MUTEX_INITIALIZER; /* B */
-static struct {
-    int64_t M, K;         /* the cached tiling's shape (guarded by A) */
-    uint64_t last_launch; /* the last launch that reduced with it (A) */
-} g_hang_cache;
-static int64_t g_reduce_slots = MHC_CORES; /* partial slots of the reduction unit (B) */
-
-/* shared-scratch: one device-wide reduction buffer, big enough for the largest legal shape. */
-#define BWD_SCRATCH_FLOATS ((size_t)MHC_D * MHC_N * MHC_C_LIMIT + MHC_D + 3)
-static float *g_scratch;
-static pthread_once_t g_scratch_once = PTHREAD_ONCE_INIT;
-
-static void scratch_init(void)
-{
-    void *p = mmap(NULL, BWD_SCRATCH_FLOATS * sizeof(float), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    g_scratch = p == MAP_FAILED ? NULL : p;
+    bwd_shared *g = shared();
+    if (g) {
+        args[0] = atomic_load(&g->race_tpb);
+        args[1] = atomic_load(&g->race_blocks);
+    }
 }
 
 /* stale-tail: the executing core's buffer; one per stream worker thread, never cleared. */
-static __thread float t_ub[MHC_CORES][MHC_D + 3];
+typedef float bwd_ub[MHC_CORES][MHC_D + 3];
 
-/* crash: a page heap.  Every object gets its own page in a reserved range; freeing one returns
- * the page to the kernel (MADV_DONTNEED) and makes it inaccessible (PROT_NONE), and the range
- * stays reserved, so no later allocation can take its place: a stale pointer faults
- * (SIGSEGV) instead of reading a recycled object.  Pages are handed out round-robin. */
-#define BWD_HEAP_PAGES 65536
-static uint8_t *g_heap;
-static size_t g_page_size;
-static atomic_ullong g_heap_next;
-static pthread_once_t g_heap_once = PTHREAD_ONCE_INIT;
-static _Atomic(mhc_tiling *) g_tiling_cache; /* the published tiling object */
-
-static void heap_init(void)
+static float (*thread_ub(void))[MHC_D + 3]
 {
-    long ps = sysconf(_SC_PAGESIZE);
-    g_page_size = ps > 0 ? (size_t)ps : 4096;
-    void *p = mmap(NULL, g_page_size * BWD_HEAP_PAGES, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    g_heap = p == MAP_FAILED ? NULL : p;
+    bwd_ub *ub = aclsim_thread_state("mhc_bwd.ub", sizeof(bwd_ub));
+    return ub ? *ub : NULL;
 }
 
 static mhc_tiling *heap_alloc_tiling(void)
 {
-    pthread_once(&g_heap_once, heap_init);
-    if (!g_heap)
+    bwd_shared *g = shared();
+    if (!g || !g->heap)
         return NULL;
-    uint64_t i = atomic_fetch_add(&g_heap_next, 1) % BWD_HEAP_PAGES;
-    uint8_t *p = g_heap + i * g_page_size;
-    if (mprotect(p, g_page_size, PROT_READ | PROT_WRITE) != 0)
+    uint64_t i = atomic_fetch_add(&g->heap_next, 1) % BWD_HEAP_PAGES;
+    uint8_t *p = g->heap + i * g->page_size;
+    if (mprotect(p, g->page_size, PROT_READ | PROT_WRITE) != 0)
         return NULL;
     return (mhc_tiling *)p;
 }
 
 static void heap_free(void *p)
 {
-    madvise(p, g_page_size, MADV_DONTNEED);
-    mprotect(p, g_page_size, PROT_NONE);
+    bwd_shared *g = shared(); /* not NULL: p came from heap_alloc_tiling */
+    madvise(p, g->page_size, MADV_DONTNEED);
+    mprotect(p, g->page_size, PROT_NONE);
 }
 
 /* ---- accumulation of the gradients' partial sums ------------------------------------------- */
@@ -562,18 +579,19 @@ static void ub_reduce(bwd_run *r, int64_t nblocks)
 static void hang_reduce_begin(const bwd_run *r)
 {
     if (r->faults & BWD_F_HANG)
-        pthread_mutex_lock(&g_reduce_mu); /* B: the reduction unit, held across the reduction */
+        pthread_mutex_lock(&shared()->reduce_mu); /* B: the reduction unit, held throughout */
 }
 
 static void hang_reduce_end(const bwd_run *r, uint64_t launch_id)
 {
     if (!(r->faults & BWD_F_HANG))
         return;
-    pthread_mutex_lock(&g_cache_mu); /* A, with B held: mark the cached tiling as used */
-    if (g_hang_cache.M == r->t->M && g_hang_cache.K == r->t->K)
-        g_hang_cache.last_launch = launch_id;
-    pthread_mutex_unlock(&g_cache_mu);
-    pthread_mutex_unlock(&g_reduce_mu);
+    bwd_shared *g = shared(); /* not NULL: phase 1 set BWD_F_HANG only with the state */
+    pthread_mutex_lock(&g->cache_mu); /* A, with B held: mark the cached tiling as used */
+    if (g->hang_cache.M == r->t->M && g->hang_cache.K == r->t->K)
+        g->hang_cache.last_launch = launch_id;
+    pthread_mutex_unlock(&g->cache_mu);
+    pthread_mutex_unlock(&g->reduce_mu);
 }
 
 static int bwd_kernel(aclsim_kernel_ctx *k)
@@ -620,14 +638,14 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
             r.reduce_n = k->launch_args[1];
     }
     if (r.faults & BWD_F_STALE_TAIL)
-        r.ub = t_ub; /* this stream worker's buffer */
+        r.ub = thread_ub(); /* this stream worker's buffer (NULL: out of memory, fault off) */
     if (r.faults & BWD_F_SHARED_SCRATCH) {
-        pthread_once(&g_scratch_once, scratch_init);
-        if (g_scratch) { /* reduce into the device-wide buffer: [gradPhi | gradBias | gradAlpha] */
-            r.gphi = g_scratch;
-            r.gbias = g_scratch + DK;
-            r.galpha = g_scratch + DK + MHC_D;
-            memset(g_scratch, 0, (DK + MHC_D + 3) * sizeof(float));
+        float *scratch = shared() ? shared()->scratch : NULL;
+        if (scratch) { /* reduce into the device-wide buffer: [gradPhi | gradBias | gradAlpha] */
+            r.gphi = scratch;
+            r.gbias = scratch + DK;
+            r.galpha = scratch + DK + MHC_D;
+            memset(scratch, 0, (DK + MHC_D + 3) * sizeof(float));
         } else {
             r.faults &= ~(uint32_t)BWD_F_SHARED_SCRATCH;
         }
@@ -684,41 +702,35 @@ static int bwd_zero_kernel(aclsim_kernel_ctx *k)
 
 /* ---- phase 1 ----------------------------------------------------------------------------------- */
 
-ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
-    const aclTensor *gradHin, const aclTensor *gradHPost, const aclTensor *gradHRes,
-    const aclTensor *x, const aclTensor *phi, const aclTensor *alpha, const aclTensor *bias,
-    const aclTensor *hPre, const aclTensor *hcBeforeNorm, const aclTensor *invRms,
-    const aclTensor *sumOut, const aclTensor *normOut, double hcEps, const aclTensor *gradX,
-    const aclTensor *gradPhi, const aclTensor *gradAlpha, const aclTensor *gradBias,
-    uint64_t *workspaceSize, aclOpExecutor **executor)
-{
-    enum { N_T = N_IN + N_OUT };
-    static const char *const names[N_T] = {
-        "gradHin", "gradHPost",    "gradHRes", "x",      "phi",     "alpha",
-        "bias",    "hPre",         "hcBeforeNorm", "invRms", "sumOut", "normOut",
-        "gradX",   "gradPhi",      "gradAlpha", "gradBias"};
-    const aclTensor *handles[N_T] = {gradHin, gradHPost, gradHRes,     x,      phi,    alpha,
-                                     bias,    hPre,      hcBeforeNorm, invRms, sumOut, normOut,
-                                     gradX,   gradPhi,   gradAlpha,    gradBias};
-    enum { T_GX = N_IN + OUT_GX };
-    int rc;
+enum { N_T = N_IN + N_OUT, T_GX = N_IN + OUT_GX };
+static const char *const k_names[N_T] = {
+    "gradHin", "gradHPost",    "gradHRes", "x",      "phi",     "alpha",
+    "bias",    "hPre",         "hcBeforeNorm", "invRms", "sumOut", "normOut",
+    "gradX",   "gradPhi",      "gradAlpha", "gradBias"};
 
-    /* 1. NULL pointers (161001) */
+/* 1. NULL pointers (161001), then the descriptors. */
+static int bwd_read_handles(const aclTensor *const *handles, const uint64_t *workspaceSize,
+                            aclOpExecutor *const *executor, aclsim_tensor_desc *d)
+{
+    int rc;
     for (int i = 0; i < N_T; i++)
         if (!handles[i])
-            return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL", API, names[i]);
+            return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL", API, k_names[i]);
     if (!workspaceSize)
         return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: workspaceSize is NULL", API);
     if (!executor)
         return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", API);
-
-    aclsim_tensor_desc d[N_T];
     for (int i = 0; i < N_T; i++)
-        if ((rc = aclsim_tensor_get(API, names[i], handles[i], &d[i])))
+        if ((rc = aclsim_tensor_get(API, k_names[i], handles[i], &d[i])))
             return rc;
-    const aclsim_tensor_desc *dx = &d[IN_X];
+    return 0;
+}
 
-    /* 2. dtypes, ranks, the operator's constraints, shapes, formats (161002) */
+/* 2a. dtypes, x's rank and the operator's constraints, sumOut's leading dim (161002). */
+static int bwd_check_dtypes_ranks(const aclsim_tensor_desc *d)
+{
+    const aclsim_tensor_desc *dx = &d[IN_X];
+    int rc;
     for (int i = 0; i < N_T; i++) {
         if (i == T_GX) {
             if (d[i].dtype != d[IN_GHIN].dtype)
@@ -728,7 +740,7 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
                                         aclsim_dtype_name(d[i].dtype));
             continue;
         }
-        if ((rc = mhc_check_dtype(API, names[i], &d[i], i == IN_GHIN || i == IN_X)))
+        if ((rc = mhc_check_dtype(API, k_names[i], &d[i], i == IN_GHIN || i == IN_X)))
             return rc;
     }
     if (dx->ndim == 3) {
@@ -747,7 +759,14 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
                                 "%s: sumOut: dim 0 (2 * Sinkhorn iterations) must be %d (%d "
                                 "iterations), got %lld",
                                 API, 2 * MHC_ITERS, MHC_ITERS, (long long)d[IN_SUM].dims[0]);
+    return 0;
+}
 
+/* 2b. every other shape, the formats, output contiguity (161002). */
+static int bwd_check_shapes(const aclsim_tensor_desc *d)
+{
+    const aclsim_tensor_desc *dx = &d[IN_X];
+    int rc;
     const int64_t B = dx->dims[0], S = dx->dims[1], N = MHC_N, C = dx->dims[3], D = MHC_D;
     const int64_t T2 = 2 * MHC_ITERS;
     struct {
@@ -786,19 +805,25 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
     }
     for (int i = 0; i < N_T; i++)
         if (i != IN_X &&
-            (rc = mhc_check_shape(API, names[i], &d[i], want[i].dims, want[i].nd, want[i].layout)))
+            (rc = mhc_check_shape(API, k_names[i], &d[i], want[i].dims, want[i].nd, want[i].layout)))
             return rc;
     for (int i = 0; i < N_T; i++)
-        if ((rc = mhc_check_format(API, names[i], &d[i])))
+        if ((rc = mhc_check_format(API, k_names[i], &d[i])))
             return rc;
     for (int i = N_IN; i < N_T; i++)
-        if ((rc = mhc_check_contiguous_output(API, names[i], &d[i])))
+        if ((rc = mhc_check_contiguous_output(API, k_names[i], &d[i])))
             return rc;
 
-    /* 3. tiling and workspace */
-    bwd_attrs attrs;
-    memset(&attrs, 0, sizeof attrs);
-    mhc_tiling *t = &attrs.tiling;
+    return 0;
+}
+
+/* 3. tiling and workspace layout, into attrs (zeroed here). */
+static void bwd_plan(const aclsim_tensor_desc *d, double hcEps, bwd_attrs *out)
+{
+    const aclsim_tensor_desc *dx = &d[IN_X];
+    const int64_t B = dx->dims[0], S = dx->dims[1], N = MHC_N, C = dx->dims[3], D = MHC_D;
+    memset(out, 0, sizeof *out);
+    mhc_tiling *t = &out->tiling;
     t->B = B;
     t->S = S;
     t->M = B * S;
@@ -819,60 +844,63 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
     t->ws_bias = nb * DK;
     t->ws_alpha = t->ws_bias + nb * D;
     t->ws_floats = t->ws_alpha + nb * 3;
+}
 
-    /* 4. empty (B*S == 0): zero-fill gradPhi/gradAlpha/gradBias, unless the empty-skip fault:
-     * then the executor gets no kernel at all, and phase 2 succeeds without writing anything */
-    aclsim_kernel_fn fn = t->M > 0 ? bwd_kernel : aclsim_fault("empty-skip") ? NULL : bwd_zero_kernel;
-
-    /* 5. the other faults (see the file comment) */
-    if (t->M > 0) {
-        if (aclsim_fault("tiling-race")) {
-            attrs.faults |= BWD_F_TILING_RACE;
-            atomic_store(&g_race_tpb, t->tokens_per_block); /* read back at phase 2 */
-            atomic_store(&g_race_blocks, t->blocks);
-        }
-        if (aclsim_fault("shared-scratch"))
-            attrs.faults |= BWD_F_SHARED_SCRATCH;
-        if (aclsim_fault("stale-tail"))
-            attrs.faults |= BWD_F_STALE_TAIL;
-        if (aclsim_fault("grad-drift") && t->M * t->K >= BWD_DRIFT_MIN_MK)
-            attrs.faults |= BWD_F_DRIFT;
-        if (aclsim_fault("hang")) {
-            attrs.faults |= BWD_F_HANG;
-            pthread_mutex_lock(&g_cache_mu); /* A: the tiling cache */
-            if (g_hang_cache.M != t->M || g_hang_cache.K != t->K) {
-                g_hang_cache.M = t->M;
-                g_hang_cache.K = t->K;
-            }
-            pthread_mutex_lock(&g_reduce_mu); /* B, with A held: the reduction unit's slots */
-            int64_t slots = g_reduce_slots;
-            pthread_mutex_unlock(&g_reduce_mu);
-            pthread_mutex_unlock(&g_cache_mu);
-            if (t->blocks > slots) /* never: blocks <= MHC_CORES = slots */
-                return aclsim_set_error(ACLNN_ERR_INNER, "%s: %lld blocks exceed the %lld "
-                                        "reduction slots", API, (long long)t->blocks,
-                                        (long long)slots);
-        }
+/* 5. the faults of a non-empty call (see the file comment): flags into attrs, and the shared
+ * state phase 1 touches.  0 or an error (message set). */
+static int bwd_faults(bwd_attrs *attrs)
+{
+    const mhc_tiling *t = &attrs->tiling;
+    bwd_shared *g = shared();
+    if (!g) /* out of memory: run without faults */
+        return 0;
+    if (aclsim_fault("tiling-race")) {
+        attrs->faults |= BWD_F_TILING_RACE;
+        atomic_store(&g->race_tpb, t->tokens_per_block); /* read back at phase 2 */
+        atomic_store(&g->race_blocks, t->blocks);
     }
-    mhc_tiling *published = NULL;
-    if (aclsim_fault("crash") && (published = heap_alloc_tiling()) != NULL) {
-        *published = *t;
-        attrs.published = published;
+    if (aclsim_fault("shared-scratch"))
+        attrs->faults |= BWD_F_SHARED_SCRATCH;
+    if (aclsim_fault("stale-tail"))
+        attrs->faults |= BWD_F_STALE_TAIL;
+    if (aclsim_fault("grad-drift") && t->M * t->K >= BWD_DRIFT_MIN_MK)
+        attrs->faults |= BWD_F_DRIFT;
+    if (!aclsim_fault("hang"))
+        return 0;
+    attrs->faults |= BWD_F_HANG;
+    pthread_mutex_lock(&g->cache_mu); /* A: the tiling cache */
+    if (g->hang_cache.M != t->M || g->hang_cache.K != t->K) {
+        g->hang_cache.M = t->M;
+        g->hang_cache.K = t->K;
     }
+    pthread_mutex_lock(&g->reduce_mu); /* B, with A held: the reduction unit's slots */
+    int64_t slots = g->reduce_slots;
+    pthread_mutex_unlock(&g->reduce_mu);
+    pthread_mutex_unlock(&g->cache_mu);
+    if (t->blocks > slots) /* never: blocks <= MHC_CORES = slots */
+        return aclsim_set_error(ACLNN_ERR_INNER, "%s: %lld blocks exceed the %lld reduction slots",
+                                API, (long long)t->blocks, (long long)slots);
+    return 0;
+}
 
-    aclsim_executor *ex = aclsim_executor_create(OP, fn, t->ws_floats * sizeof(float));
+/* 6. the executor (consumes `published` on failure). */
+static int bwd_publish(const aclsim_tensor_desc *d, aclsim_kernel_fn fn, bwd_attrs *attrs,
+                       mhc_tiling *published, uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    int rc = 0;
+    aclsim_executor *ex = aclsim_executor_create(OP, fn, attrs->tiling.ws_floats * sizeof(float));
     if (!ex) {
         if (published)
             heap_free(published);
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
     for (int i = 0; i < N_IN && !rc; i++)
-        rc = aclsim_executor_add_input(ex, names[i], &d[i]);
+        rc = aclsim_executor_add_input(ex, k_names[i], &d[i]);
     for (int i = N_IN; i < N_T && !rc; i++)
-        rc = aclsim_executor_add_output(ex, names[i], &d[i]);
+        rc = aclsim_executor_add_output(ex, k_names[i], &d[i]);
     if (!rc)
-        rc = aclsim_executor_set_attrs(ex, &attrs, sizeof attrs);
-    if (!rc && (attrs.faults & BWD_F_TILING_RACE))
+        rc = aclsim_executor_set_attrs(ex, attrs, sizeof *attrs);
+    if (!rc && (attrs->faults & BWD_F_TILING_RACE))
         aclsim_executor_set_launch_hook(ex, race_launch_hook);
     if (rc) {
         aclsim_executor_discard(ex);
@@ -884,11 +912,44 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
         /* crash: publish this call's tiling object as the cache entry and free the previous
          * one, assuming its call is done with it: true only if that call's kernel has already
          * run, i.e. when calls do not overlap */
-        mhc_tiling *previous = atomic_exchange(&g_tiling_cache, published);
+        mhc_tiling *previous = atomic_exchange(&shared()->tiling_cache, published);
         if (previous)
             heap_free(previous);
     }
     return aclsim_executor_publish(ex, workspaceSize, executor);
+}
+
+ACLSIM_API aclnnStatus aclnnMhcPreSinkhornBackwardGetWorkspaceSize(
+    const aclTensor *gradHin, const aclTensor *gradHPost, const aclTensor *gradHRes,
+    const aclTensor *x, const aclTensor *phi, const aclTensor *alpha, const aclTensor *bias,
+    const aclTensor *hPre, const aclTensor *hcBeforeNorm, const aclTensor *invRms,
+    const aclTensor *sumOut, const aclTensor *normOut, double hcEps, const aclTensor *gradX,
+    const aclTensor *gradPhi, const aclTensor *gradAlpha, const aclTensor *gradBias,
+    uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    const aclTensor *handles[N_T] = {gradHin, gradHPost, gradHRes,     x,      phi,    alpha,
+                                     bias,    hPre,      hcBeforeNorm, invRms, sumOut, normOut,
+                                     gradX,   gradPhi,   gradAlpha,    gradBias};
+    aclsim_tensor_desc d[N_T];
+    int rc;
+    if ((rc = bwd_read_handles(handles, workspaceSize, executor, d)) ||
+        (rc = bwd_check_dtypes_ranks(d)) || (rc = bwd_check_shapes(d)))
+        return rc;
+    bwd_attrs attrs;
+    bwd_plan(d, hcEps, &attrs);
+    const mhc_tiling *t = &attrs.tiling;
+
+    /* 4. empty (B*S == 0): zero-fill gradPhi/gradAlpha/gradBias, unless the empty-skip fault:
+     * then the executor gets no kernel at all, and phase 2 succeeds without writing anything */
+    aclsim_kernel_fn fn = t->M > 0 ? bwd_kernel : aclsim_fault("empty-skip") ? NULL : bwd_zero_kernel;
+    if (t->M > 0 && (rc = bwd_faults(&attrs)))
+        return rc;
+    mhc_tiling *published = NULL;
+    if (aclsim_fault("crash") && (published = heap_alloc_tiling()) != NULL) {
+        *published = *t;
+        attrs.published = published;
+    }
+    return bwd_publish(d, fn, &attrs, published, workspaceSize, executor);
 }
 
 /* ---- phase 2 ----------------------------------------------------------------------------------- */
