@@ -35,6 +35,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "add-race": ("runtime-fault", "control (per-thread streams)"),
     "crash": ("crash", "interleaved, mixed"),
     "hang": ("hang", "isolated, mixed"),
+    "scratch-pool": ("cross-call-contamination", "mixed (per-thread streams)"),
 }
 
 

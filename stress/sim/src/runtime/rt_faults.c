@@ -54,6 +54,11 @@ static const fault_info k_faults[] = {
      "the kernel holds the reduction lock across its reduction and then takes the tiling-cache "
      "lock: a lock-order deadlock when a phase 1 overlaps a kernel (op_mhc_pre_sinkhorn_"
      "backward.c)"},
+    {"scratch-pool",
+     "nnopbase (every operator but the mHC ones): kernels stage their output through a device "
+     "scratch pool cached by byte size whose lookup does not check that a block is free; two "
+     "kernels with same-size outputs executing at once (different streams) scatter each other's "
+     "results (nb_scratch_pool.c)"},
     {NULL, NULL},
 };
 
