@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 
 #include "aclsim_dtype.h"
+#include "aclnn_add.h"
 #include "aclsim_nnop.h"
 
 #define OP "aclnnAdd"
