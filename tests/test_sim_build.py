@@ -77,7 +77,9 @@ def test_root_layout():
     arch = root / f"{platform.machine()}-linux" / "lib64"
     assert arch.is_symlink() and arch.resolve() == (root / "lib64").resolve()
     assert (arch / "libopapi.so").is_file()
-    assert "aclrtMalloc" in (root / "include" / "aclsim.h").read_text()
+    assert "aclrtMalloc" in (root / "include" / "acl" / "acl_rt.h").read_text()
+    assert "aclsimLiveObjects" in (root / "include" / "aclsim.h").read_text()
+    assert "aclrtMalloc" not in (root / "include" / "aclsim.h").read_text()  # extras only
     assert (root / "include" / "aclnnop" / "aclnn_mhc_pre_sinkhorn.h").is_file()
     assert not list(root.rglob("*_private.h")) and not (root / "include" / "internal").exists()
     info = json.loads((root / "aclsim.json").read_text())

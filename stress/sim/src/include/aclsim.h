@@ -1,15 +1,42 @@
 /*
- * aclsim.h - public C interface of the aclnn-stress CANN simulator.
+ * aclsim.h - the aclnn-stress CANN simulator's own extras (nothing here exists in CANN).
  *
- * Declares every function the three simulator libraries export, with the CANN signatures
- * (types from acl_base_rt.h / acl_rt.h / acl_meta.h / aclnn_add.h), plus the simulator's own
- * `aclsim*` extras.  It is installed as <root>/include/aclsim.h so that C programs can be built
- * against the simulator; programs written for CANN should keep using CANN's own headers.
+ * Programs written for CANN include CANN's headers (acl/acl.h, aclnnop/aclnn_<op>.h), which the
+ * simulator root installs under <root>/include; this header adds
+ *   - introspection and test hooks exported by libascendcl.so (aclsim*), and
+ *   - the kernel API exported by libnnopbase.so (aclsim_*), with which a user writes a CPU model
+ *     of an operator of their own (docs/simulator.md, "Custom operators"), built into a
+ *     libcust_opapi.so that the binding finds in a custom operator package.
  *
- * Library placement (as in CANN):
- *   libascendcl.so  acl*, aclrt*, aclsys*, aclGetRecentErrMsg, aclsim* extras
- *   libnnopbase.so  aclCreate..., aclDestroy... (tensors, scalars, arrays), executors, aclnnInit
- *   libopapi.so     aclnn<Op>GetWorkspaceSize / aclnn<Op>
+ * Writing an operator with the kernel API:
+ *
+ * An operator is one file op_<name>.c compiled into libopapi.  It implements the two CANN entry
+ * points with this API:
+ *
+ *   aclnnStatus aclnnFooGetWorkspaceSize(const aclTensor *x, ..., aclTensor *out,
+ *                                        uint64_t *workspaceSize, aclOpExecutor **executor)
+ *   {
+ *       // 1. NULL checks (161001), then read the handles into descriptor copies:
+ *       aclsim_tensor_desc dx;
+ *       int rc = aclsim_tensor_get("aclnnFoo", "x", x, &dx);        // 161001 / 161002 + message
+ *       // 2. validate dtypes/shapes/attributes (161002 + aclsim_set_error message)
+ *       // 3. build the executor: it copies descriptors and attributes
+ *       aclsim_executor *ex = aclsim_executor_create("aclnnFoo", foo_kernel, workspace_bytes);
+ *       aclsim_executor_add_input(ex, "x", &dx);
+ *       aclsim_executor_add_output(ex, "out", &dout);
+ *       aclsim_executor_set_attrs(ex, &attrs, sizeof attrs);
+ *       return aclsim_executor_publish(ex, workspaceSize, executor);
+ *   }
+ *   aclnnStatus aclnnFoo(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
+ *                        aclrtStream stream)
+ *   {
+ *       return aclsim_executor_run("aclnnFoo", workspace, workspaceSize, executor, stream);
+ *   }
+ *
+ * The kernel runs later on the stream's worker thread with a snapshot of the descriptors.  Before
+ * it runs, every non-empty tensor's byte extent (and the workspace) is checked to lie inside one
+ * live device allocation, and pinned; after it runs, the guard bytes of the allocations holding
+ * the outputs and the workspace are checked.  Failures become the stream's sticky error 507015.
  */
 #ifndef ACLSIM_H
 #define ACLSIM_H
@@ -18,6 +45,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "acl/acl.h"
+#include "aclnn/aclnn_base.h"
+#include "aclnn/opdev/op_errno.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,127 +56,9 @@ extern "C" {
 #ifndef ACLSIM_API
 #define ACLSIM_API __attribute__((visibility("default")))
 #endif
-
-/* ---- scalar and handle types ---------------------------------------------------------- */
-typedef int aclError;
-typedef int32_t aclnnStatus;
-typedef uint16_t aclFloat16;
-typedef void *aclrtStream;
-typedef void *aclrtContext;
-
-typedef struct aclTensor aclTensor;
-typedef struct aclScalar aclScalar;
-typedef struct aclIntArray aclIntArray;
-typedef struct aclFloatArray aclFloatArray;
-typedef struct aclBoolArray aclBoolArray;
-typedef struct aclOpExecutor aclOpExecutor;
-
-/* ---- status codes (the subset the simulator returns) ------------------------------------ */
-#define ACL_SUCCESS 0
-#define ACL_ERROR_INVALID_PARAM 100000
-#define ACL_ERROR_UNINITIALIZE 100001
-#define ACL_ERROR_REPEAT_INITIALIZE 100002
-#define ACL_ERROR_REPEAT_FINALIZE 100037
-#define ACL_ERROR_RT_PARAM_INVALID 107000
-#define ACL_ERROR_RT_INVALID_DEVICEID 107001
-#define ACL_ERROR_RT_CONTEXT_NULL 107002
-#define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
-#define ACL_ERROR_RT_INTERNAL_ERROR 507000
-#define ACL_ERROR_RT_AICORE_EXCEPTION 507015
-#define ACL_ERROR_RT_STREAM_SYNC_TIMEOUT 507046
-
-#define ACLNN_SUCCESS 0
-#define ACLNN_ERR_PARAM_NULLPTR 161001
-#define ACLNN_ERR_PARAM_INVALID 161002
-#define ACLNN_ERR_RUNTIME_ERROR 361001
-#define ACLNN_ERR_INNER 561000
-#define ACLNN_ERR_INNER_CREATE_EXECUTOR 561101
-
-#define ACL_PKG_VERSION_MAX_SIZE 128
-
-/* ---- enums ------------------------------------------------------------------------------ */
-typedef enum {
-    ACL_DT_UNDEFINED = -1,
-    ACL_FLOAT = 0,
-    ACL_FLOAT16 = 1,
-    ACL_INT8 = 2,
-    ACL_INT32 = 3,
-    ACL_UINT8 = 4,
-    ACL_INT16 = 6,
-    ACL_UINT16 = 7,
-    ACL_UINT32 = 8,
-    ACL_INT64 = 9,
-    ACL_UINT64 = 10,
-    ACL_DOUBLE = 11,
-    ACL_BOOL = 12,
-    ACL_STRING = 13,
-    ACL_COMPLEX64 = 16,
-    ACL_COMPLEX128 = 17,
-    ACL_BF16 = 27,
-    ACL_INT4 = 29,
-    ACL_UINT1 = 30,
-    ACL_COMPLEX32 = 33,
-    ACL_HIFLOAT8 = 34,
-    ACL_FLOAT8_E5M2 = 35,
-    ACL_FLOAT8_E4M3FN = 36,
-    ACL_FLOAT8_E8M0 = 37,
-    ACL_FLOAT6_E3M2 = 38,
-    ACL_FLOAT6_E2M3 = 39,
-    ACL_FLOAT4_E2M1 = 40,
-    ACL_FLOAT4_E1M2 = 41
-} aclDataType;
-
-typedef enum {
-    ACL_FORMAT_UNDEFINED = -1,
-    ACL_FORMAT_NCHW = 0,
-    ACL_FORMAT_NHWC = 1,
-    ACL_FORMAT_ND = 2,
-    ACL_FORMAT_NC1HWC0 = 3,
-    ACL_FORMAT_FRACTAL_Z = 4,
-    ACL_FORMAT_NC1HWC0_C04 = 12,
-    ACL_FORMAT_HWCN = 16,
-    ACL_FORMAT_NDHWC = 27,
-    ACL_FORMAT_FRACTAL_NZ = 29,
-    ACL_FORMAT_NCDHW = 30,
-    ACL_FORMAT_NDC1HWC0 = 32,
-    ACL_FRACTAL_Z_3D = 33,
-    ACL_FORMAT_NC = 35,
-    ACL_FORMAT_NCL = 47,
-    ACL_FORMAT_FRACTAL_NZ_C0_16 = 50,
-    ACL_FORMAT_FRACTAL_NZ_C0_32 = 51,
-    ACL_FORMAT_FRACTAL_NZ_C0_2 = 52,
-    ACL_FORMAT_FRACTAL_NZ_C0_4 = 53,
-    ACL_FORMAT_FRACTAL_NZ_C0_8 = 54
-} aclFormat;
-
-typedef enum {
-    ACL_MEMCPY_HOST_TO_HOST = 0,
-    ACL_MEMCPY_HOST_TO_DEVICE = 1,
-    ACL_MEMCPY_DEVICE_TO_HOST = 2,
-    ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
-    ACL_MEMCPY_DEFAULT = 4
-} aclrtMemcpyKind;
-
-typedef enum {
-    ACL_MEM_MALLOC_HUGE_FIRST = 0,
-    ACL_MEM_MALLOC_HUGE_ONLY = 1,
-    ACL_MEM_MALLOC_NORMAL_ONLY = 2,
-    ACL_MEM_MALLOC_HUGE_FIRST_P2P = 3,
-    ACL_MEM_MALLOC_HUGE_ONLY_P2P = 4,
-    ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5,
-    ACL_MEM_MALLOC_HUGE1G_ONLY = 6,
-    ACL_MEM_MALLOC_HUGE1G_ONLY_P2P = 7,
-    ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x100,
-    ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
-    ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000
-} aclrtMemMallocPolicy;
-
-typedef enum {
-    ACL_OPT_DETERMINISTIC = 0,
-    ACL_OPT_ENABLE_DEBUG_KERNEL = 1,
-    ACL_OPT_STRONG_CONSISTENCY = 2,
-    ACL_OPT_ENABLE_KERNEL_EARLY_START = 3
-} aclSysParamOpt;
+#ifndef ACLSIM_PRINTF
+#define ACLSIM_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#endif
 
 /* aclsimLiveObjects kinds */
 typedef enum {
@@ -158,37 +71,6 @@ typedef enum {
     ACLSIM_LIVE_CONTEXTS = 6,
     ACLSIM_LIVE_ARRAYS = 7
 } aclsimLiveKind;
-
-/* ---- libascendcl.so ------------------------------------------------------------------------ */
-ACLSIM_API aclError aclInit(const char *configPath);
-ACLSIM_API aclError aclFinalize(void);
-ACLSIM_API aclError aclrtSetDevice(int32_t deviceId);
-ACLSIM_API aclError aclrtResetDevice(int32_t deviceId);
-ACLSIM_API aclError aclrtGetDevice(int32_t *deviceId);
-ACLSIM_API aclError aclrtGetDeviceCount(uint32_t *count);
-ACLSIM_API aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
-ACLSIM_API aclError aclrtDestroyContext(aclrtContext context);
-ACLSIM_API aclError aclrtSetCurrentContext(aclrtContext context);
-ACLSIM_API aclError aclrtGetCurrentContext(aclrtContext *context);
-ACLSIM_API aclError aclrtCreateStream(aclrtStream *stream);
-ACLSIM_API aclError aclrtDestroyStream(aclrtStream stream);
-ACLSIM_API aclError aclrtSynchronizeStream(aclrtStream stream);
-ACLSIM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout);
-ACLSIM_API aclError aclrtSynchronizeDevice(void);
-ACLSIM_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
-ACLSIM_API aclError aclrtFree(void *devPtr);
-ACLSIM_API aclError aclrtMallocHost(void **hostPtr, size_t size);
-ACLSIM_API aclError aclrtFreeHost(void *hostPtr);
-ACLSIM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
-                                aclrtMemcpyKind kind);
-ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
-ACLSIM_API const char *aclrtGetSocName(void);
-ACLSIM_API aclError aclsysGetVersionStr(char *pkgName, char *versionStr);
-ACLSIM_API aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value);
-ACLSIM_API aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
-ACLSIM_API aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value);
-ACLSIM_API aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value);
-ACLSIM_API const char *aclGetRecentErrMsg(void);
 
 /* Simulator extras (not in CANN). */
 /* Number of live objects of one kind (aclsimLiveKind); -1 for an unknown kind. */
@@ -203,35 +85,141 @@ ACLSIM_API const char *aclsimKnownFaults(void);
 /* One line on a fault's mechanism and where it lives; NULL for an unknown name. */
 ACLSIM_API const char *aclsimFaultDescription(const char *name);
 
-/* ---- libnnopbase.so ------------------------------------------------------------------------ */
-ACLSIM_API aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
-                                      aclDataType dataType, const int64_t *stride, int64_t offset,
-                                      aclFormat format, const int64_t *storageDims,
-                                      uint64_t storageDimsNum, void *tensorData);
-ACLSIM_API aclnnStatus aclDestroyTensor(const aclTensor *tensor);
-ACLSIM_API aclScalar *aclCreateScalar(void *value, aclDataType dataType);
-ACLSIM_API aclnnStatus aclDestroyScalar(const aclScalar *scalar);
-ACLSIM_API aclIntArray *aclCreateIntArray(const int64_t *value, uint64_t size);
-ACLSIM_API aclnnStatus aclDestroyIntArray(const aclIntArray *array);
-ACLSIM_API aclFloatArray *aclCreateFloatArray(const float *value, uint64_t size);
-ACLSIM_API aclnnStatus aclDestroyFloatArray(const aclFloatArray *array);
-ACLSIM_API aclBoolArray *aclCreateBoolArray(const bool *value, uint64_t size);
-ACLSIM_API aclnnStatus aclDestroyBoolArray(const aclBoolArray *array);
-ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor);
-ACLSIM_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor);
-ACLSIM_API aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, size_t index,
-                                             aclTensor *tensor, void *addr);
-ACLSIM_API aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, size_t index,
-                                              aclTensor *tensor, void *addr);
-ACLSIM_API aclnnStatus aclnnInit(const char *configPath);
-ACLSIM_API aclnnStatus aclnnFinalize(void);
+/* ---- errors and faults, for kernels (libascendcl.so) ---- */
+/* Store "<message> [code]" as the calling thread's recent error (aclGetRecentErrMsg); returns
+ * code, so `return aclsim_set_error(161002, "...")` reports and fails in one step. */
+ACLSIM_API int aclsim_set_error(int code, const char *fmt, ...) ACLSIM_PRINTF(2, 3);
+/* Whether fault `name` is switched on in ACLSIM_FAULTS (read at aclInit). */
+ACLSIM_API int aclsim_fault(const char *name);
 
-/* ---- libopapi.so --------------------------------------------------------------------------- */
-ACLSIM_API aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *other,
-                                                const aclScalar *alpha, aclTensor *out,
-                                                uint64_t *workspaceSize, aclOpExecutor **executor);
-ACLSIM_API aclnnStatus aclnnAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                aclrtStream stream);
+/* ---- the kernel API (libnnopbase.so) ---- */
+
+/* aclCreateTensor accepts up to 25 dims (gert::Shape's limit); operators check their own limit
+ * (8 for most aclnn operators). */
+#define ACLSIM_MAX_DIMS 25
+
+/* A tensor descriptor: a copy of what aclCreateTensor was given.  Strides and offset are in
+ * elements; data is the device address of element 0 of the storage (the view starts at
+ * data + offset * element size). */
+typedef struct {
+    int32_t dtype;  /* aclDataType */
+    int32_t format; /* aclFormat   */
+    int32_t ndim;
+    int32_t storage_ndim;
+    int64_t dims[ACLSIM_MAX_DIMS];
+    int64_t strides[ACLSIM_MAX_DIMS];
+    int64_t storage_dims[ACLSIM_MAX_DIMS];
+    int64_t offset;
+    void *data;
+} aclsim_tensor_desc;
+
+/* A scalar's value, read once at aclCreateScalar.  `f` holds it as a double (exact for every
+ * supported type except large 64-bit integers), `i`/`u` as integers (floating values truncated,
+ * 0 for NaN/out of range), `bits` the raw little-endian bytes. */
+typedef struct {
+    int32_t dtype;
+    int is_float;    /* FLOAT, FLOAT16, BF16, DOUBLE */
+    double f;
+    int64_t i;
+    uint64_t u;
+    uint8_t bits[8];
+} aclsim_scalar_value;
+
+/* ---- reading user handles (all return 0, or 161001 for NULL / 161002 for a handle that is not
+ * live, with a message "<api>: <arg> ..."). ---- */
+ACLSIM_API int aclsim_tensor_get(const char *api, const char *arg, const aclTensor *t,
+                                      aclsim_tensor_desc *out);
+ACLSIM_API int aclsim_scalar_get(const char *api, const char *arg, const aclScalar *s,
+                                      aclsim_scalar_value *out);
+/* Arrays: *values is malloc'ed (caller frees; NULL when *n == 0). */
+ACLSIM_API int aclsim_int_array_get(const char *api, const char *arg, const aclIntArray *a,
+                                         int64_t **values, uint64_t *n);
+ACLSIM_API int aclsim_float_array_get(const char *api, const char *arg, const aclFloatArray *a,
+                                           float **values, uint64_t *n);
+ACLSIM_API int aclsim_bool_array_get(const char *api, const char *arg, const aclBoolArray *a,
+                                          bool **values, uint64_t *n);
+
+/* ---- descriptor helpers ---- */
+/* Number of elements of the view (1 for 0-d), or -1 on int64 overflow. */
+ACLSIM_API int64_t aclsim_numel(const aclsim_tensor_desc *d);
+/* Byte range [*first, *first + *nbytes) relative to d->data touched by the view; 0 if ok, -1 on
+ * overflow or an unknown dtype.  Empty tensors give nbytes 0. */
+ACLSIM_API int aclsim_extent(const aclsim_tensor_desc *d, uint64_t *first, uint64_t *nbytes);
+/* Numpy broadcasting of two shapes (right-aligned, 1 stretches).  0 ok, -1 incompatible or
+ * more than ACLSIM_MAX_DIMS dims. */
+ACLSIM_API int aclsim_broadcast_shape(const int64_t *a, int na, const int64_t *b, int nb,
+                                           int64_t *out, int *nout);
+/* "[2, 3, 4]" into buf (for messages); returns buf. */
+ACLSIM_API const char *aclsim_shape_str(const int64_t *dims, int n, char *buf, size_t cap);
+
+/* ---- executors ---- */
+typedef struct aclsim_executor aclsim_executor;
+
+/* Values an operator's launch hook may pass from phase 2 to its kernel. */
+#define ACLSIM_LAUNCH_ARGS 4
+
+/* What a kernel sees.  inputs/outputs are snapshots taken at launch (addresses updated by
+ * aclSetInput/OutputTensorAddr apply to later launches). */
+typedef struct {
+    const char *op;
+    int n_inputs;
+    const aclsim_tensor_desc *inputs;
+    int n_outputs;
+    const aclsim_tensor_desc *outputs;
+    const void *attrs;
+    size_t attrs_size;
+    void *workspace;
+    uint64_t workspace_size;
+    int deterministic; /* aclsim_deterministic() captured in phase 1 */
+    uint64_t launch_id; /* process-wide launch counter (varies between runs of one executor) */
+    int64_t launch_args[ACLSIM_LAUNCH_ARGS]; /* filled at phase 2 by the launch hook, if any */
+    char *msg;          /* error text; use aclsim_kernel_fail */
+    size_t msg_cap;
+} aclsim_kernel_ctx;
+
+/* Returns 0, or an error code after aclsim_kernel_fail (becomes the stream's sticky error). */
+typedef int (*aclsim_kernel_fn)(aclsim_kernel_ctx *k);
+
+ACLSIM_API int aclsim_kernel_fail(aclsim_kernel_ctx *k, int code, const char *fmt, ...)
+    ACLSIM_PRINTF(3, 4);
+
+/* Phase 1.  kernel may be NULL: the run then validates and does nothing (empty tensors).
+ * create returns NULL on out-of-memory (message set, code 561101). */
+ACLSIM_API aclsim_executor *aclsim_executor_create(const char *op, aclsim_kernel_fn kernel,
+                                                        uint64_t workspace_size);
+/* Append a tensor (copied); name is used in messages.  0 or 561101 (message set). */
+ACLSIM_API int aclsim_executor_add_input(aclsim_executor *ex, const char *name,
+                                              const aclsim_tensor_desc *d);
+ACLSIM_API int aclsim_executor_add_output(aclsim_executor *ex, const char *name,
+                                               const aclsim_tensor_desc *d);
+/* Copy an attribute blob (plain data, no pointers to user memory).  0 or 561101. */
+ACLSIM_API int aclsim_executor_set_attrs(aclsim_executor *ex, const void *attrs, size_t size);
+/* Optional: called by phase 2 on the launching thread, just before the enqueue, with the
+ * executor's attrs; it fills the launch's args (zeroed first), which the kernel sees as
+ * k->launch_args.  This is where real CANN copies host-side tiling data into the launch: state
+ * read here is read on the host at launch, not later on the device. */
+typedef void (*aclsim_launch_hook)(const void *attrs, int64_t *launch_args);
+ACLSIM_API void aclsim_executor_set_launch_hook(aclsim_executor *ex, aclsim_launch_hook hook);
+/* Register the executor, write *workspaceSize and *executor.  Consumes ex on every path. */
+ACLSIM_API aclnnStatus aclsim_executor_publish(aclsim_executor *ex, uint64_t *workspaceSize,
+                                                    aclOpExecutor **executor);
+/* Free an executor that was never published (phase 1 failed after create). */
+ACLSIM_API void aclsim_executor_discard(aclsim_executor *ex);
+/* Phase 2 for any operator: see docs/simulator.md for the checks and codes. */
+ACLSIM_API aclnnStatus aclsim_executor_run(const char *op, void *workspace,
+                                                uint64_t workspaceSize, aclOpExecutor *executor,
+                                                aclrtStream stream);
+
+/* ---- state that must exist once per process / per thread (nb_state.c) ----
+ * Operator objects are linked into two libraries (libopapi_<domain>.so and libopapi.so), so an
+ * operator file must not keep mutable `static` data (tests/test_sim_build.py checks): it asks
+ * for a named block here instead.  The block is zeroed, created on first use (init, if not
+ * NULL, runs once, before any caller sees it) and lives until exit; a second caller with the
+ * same name gets the same block, from either library.  NULL on out-of-memory or when the size
+ * differs from the block's (message set). */
+ACLSIM_API void *aclsim_shared_state(const char *name, size_t size, void (*init)(void *state));
+/* The same, one block per calling thread (freed when the thread exits; no init). */
+ACLSIM_API void *aclsim_thread_state(const char *name, size_t size);
 
 #ifdef __cplusplus
 }

@@ -27,7 +27,9 @@ extern "C" {
 #endif
 
 #define ACLSIM_INTERNAL ACLSIM_API
+#ifndef ACLSIM_PRINTF
 #define ACLSIM_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#endif
 
 /* Capacity of every error-message buffer (thread-local, sticky stream errors, kernel errors). */
 #define ACLSIM_MSG_CAP 1024

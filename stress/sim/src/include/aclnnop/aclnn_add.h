@@ -1,10 +1,11 @@
 /*
- * aclnn_add.h - aclnnAdd, aclnnAdds, aclnnInplaceAdd, aclnnInplaceAdds (ops-math operator API) as the aclnn-stress CANN simulator implements it.
- * Written for the simulator from the documented signatures; installed as <root>/include/aclnnop/.
- * Compile with -I<root>/include -I<root>/include/aclnnop.
+ * aclnnop/aclnn_add.h - aclnnAdd and its variants (out = self + alpha * other), for the
+ * aclnn-stress CANN simulator.  Declarations as in CANN's ops-math; the comments are the
+ * simulator's.  Note, as in CANN: `out` is a non-const tensor yet tagged [in] (the caller
+ * provides it), and aclnnInplaceAdd's `selfRef` is const although it is written.
  */
-#ifndef OP_API_INC_ADD_H_
-#define OP_API_INC_ADD_H_
+#ifndef ACLSIM_ACLNN_ADD_H_
+#define ACLSIM_ACLNN_ADD_H_
 
 #include "aclnn/aclnn_base.h"
 #include "aclnn_util.h"
@@ -14,113 +15,89 @@ extern "C" {
 #endif
 
 /**
- * @brief First stage of aclnnAdd: out = self + alpha * other, with broadcasting and type
- * promotion over FLOAT, FLOAT16, BF16, DOUBLE, INT32, INT64, INT16, INT8, UINT8, BOOL,
- * COMPLEX64 and COMPLEX128.
- * @param [in] self: first operand.
- * @param [in] other: second operand; broadcasts with self.
- * @param [in] alpha: scale of other; must cast to the promoted type.
- * @param [in] out: result tensor with the broadcast shape (written by the operator, although
- * the parameter list, like CANN's, tags it [in]).
- * @param [out] workspaceSize: the device workspace the second stage needs.
- * @param [out] executor: the operator executor for the second stage.
- * @return aclnnStatus: ACLNN_SUCCESS, or an error code (161001 NULL argument, 161002 invalid).
+ * @brief First phase of aclnnAdd: check the arguments, size the workspace, build the executor.
+ * @domain aclnn_math
+ *
+ * out_i = self_i + alpha * other_i, with self and other broadcast together and their dtypes
+ * promoted.
+ *
+ * @param [in] self: device tensor, integer, floating or bool dtype, ND, may be non-contiguous.
+ * @param [in] other: device tensor, shape broadcastable with self's, dtype promotable with it.
+ * @param [in] alpha: host scalar, convertible to the promoted dtype.
+ * @param [in] out: device tensor of the broadcast shape, a dtype the promoted one converts to.
+ * @param [out] workspaceSize: the device workspace the second phase needs, in bytes.
+ * @param [out] executor: the executor to pass to aclnnAdd.
+ * @return aclnnStatus: ACLNN_SUCCESS or the failure's code.
  */
 ACLNN_API aclnnStatus aclnnAddGetWorkspaceSize(const aclTensor *self, const aclTensor *other,
                                                const aclScalar *alpha, aclTensor *out,
                                                uint64_t *workspaceSize, aclOpExecutor **executor);
 
 /**
- * @brief Second stage of aclnnAdd: runs the executor built by aclnnAddGetWorkspaceSize on a stream.
- * @param [in] workspace: device memory of at least workspaceSize bytes (NULL when it is 0).
- * @param [in] workspaceSize: the size returned by the first stage.
- * @param [in] executor: the executor returned by the first stage (consumed unless repeatable).
- * @param [in] stream: the stream to launch on.
- * @return aclnnStatus: ACLNN_SUCCESS, or an error code.
+ * @brief Second phase of aclnnAdd: queue the computation on a stream.
+ * @param [in] workspace: device workspace of at least workspaceSize bytes (NULL when 0).
+ * @param [in] workspaceSize: the size the first phase returned.
+ * @param [in] executor: the executor the first phase returned (consumed unless repeatable).
+ * @param [in] stream: the stream to run on.
+ * @return aclnnStatus: ACLNN_SUCCESS or the failure's code.
  */
 ACLNN_API aclnnStatus aclnnAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                           aclrtStream stream);
+                               aclrtStream stream);
 
 /**
- * @brief First stage of aclnnAdds: out = self + alpha * other for a scalar other.
- * @param [in] self: tensor operand.
- * @param [in] other: scalar operand.
- * @param [in] alpha: scale of other.
- * @param [in] out: result tensor with self's shape (written by the operator).
- * @param [out] workspaceSize: the device workspace the second stage needs.
- * @param [out] executor: the operator executor for the second stage.
- * @return aclnnStatus: ACLNN_SUCCESS, or an error code (161001 NULL argument, 161002 invalid).
+ * @brief First phase of aclnnAdds: out = self + alpha * other with a scalar other.
+ * @domain aclnn_math
+ * @param [in] self: device tensor.
+ * @param [in] other: host scalar.
+ * @param [in] alpha: host scalar.
+ * @param [in] out: device tensor of self's shape.
+ * @param [out] workspaceSize: the device workspace the second phase needs, in bytes.
+ * @param [out] executor: the executor to pass to aclnnAdds.
+ * @return aclnnStatus: ACLNN_SUCCESS or the failure's code.
  */
 ACLNN_API aclnnStatus aclnnAddsGetWorkspaceSize(const aclTensor *self, const aclScalar *other,
                                                 const aclScalar *alpha, aclTensor *out,
                                                 uint64_t *workspaceSize, aclOpExecutor **executor);
-
-/**
- * @brief Second stage of aclnnAdds: runs the executor built by aclnnAddsGetWorkspaceSize on a stream.
- * @param [in] workspace: device memory of at least workspaceSize bytes (NULL when it is 0).
- * @param [in] workspaceSize: the size returned by the first stage.
- * @param [in] executor: the executor returned by the first stage (consumed unless repeatable).
- * @param [in] stream: the stream to launch on.
- * @return aclnnStatus: ACLNN_SUCCESS, or an error code.
- */
 ACLNN_API aclnnStatus aclnnAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                           aclrtStream stream);
+                                aclrtStream stream);
 
 /**
- * @brief First stage of aclnnInplaceAdd: selfRef = selfRef + alpha * other.
- * @param [in] selfRef: the tensor updated in place (declared const, as in CANN, though the
- * operator writes it); the broadcast shape of selfRef and other must be selfRef's.
- * @param [in] other: second operand.
- * @param [in] alpha: scale of other.
- * @param [out] workspaceSize: the device workspace the second stage needs.
- * @param [out] executor: the operator executor for the second stage.
- * @return aclnnStatus: ACLNN_SUCCESS, or an error code (161001 NULL argument, 161002 invalid).
+ * @brief First phase of aclnnInplaceAdd: selfRef += alpha * other.
+ * @domain aclnn_math
+ * @param [in] selfRef: device tensor, read and written (other must broadcast to its shape).
+ * @param [in] other: device tensor.
+ * @param [in] alpha: host scalar.
+ * @param [out] workspaceSize: the device workspace the second phase needs, in bytes.
+ * @param [out] executor: the executor to pass to aclnnInplaceAdd.
+ * @return aclnnStatus: ACLNN_SUCCESS or the failure's code.
  */
 ACLNN_API aclnnStatus aclnnInplaceAddGetWorkspaceSize(const aclTensor *selfRef,
                                                       const aclTensor *other,
                                                       const aclScalar *alpha,
                                                       uint64_t *workspaceSize,
                                                       aclOpExecutor **executor);
+ACLNN_API aclnnStatus aclnnInplaceAdd(void *workspace, uint64_t workspaceSize,
+                                      aclOpExecutor *executor, aclrtStream stream);
 
 /**
- * @brief Second stage of aclnnInplaceAdd: runs the executor built by aclnnInplaceAddGetWorkspaceSize on a stream.
- * @param [in] workspace: device memory of at least workspaceSize bytes (NULL when it is 0).
- * @param [in] workspaceSize: the size returned by the first stage.
- * @param [in] executor: the executor returned by the first stage (consumed unless repeatable).
- * @param [in] stream: the stream to launch on.
- * @return aclnnStatus: ACLNN_SUCCESS, or an error code.
- */
-ACLNN_API aclnnStatus aclnnInplaceAdd(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                           aclrtStream stream);
-
-/**
- * @brief First stage of aclnnInplaceAdds: selfRef = selfRef + alpha * other for a scalar other.
- * @param [in] selfRef: the tensor updated in place.
- * @param [in] other: scalar operand.
- * @param [in] alpha: scale of other.
- * @param [out] workspaceSize: the device workspace the second stage needs.
- * @param [out] executor: the operator executor for the second stage.
- * @return aclnnStatus: ACLNN_SUCCESS, or an error code (161001 NULL argument, 161002 invalid).
+ * @brief First phase of aclnnInplaceAdds: selfRef += alpha * other with a scalar other.
+ * @domain aclnn_math
+ * @param [in] selfRef: device tensor, read and written.
+ * @param [in] other: host scalar.
+ * @param [in] alpha: host scalar.
+ * @param [out] workspaceSize: the device workspace the second phase needs, in bytes.
+ * @param [out] executor: the executor to pass to aclnnInplaceAdds.
+ * @return aclnnStatus: ACLNN_SUCCESS or the failure's code.
  */
 ACLNN_API aclnnStatus aclnnInplaceAddsGetWorkspaceSize(const aclTensor *selfRef,
                                                        const aclScalar *other,
                                                        const aclScalar *alpha,
                                                        uint64_t *workspaceSize,
                                                        aclOpExecutor **executor);
-
-/**
- * @brief Second stage of aclnnInplaceAdds: runs the executor built by aclnnInplaceAddsGetWorkspaceSize on a stream.
- * @param [in] workspace: device memory of at least workspaceSize bytes (NULL when it is 0).
- * @param [in] workspaceSize: the size returned by the first stage.
- * @param [in] executor: the executor returned by the first stage (consumed unless repeatable).
- * @param [in] stream: the stream to launch on.
- * @return aclnnStatus: ACLNN_SUCCESS, or an error code.
- */
-ACLNN_API aclnnStatus aclnnInplaceAdds(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                           aclrtStream stream);
+ACLNN_API aclnnStatus aclnnInplaceAdds(void *workspace, uint64_t workspaceSize,
+                                       aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }
 #endif
-
-#endif /* OP_API_INC_ADD_H_ */
+#endif /* ACLSIM_ACLNN_ADD_H_ */

@@ -1,10 +1,9 @@
 /*
- * aclnn_layer_norm.h - aclnnLayerNorm (ops-nn operator API) as the aclnn-stress CANN simulator implements it.
- * Written for the simulator from the documented signatures; installed as <root>/include/aclnnop/.
- * Compile with -I<root>/include -I<root>/include/aclnnop.
+ * aclnnop/aclnn_layer_norm.h - aclnnLayerNorm, for the aclnn-stress CANN simulator.
+ * Declarations as in CANN's ops-nn; the comments are the simulator's.
  */
-#ifndef OP_API_INC_LAYER_NORM_H_
-#define OP_API_INC_LAYER_NORM_H_
+#ifndef ACLSIM_ACLNN_LAYER_NORM_H_
+#define ACLSIM_ACLNN_LAYER_NORM_H_
 
 #include "aclnn/aclnn_base.h"
 #include "aclnn_util.h"
@@ -14,8 +13,9 @@ extern "C" {
 #endif
 
 /**
- * @brief First stage of aclnnLayerNorm: out = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias
+ * @brief First phase of aclnnLayerNorm: out = (x - E[x]) / sqrt(Var[x] + eps) * weight + bias
  * over the trailing normalizedShape dims.  FLOAT, FLOAT16, BF16.
+ * @domain aclnn_nn
  * @param [in] input: input.
  * @param [in] normalizedShape: the trailing dims normalised over.
  * @param [in] weightOptional: scale with normalizedShape's shape, or NULL.
@@ -24,8 +24,8 @@ extern "C" {
  * @param [out] out: result with input's shape.
  * @param [out] meanOutOptional: the per-row mean (input's leading dims then ones), or NULL.
  * @param [out] rstdOutOptional: the per-row 1 / sqrt(Var + eps), or NULL.
- * @param [out] workspaceSize: the device workspace the second stage needs.
- * @param [out] executor: the operator executor for the second stage.
+ * @param [out] workspaceSize: the device workspace the second phase needs.
+ * @param [out] executor: the operator executor for the second phase.
  * @return aclnnStatus: ACLNN_SUCCESS, or an error code (161001 NULL argument, 161002 invalid).
  */
 ACLNN_API aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor *input,
@@ -38,18 +38,19 @@ ACLNN_API aclnnStatus aclnnLayerNormGetWorkspaceSize(const aclTensor *input,
                                                      aclOpExecutor **executor);
 
 /**
- * @brief Second stage of aclnnLayerNorm: runs the executor built by aclnnLayerNormGetWorkspaceSize on a stream.
+ * @brief Second phase of aclnnLayerNorm: runs the executor built by aclnnLayerNormGetWorkspaceSize
+ * on a stream.
  * @param [in] workspace: device memory of at least workspaceSize bytes (NULL when it is 0).
  * @param [in] workspaceSize: the size returned by the first stage.
  * @param [in] executor: the executor returned by the first stage (consumed unless repeatable).
  * @param [in] stream: the stream to launch on.
  * @return aclnnStatus: ACLNN_SUCCESS, or an error code.
  */
-ACLNN_API aclnnStatus aclnnLayerNorm(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                           aclrtStream stream);
+ACLNN_API aclnnStatus aclnnLayerNorm(void *workspace, uint64_t workspaceSize,
+                                     aclOpExecutor *executor, aclrtStream stream);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* OP_API_INC_LAYER_NORM_H_ */
+#endif /* ACLSIM_ACLNN_LAYER_NORM_H_ */

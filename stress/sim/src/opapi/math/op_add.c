@@ -6,6 +6,7 @@
  * over FLOAT, FLOAT16, BF16, DOUBLE, INT32, INT64, INT16, INT8, UINT8, BOOL, COMPLEX64,
  * COMPLEX128.  Validation, promotion, numerics and the `add-race` fault: op_binary.c.
  */
+#include "aclnn_add.h"
 #include "op_binary.h"
 
 static aclnnStatus run(const char *op, void *workspace, uint64_t workspaceSize,

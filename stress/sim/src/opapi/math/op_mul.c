@@ -4,6 +4,7 @@
  * with numpy broadcasting over the 12 math dtypes (BOOL: logical and).  Validation,
  * promotion and numerics: op_binary.c.
  */
+#include "aclnn_mul.h"
 #include "op_binary.h"
 
 ACLSIM_API aclnnStatus aclnnMulGetWorkspaceSize(const aclTensor *self, const aclTensor *other,

@@ -13,6 +13,7 @@
  */
 #include <stdlib.h>
 
+#include "aclnn_reduce_sum.h"
 #include "nb_scratch_pool.h"
 #include "op_elem.h"
 

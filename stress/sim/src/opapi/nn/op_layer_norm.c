@@ -10,6 +10,7 @@
  * is read through the view's strides and computed in float32: the mean (sum in order / R),
  * the biased variance of (x - mean) (a second pass), eps as a float; out rounded once.
  */
+#include "aclnn_layer_norm.h"
 #include "nb_scratch_pool.h"
 #include "op_norm.h"
 

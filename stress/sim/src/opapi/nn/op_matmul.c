@@ -14,6 +14,7 @@
  */
 #include <stdlib.h>
 
+#include "aclnn_matmul.h"
 #include "nb_scratch_pool.h"
 #include "op_elem.h"
 

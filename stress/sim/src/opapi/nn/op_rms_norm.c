@@ -8,6 +8,7 @@
  * Each row is read through the view's strides and computed in float32: the sum of squares in
  * order, epsilon as a float, y = (x * rstd) * gamma rounded once to yOut's dtype.
  */
+#include "aclnn_rms_norm.h"
 #include "nb_scratch_pool.h"
 #include "op_norm.h"
 

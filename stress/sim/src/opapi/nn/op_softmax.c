@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "aclnn_softmax.h"
 #include "nb_scratch_pool.h"
 #include "op_elem.h"
 
