@@ -3,16 +3,18 @@
  *
  * Kernels compute their main output densely (row-major, in the output's dtype) into a scratch
  * block and then scatter it into the output's view, which may be strided or offset.  The
- * blocks come from one process-wide pool shared by every operator, cached by byte size so that
- * a kernel of the same size reuses a block instead of allocating (as CANN's memory pools do).
+ * blocks come from one process-wide pool shared by every operator, cached by the output's dtype
+ * and element count, so that a kernel staging the same type reuses a block instead of
+ * allocating (as CANN's memory pools do).
  * A block is handed to one kernel at a time; it is returned by aclsim_stage_commit.
  *
- * Fault `scratch-pool` (ACLSIM_FAULTS): the pool's lookup matches a cached block by its size
- * only and forgets to check that the block is free.  Two kernels with outputs of the same byte
- * size executing at the same time (on different streams) then stage into the same block and
- * each scatters out whatever the other wrote last.  Serial replay never has two kernels in a
- * block at once; the same case twice stages identical bytes, so only different calls of the
- * same output size (two operators, or two shapes with one element count) corrupt each other.
+ * Fault `scratch-pool` (ACLSIM_FAULTS): the pool's lookup matches a cached block by its key
+ * only and forgets to check that the block is free.  Two kernels whose outputs have the same
+ * dtype and element count, executing at the same time (on different streams), then stage into
+ * the same block and each scatters out whatever the other wrote last.  Serial replay never has
+ * two kernels in a block at once; the same case twice stages identical bytes, so only
+ * different calls with such outputs (two operators, or two shapes with one element count)
+ * corrupt each other.
  */
 #ifndef ACLSIM_NB_SCRATCH_POOL_H
 #define ACLSIM_NB_SCRATCH_POOL_H

@@ -15,6 +15,8 @@
 struct aclsim_stage {
     uint8_t *mem;
     uint64_t size;
+    int32_t dtype; /* the key: dtype and element count of the output staged */
+    int64_t count;
     int in_use;
 };
 
@@ -41,14 +43,14 @@ static void trim_locked(void)
     }
 }
 
-static aclsim_stage *pool_acquire(uint64_t size)
+static aclsim_stage *pool_acquire(int32_t dtype, int64_t count, uint64_t size)
 {
     int sloppy = aclsim_fault("scratch-pool");
     pthread_mutex_lock(&g_mu);
     for (int i = 0; i < g_n; i++) {
         aclsim_stage *b = g_blocks[i];
-        /* the fault: a cached block of the right size is taken even while a kernel uses it */
-        if (b->size == size && (sloppy || !b->in_use)) {
+        /* the fault: a cached block of the right type is taken even while a kernel uses it */
+        if (b->dtype == dtype && b->count == count && (sloppy || !b->in_use)) {
             b->in_use = 1;
             pthread_mutex_unlock(&g_mu);
             return b;
@@ -63,6 +65,8 @@ static aclsim_stage *pool_acquire(uint64_t size)
         return NULL;
     }
     b->size = size;
+    b->dtype = dtype;
+    b->count = count;
     b->in_use = 1;
     if (g_n == POOL_MAX_BLOCKS)
         trim_locked();
@@ -91,7 +95,7 @@ uint8_t *aclsim_stage_begin(const aclsim_tensor_desc *out, aclsim_stage **st)
 {
     int64_t n = aclsim_numel(out);
     uint64_t bytes = (uint64_t)(n > 0 ? n : 1) * (uint64_t)aclsim_dtype_size(out->dtype);
-    *st = pool_acquire(bytes ? bytes : 1);
+    *st = pool_acquire(out->dtype, n, bytes ? bytes : 1);
     return *st ? (*st)->mem : NULL;
 }
 

@@ -56,9 +56,9 @@ static const fault_info k_faults[] = {
      "backward.c)"},
     {"scratch-pool",
      "nnopbase (every operator but the mHC ones): kernels stage their output through a device "
-     "scratch pool cached by byte size whose lookup does not check that a block is free; two "
-     "kernels with same-size outputs executing at once (different streams) scatter each other's "
-     "results (nb_scratch_pool.c)"},
+     "scratch pool cached by output dtype and element count whose lookup does not check that a "
+     "block is free; two kernels with such equal outputs executing at once (different streams) "
+     "scatter each other's results (nb_scratch_pool.c)"},
     {NULL, NULL},
 };
 
