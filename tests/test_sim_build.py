@@ -32,7 +32,10 @@ NNOPBASE = {
     "aclCreateIntArray", "aclDestroyIntArray", "aclCreateFloatArray", "aclDestroyFloatArray",
     "aclCreateBoolArray", "aclDestroyBoolArray", "aclSetAclOpExecutorRepeatable",
     "aclDestroyAclOpExecutor", "aclSetInputTensorAddr", "aclSetOutputTensorAddr", "aclnnInit",
-    "aclnnFinalize",
+    "aclnnFinalize", "aclCreateTensorList", "aclCreateScalarList", "aclDestroyTensorList",
+    "aclDestroyScalarList", "aclGetViewShape", "aclGetViewStrides", "aclGetStorageShape",
+    "aclGetViewOffset", "aclGetFormat", "aclGetDataType", "aclGetIntArraySize",
+    "aclGetFloatArraySize", "aclGetBoolArraySize", "aclGetTensorListSize", "aclGetScalarListSize",
 }  # fmt: skip
 MATH = {"aclnnAddGetWorkspaceSize", "aclnnAdd"}
 TRANSFORMER = {

@@ -69,7 +69,9 @@ typedef enum {
     ACLSIM_LIVE_EXECUTORS = 4,
     ACLSIM_LIVE_STREAMS = 5,
     ACLSIM_LIVE_CONTEXTS = 6,
-    ACLSIM_LIVE_ARRAYS = 7
+    ACLSIM_LIVE_ARRAYS = 7,
+    ACLSIM_LIVE_LISTS = 8, /* tensor lists + scalar lists */
+    ACLSIM_LIVE_EVENTS = 9
 } aclsimLiveKind;
 
 /* Simulator extras (not in CANN). */
@@ -94,8 +96,8 @@ ACLSIM_API int aclsim_fault(const char *name);
 
 /* ---- the kernel API (libnnopbase.so) ---- */
 
-/* aclCreateTensor accepts up to 25 dims (gert::Shape's limit); operators check their own limit
- * (8 for most aclnn operators). */
+/* Descriptors hold up to 25 dims (gert::Shape's limit).  aclCreateTensor accepts more, as CANN
+ * does; aclsim_tensor_get refuses such a tensor (161002), as CANN's operators do (most accept 8). */
 #define ACLSIM_MAX_DIMS 25
 
 /* A tensor descriptor: a copy of what aclCreateTensor was given.  Strides and offset are in
@@ -111,6 +113,7 @@ typedef struct {
     int64_t storage_dims[ACLSIM_MAX_DIMS];
     int64_t offset;
     void *data;
+    const aclTensor *handle; /* the tensor it was read from (aclSet*TensorAddr finds it by this) */
 } aclsim_tensor_desc;
 
 /* A scalar's value, read once at aclCreateScalar.  `f` holds it as a double (exact for every
@@ -138,6 +141,13 @@ ACLSIM_API int aclsim_float_array_get(const char *api, const char *arg, const ac
                                            float **values, uint64_t *n);
 ACLSIM_API int aclsim_bool_array_get(const char *api, const char *arg, const aclBoolArray *a,
                                           bool **values, uint64_t *n);
+
+/* Lists: every member read as above (a NULL or dead member fails, named "<arg>[i]"); *descs /
+ * *values are malloc'ed (caller frees; NULL when *n == 0). */
+ACLSIM_API int aclsim_tensor_list_get(const char *api, const char *arg, const aclTensorList *list,
+                                      aclsim_tensor_desc **descs, uint64_t *n);
+ACLSIM_API int aclsim_scalar_list_get(const char *api, const char *arg, const aclScalarList *list,
+                                      aclsim_scalar_value **values, uint64_t *n);
 
 /* ---- descriptor helpers ---- */
 /* Number of elements of the view (1 for 0-d), or -1 on int64 overflow. */

@@ -69,7 +69,10 @@ typedef enum {
     ACLSIM_KIND_FLOAT_ARRAY = 8,
     ACLSIM_KIND_BOOL_ARRAY = 9,
     ACLSIM_KIND_EXECUTOR = 10,
-    ACLSIM_KIND_COUNT = 11 /* at most 16 */
+    ACLSIM_KIND_TENSOR_LIST = 11,
+    ACLSIM_KIND_SCALAR_LIST = 12,
+    ACLSIM_KIND_EVENT = 13,
+    ACLSIM_KIND_COUNT = 14 /* at most 16 */
 } aclsim_kind;
 
 #define ACLSIM_KIND_BIT(k) (1u << (k))

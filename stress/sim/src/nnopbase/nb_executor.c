@@ -376,7 +376,8 @@ out:
 ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
 {
     if (!executor)
-        return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is NULL");
+        return aclsim_set_error(ACLNN_ERR_INNER_NULLPTR, /* 561103 as in CANN */
+                                "aclSetAclOpExecutorRepeatable: executor is NULL");
     aclsim_executor *ex = (aclsim_executor *)aclsim_obj_acquire(executor, EXEC_KIND);
     if (!ex)
         return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
@@ -391,8 +392,8 @@ ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
 
 ACLSIM_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
 {
-    if (!executor)
-        return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "aclDestroyAclOpExecutor: executor is NULL");
+    if (!executor) /* 561103 as in CANN */
+        return aclsim_set_error(ACLNN_ERR_INNER_NULLPTR, "aclDestroyAclOpExecutor: executor is NULL");
     aclsim_obj *o = aclsim_obj_unregister(executor, EXEC_KIND);
     if (!o)
         return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
@@ -402,43 +403,55 @@ ACLSIM_API aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor *executor)
     return ACLNN_SUCCESS;
 }
 
-static aclnnStatus set_addr(const char *api, int output, aclOpExecutor *executor, size_t index,
-                            aclTensor *tensor, void *addr)
+/* Point every descriptor the executor copied from `tensor` at addr; the number changed. */
+static int retarget(tensor_list *l, const aclTensor *tensor, void *addr)
 {
+    int n = 0;
+    for (int i = 0; i < l->n; i++)
+        if (l->d[i].handle == tensor) {
+            l->d[i].data = addr;
+            n++;
+        }
+    return n;
+}
+
+/* As in CANN (nnopbase acl_op_api.cpp): a NULL tensor is 561103; the tensor's address is set
+ * first (even when the executor is NULL, which is then 561103); for op_api executors `index` is
+ * not used: the executor refers to the tensor, so every input and output built from it follows
+ * (an in-place operator's selfRef too).  Stricter: a handle that is not live is 161002. */
+static aclnnStatus set_addr(const char *api, aclOpExecutor *executor, aclTensor *tensor, void *addr)
+{
+    if (!tensor)
+        return aclsim_set_error(ACLNN_ERR_INNER_NULLPTR, "%s: tensor is NULL", api);
+    if (nb_tensor_set_data(tensor, addr) != 0)
+        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: tensor %p is not a live aclTensor",
+                                api, (void *)tensor);
     if (!executor)
-        return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", api);
+        return aclsim_set_error(ACLNN_ERR_INNER_NULLPTR, "%s: executor is NULL", api);
     aclsim_executor *ex = (aclsim_executor *)aclsim_obj_acquire(executor, EXEC_KIND);
     if (!ex)
         return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: executor %p already run or destroyed",
                                 api, (void *)executor);
-    tensor_list *l = output ? &ex->out : &ex->in;
-    int rc = 0;
-    if (index >= (size_t)l->n) {
-        rc = aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
-                              "%s: index %zu is out of range (%s has %d %s tensors)", api, index,
-                              ex->op, l->n, output ? "output" : "input");
-    } else if (tensor && nb_tensor_set_data(tensor, addr) != 0) {
-        rc = aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: tensor %p is not a live aclTensor", api,
-                              (void *)tensor);
-    } else {
-        pthread_mutex_lock(&ex->mu);
-        l->d[index].data = addr;
-        pthread_mutex_unlock(&ex->mu);
-    }
+    pthread_mutex_lock(&ex->mu);
+    retarget(&ex->in, tensor, addr);
+    retarget(&ex->out, tensor, addr);
+    pthread_mutex_unlock(&ex->mu);
     aclsim_obj_release(&ex->obj);
-    return rc;
+    return ACLNN_SUCCESS;
 }
 
 ACLSIM_API aclnnStatus aclSetInputTensorAddr(aclOpExecutor *executor, size_t index, aclTensor *tensor,
                                              void *addr)
 {
-    return set_addr("aclSetInputTensorAddr", 0, executor, index, tensor, addr);
+    (void)index; /* unused for op_api executors, as in CANN */
+    return set_addr("aclSetInputTensorAddr", executor, tensor, addr);
 }
 
 ACLSIM_API aclnnStatus aclSetOutputTensorAddr(aclOpExecutor *executor, size_t index,
                                               aclTensor *tensor, void *addr)
 {
-    return set_addr("aclSetOutputTensorAddr", 1, executor, index, tensor, addr);
+    (void)index;
+    return set_addr("aclSetOutputTensorAddr", executor, tensor, addr);
 }
 
 ACLSIM_API aclnnStatus aclnnInit(const char *configPath)

@@ -22,7 +22,6 @@ typedef struct {
     void *values; /* n * elem bytes, NULL when n == 0 */
 } nb_array;
 
-#define SCALAR_KIND ACLSIM_KIND_BIT(ACLSIM_KIND_SCALAR)
 
 static void free_scalar(aclsim_obj *o)
 {
@@ -49,6 +48,69 @@ static void set_from_int(aclsim_scalar_value *v, int64_t i)
     v->i = i;
     v->u = (uint64_t)i;
     v->f = (double)i;
+}
+
+/* float8 e4m3fn (bias 7, no infinities, S.1111.111 is NaN) to double. */
+static double f8_e4m3fn(uint8_t b)
+{
+    int e = (b >> 3) & 0xF, m = b & 7;
+    double sign = (b & 0x80) ? -1.0 : 1.0;
+    if (e == 0xF && m == 7)
+        return NAN;
+    return sign * (e ? ldexp(1.0 + m / 8.0, e - 7) : ldexp(m / 8.0, -6));
+}
+
+/* The types CANN accepts beyond the plain ones (complex, 8/6/4-bit floats): the raw bytes are
+ * kept; `f` holds the value where the simulator decodes it (the real part of a complex; fp8
+ * e5m2 / e4m3fn / e8m0), else NaN.  0, or -1 for a non-numeric type. */
+static int read_other(aclsim_scalar_value *v, const unsigned char *p)
+{
+    v->is_float = 1;
+    switch (v->dtype) {
+    case ACL_COMPLEX64: {
+        float re;
+        memcpy(v->bits, p, 8);
+        memcpy(&re, p, 4);
+        set_from_double(v, re);
+        return 0;
+    }
+    case ACL_COMPLEX128: {
+        double re;
+        memcpy(v->bits, p, 8); /* the real part (the imaginary part is not kept) */
+        memcpy(&re, p, 8);
+        set_from_double(v, re);
+        return 0;
+    }
+    case ACL_COMPLEX32: {
+        uint16_t re;
+        memcpy(v->bits, p, 4);
+        memcpy(&re, p, 2);
+        set_from_double(v, aclsim_f16_to_f32(re));
+        return 0;
+    }
+    case ACL_FLOAT8_E5M2: /* the top byte of a float16 */
+        v->bits[0] = p[0];
+        set_from_double(v, aclsim_f16_to_f32((uint16_t)(p[0] << 8)));
+        return 0;
+    case ACL_FLOAT8_E4M3FN:
+        v->bits[0] = p[0];
+        set_from_double(v, f8_e4m3fn(p[0]));
+        return 0;
+    case ACL_FLOAT8_E8M0: /* a power of two, 0xFF is NaN */
+        v->bits[0] = p[0];
+        set_from_double(v, p[0] == 0xFF ? NAN : ldexp(1.0, p[0] - 127));
+        return 0;
+    case ACL_HIFLOAT8:
+    case ACL_FLOAT6_E3M2:
+    case ACL_FLOAT6_E2M3:
+    case ACL_FLOAT4_E2M1:
+    case ACL_FLOAT4_E1M2:
+        v->bits[0] = p[0];
+        set_from_double(v, NAN); /* kept as bits only */
+        return 0;
+    default:
+        return -1;
+    }
 }
 
 ACLSIM_API aclScalar *aclCreateScalar(void *value, aclDataType dataType)
@@ -107,9 +169,13 @@ ACLSIM_API aclScalar *aclCreateScalar(void *value, aclDataType dataType)
         break;
     }
     default:
-        aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: dataType %d (%s) is not supported for scalars",
-                         api, (int)dataType, aclsim_dtype_name((int32_t)dataType));
-        return NULL;
+        if (read_other(&v, p) != 0) {
+            aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                             "%s: dataType %d (%s) is not a numeric type (the simulator refuses "
+                             "it; CANN's behaviour for it is not documented)",
+                             api, (int)dataType, aclsim_dtype_name((int32_t)dataType));
+            return NULL;
+        }
     }
     nb_scalar *s = malloc(sizeof *s);
     if (!s) {
@@ -264,4 +330,32 @@ int aclsim_bool_array_get(const char *api, const char *arg, const aclBoolArray *
                           uint64_t *n)
 {
     return get_array(api, arg, a, ACLSIM_KIND_BOOL_ARRAY, "aclBoolArray", (void **)values, n);
+}
+
+static aclnnStatus array_size(const char *api, const void *h, aclsim_kind kind, const char *what,
+                              uint64_t *size)
+{
+    if (!h || !size)
+        return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL", api,
+                                h ? "size" : "array");
+    void *values = NULL;
+    int rc = get_array(api, "array", h, kind, what, &values, size);
+    free(values);
+    return rc;
+}
+
+ACLSIM_API aclnnStatus aclGetIntArraySize(const aclIntArray *array, uint64_t *size)
+{
+    return array_size("aclGetIntArraySize", array, ACLSIM_KIND_INT_ARRAY, "aclIntArray", size);
+}
+
+ACLSIM_API aclnnStatus aclGetFloatArraySize(const aclFloatArray *array, uint64_t *size)
+{
+    return array_size("aclGetFloatArraySize", array, ACLSIM_KIND_FLOAT_ARRAY, "aclFloatArray",
+                      size);
+}
+
+ACLSIM_API aclnnStatus aclGetBoolArraySize(const aclBoolArray *array, uint64_t *size)
+{
+    return array_size("aclGetBoolArraySize", array, ACLSIM_KIND_BOOL_ARRAY, "aclBoolArray", size);
 }

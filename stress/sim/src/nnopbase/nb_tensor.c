@@ -13,41 +13,6 @@
 #include "aclsim_dtype.h"
 #include "nb_private.h"
 
-typedef struct {
-    aclsim_obj obj;
-    pthread_mutex_t mu; /* guards d.data (aclSetInput/OutputTensorAddr) */
-    aclsim_tensor_desc d;
-} nb_tensor;
-
-#define TENSOR_KIND ACLSIM_KIND_BIT(ACLSIM_KIND_TENSOR)
-
-static int format_known(int32_t f)
-{
-    switch (f) {
-    case ACL_FORMAT_NCHW:
-    case ACL_FORMAT_NHWC:
-    case ACL_FORMAT_ND:
-    case ACL_FORMAT_NC1HWC0:
-    case ACL_FORMAT_FRACTAL_Z:
-    case ACL_FORMAT_NC1HWC0_C04:
-    case ACL_FORMAT_HWCN:
-    case ACL_FORMAT_NDHWC:
-    case ACL_FORMAT_FRACTAL_NZ:
-    case ACL_FORMAT_NCDHW:
-    case ACL_FORMAT_NDC1HWC0:
-    case ACL_FRACTAL_Z_3D:
-    case ACL_FORMAT_NC:
-    case ACL_FORMAT_NCL:
-    case ACL_FORMAT_FRACTAL_NZ_C0_16:
-    case ACL_FORMAT_FRACTAL_NZ_C0_32:
-    case ACL_FORMAT_FRACTAL_NZ_C0_2:
-    case ACL_FORMAT_FRACTAL_NZ_C0_4:
-    case ACL_FORMAT_FRACTAL_NZ_C0_8:
-        return 1;
-    default:
-        return 0;
-    }
-}
 
 int64_t aclsim_numel(const aclsim_tensor_desc *d)
 {
@@ -74,18 +39,18 @@ int aclsim_extent(const aclsim_tensor_desc *d, uint64_t *first, uint64_t *nbytes
         *nbytes = 0;
         return 0;
     }
-    /* last element index = offset + sum((dim - 1) * stride) */
-    int64_t last = d->offset;
+    /* lowest / highest element index: offset + the negative / positive (dim - 1) * stride terms */
+    int64_t lo = d->offset, hi = d->offset;
     for (int i = 0; i < d->ndim; i++) {
         int64_t t;
         if (__builtin_mul_overflow(d->dims[i] - 1, d->strides[i], &t) ||
-            __builtin_add_overflow(last, t, &last))
+            __builtin_add_overflow(t < 0 ? lo : hi, t, t < 0 ? &lo : &hi))
             return -1;
     }
     int64_t first_bit, end_bit;
-    if (__builtin_mul_overflow(d->offset, (int64_t)bits, &first_bit) ||
-        __builtin_mul_overflow(last + 1, (int64_t)bits, &end_bit))
-        return -1;
+    if (lo < 0 || __builtin_mul_overflow(lo, (int64_t)bits, &first_bit) ||
+        __builtin_mul_overflow(hi + 1, (int64_t)bits, &end_bit))
+        return -1; /* a view reaching before the address cannot be checked: refused at launch */
     *first = (uint64_t)first_bit / 8;
     *nbytes = ((uint64_t)end_bit + 7) / 8 - *first;
     return 0;
@@ -129,9 +94,57 @@ static void tensor_free(aclsim_obj *o)
 {
     nb_tensor *t = (nb_tensor *)o;
     pthread_mutex_destroy(&t->mu);
+    free(t->view);
     free(t);
 }
 
+/* Contiguous strides, like torch: stride[i] = prod(max(dims[j], 1)) for j > i. */
+static void contiguous_strides(const int64_t *dims, uint64_t n, int64_t *strides)
+{
+    int64_t s = 1;
+    for (uint64_t k = n; k-- > 0;) {
+        strides[k] = s;
+        if (__builtin_mul_overflow(s, dims[k] > 1 ? dims[k] : 1, &s))
+            s = INT64_MAX;
+    }
+}
+
+/* The full view dims / strides / storage dims (any count) in one block: t->view holds
+ * [view | strides | storage]; the descriptor gets a copy when they fit ACLSIM_MAX_DIMS. */
+static int tensor_fill(nb_tensor *t, const int64_t *viewDims, uint64_t nview,
+                       const int64_t *stride, const int64_t *storageDims, uint64_t nstorage)
+{
+    size_t count = (size_t)(2 * nview + nstorage);
+    if (count && !(t->view = malloc(count * sizeof(int64_t))))
+        return -1;
+    t->nview = nview;
+    t->nstorage = nstorage;
+    t->strides = t->view + nview;
+    t->storage = t->view + 2 * nview;
+    if (nview) {
+        memcpy(t->view, viewDims, (size_t)nview * sizeof(int64_t));
+        if (stride)
+            memcpy(t->strides, stride, (size_t)nview * sizeof(int64_t));
+        else
+            contiguous_strides(viewDims, nview, t->strides);
+    }
+    if (nstorage)
+        memcpy(t->storage, storageDims, (size_t)nstorage * sizeof(int64_t));
+    aclsim_tensor_desc *d = &t->d;
+    d->ndim = nview <= ACLSIM_MAX_DIMS ? (int32_t)nview : -1; /* -1: refused by tensor_get */
+    d->storage_ndim = nstorage <= ACLSIM_MAX_DIMS ? (int32_t)nstorage : -1;
+    for (int i = 0; i < d->ndim; i++) {
+        d->dims[i] = t->view[i];
+        d->strides[i] = t->strides[i];
+    }
+    for (int i = 0; i < d->storage_ndim; i++)
+        d->storage_dims[i] = t->storage[i];
+    return 0;
+}
+
+/* As in CANN (nnopbase acl_op_api.cpp): NULL only for a NULL dims pointer with a non-zero count
+ * (or out of memory).  dtype, format, the signs of dims / strides / offset and the dim count are
+ * not checked here; operators check what they use (aclsim_tensor_get, phase 1). */
 ACLSIM_API aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum,
                                       aclDataType dataType, const int64_t *stride, int64_t offset,
                                       aclFormat format, const int64_t *storageDims,
@@ -149,77 +162,17 @@ ACLSIM_API aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDims
                          (unsigned long long)storageDimsNum);
         return NULL;
     }
-    if (viewDimsNum > ACLSIM_MAX_DIMS || storageDimsNum > ACLSIM_MAX_DIMS) {
-        int view = viewDimsNum > ACLSIM_MAX_DIMS;
-        aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: %s must be <= %d (got %llu)", api,
-                         view ? "viewDimsNum" : "storageDimsNum", ACLSIM_MAX_DIMS,
-                         (unsigned long long)(view ? viewDimsNum : storageDimsNum));
-        return NULL;
-    }
-    if (aclsim_dtype_bits((int32_t)dataType) == 0) {
-        aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: dataType %d (%s) is not supported", api,
-                         (int)dataType, aclsim_dtype_name((int32_t)dataType));
-        return NULL;
-    }
-    if (!format_known((int32_t)format)) {
-        aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: format %d is not a known aclFormat", api,
-                         (int)format);
-        return NULL;
-    }
-    if (offset < 0) {
-        aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: offset must be >= 0 (got %lld)", api,
-                         (long long)offset);
-        return NULL;
-    }
     nb_tensor *t = calloc(1, sizeof *t);
-    if (!t) {
+    if (!t || viewDimsNum > (1u << 20) || storageDimsNum > (1u << 20) ||
+        tensor_fill(t, viewDims, viewDimsNum, stride, storageDims, storageDimsNum) != 0) {
+        free(t);
         aclsim_set_error(ACLNN_ERR_INNER, "%s: out of host memory", api);
         return NULL;
     }
-    aclsim_tensor_desc *d = &t->d;
-    d->dtype = (int32_t)dataType;
-    d->format = (int32_t)format;
-    d->ndim = (int32_t)viewDimsNum;
-    d->storage_ndim = (int32_t)storageDimsNum;
-    d->offset = offset;
-    d->data = tensorData;
-    for (int i = 0; i < d->ndim; i++) {
-        if (viewDims[i] < 0 || (stride && stride[i] < 0)) {
-            int bad_dim = viewDims[i] < 0;
-            aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: %s[%d] must be >= 0 (got %lld)", api,
-                             bad_dim ? "viewDims" : "stride", i,
-                             (long long)(bad_dim ? viewDims[i] : stride[i]));
-            free(t);
-            return NULL;
-        }
-        d->dims[i] = viewDims[i];
-    }
-    if (stride) {
-        memcpy(d->strides, stride, (size_t)d->ndim * sizeof *stride);
-    } else { /* contiguous, like torch: stride[i] = prod(max(dims[j], 1)) for j > i */
-        int64_t s = 1;
-        for (int i = d->ndim - 1; i >= 0; i--) {
-            d->strides[i] = s;
-            if (__builtin_mul_overflow(s, d->dims[i] > 1 ? d->dims[i] : 1, &s))
-                s = INT64_MAX;
-        }
-    }
-    for (int i = 0; i < d->storage_ndim; i++) {
-        if (storageDims[i] < 0) {
-            aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: storageDims[%d] must be >= 0 (got %lld)",
-                             api, i, (long long)storageDims[i]);
-            free(t);
-            return NULL;
-        }
-        d->storage_dims[i] = storageDims[i];
-    }
-    uint64_t first, nbytes;
-    if (aclsim_extent(d, &first, &nbytes) != 0) {
-        aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
-                         "%s: the view (dims, strides, offset) overflows 64-bit byte offsets", api);
-        free(t);
-        return NULL;
-    }
+    t->d.dtype = (int32_t)dataType;
+    t->d.format = (int32_t)format;
+    t->d.offset = offset;
+    t->d.data = tensorData;
     pthread_mutex_init(&t->mu, NULL);
     aclsim_obj_init(&t->obj, ACLSIM_KIND_TENSOR, tensor_free);
     void *h = aclsim_obj_register(&t->obj);
@@ -256,8 +209,20 @@ int aclsim_tensor_get(const char *api, const char *arg, const aclTensor *tensor,
     pthread_mutex_lock(&t->mu);
     *out = t->d;
     pthread_mutex_unlock(&t->mu);
+    int rc = 0;
+    if (out->ndim < 0 || out->storage_ndim < 0)
+        rc = aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                              "%s: %s has %llu view / %llu storage dims; operators accept at most "
+                              "%d", api, arg, (unsigned long long)t->nview,
+                              (unsigned long long)t->nstorage, ACLSIM_MAX_DIMS);
+    for (int i = 0; !rc && i < out->ndim; i++)
+        if (out->dims[i] < 0)
+            rc = aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                                  "%s: %s: dim %d is negative (%lld)", api, arg, i,
+                                  (long long)out->dims[i]);
+    out->handle = tensor;
     aclsim_obj_release(&t->obj);
-    return 0;
+    return rc;
 }
 
 int nb_tensor_set_data(const aclTensor *tensor, void *addr)

@@ -183,6 +183,10 @@ ACLSIM_API int64_t aclsimLiveObjects(int32_t kind)
     case ACLSIM_LIVE_ARRAYS:
         return aclsim_obj_live(ACLSIM_KIND_INT_ARRAY) + aclsim_obj_live(ACLSIM_KIND_FLOAT_ARRAY) +
                aclsim_obj_live(ACLSIM_KIND_BOOL_ARRAY);
+    case ACLSIM_LIVE_LISTS:
+        return aclsim_obj_live(ACLSIM_KIND_TENSOR_LIST) + aclsim_obj_live(ACLSIM_KIND_SCALAR_LIST);
+    case ACLSIM_LIVE_EVENTS:
+        return aclsim_obj_live(ACLSIM_KIND_EVENT);
     default:
         return -1;
     }
