@@ -106,7 +106,13 @@ def test_adds_scalar_forms_match_numpy(data):
     xdt = data.draw(DTYPES)
     sval, sdt, scat = data.draw(
         st.sampled_from(
-            [(2, np.int64, 1), (-3, np.int32, 1), (0.5, np.float32, 2), (1.25, np.float64, 2)]
+            [
+                (2, np.int64, 1),
+                (-3, np.int32, 1),
+                (0.5, np.float32, 2),
+                (1.25, np.float64, 2),
+                (1 - 2j, np.complex64, 3),
+            ]
         )
     )
     promoted = ref.promote_scalar(xdt, scat)
