@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 SETTINGS = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
 )
 FLOATS = [ref.F32, ref.F16, ref.BF16]
 

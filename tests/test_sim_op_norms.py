@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 SETTINGS = settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
 )
 NORM = [ref.F32, ref.F16, ref.BF16]
 LAYOUTS = st.sampled_from(["contiguous", "strided", "transposed"])
