@@ -30,6 +30,7 @@ from stress.acl.errors import (
     BackendError,
 )
 from stress.acl.memory import DeviceBuffer
+from stress.acl.params import BoolArray, FloatArray, IntArray, ScalarList, TensorList
 from stress.acl.runtime import Context, Device, Runtime, Stream, loaded_runtime, runtime
 from stress.acl.tensor import DeviceTensor, Scalar, acl_dtype, numpy_dtype
 from stress.acl.twostage import PreparedCall, prepare, run
@@ -48,20 +49,25 @@ __all__ = [
     "AclnnError",
     "Backend",
     "BackendError",
+    "BoolArray",
     "Context",
     "DataType",
     "Device",
     "DeviceBuffer",
     "DeviceTensor",
+    "FloatArray",
     "Format",
+    "IntArray",
     "MallocPolicy",
     "MemcpyKind",
     "PreparedCall",
     "Runtime",
     "Scalar",
+    "ScalarList",
     "Status",
     "Stream",
     "SysParamOpt",
+    "TensorList",
     "acl_dtype",
     "discover",
     "loaded_runtime",
