@@ -14,6 +14,7 @@ Typical use::
     call.close()
 """
 
+from stress.acl._prototypes import OPAPI, Prototype
 from stress.acl.backend import BACKEND_KINDS, Backend, discover
 from stress.acl.enums import DataType, Format, MallocPolicy, MemcpyKind, Status, SysParamOpt
 from stress.acl.errors import (
@@ -37,6 +38,7 @@ from stress.acl.twostage import PreparedCall, prepare, run
 
 __all__ = [
     "BACKEND_KINDS",
+    "OPAPI",
     "AclContextError",
     "AclDeviceError",
     "AclError",
@@ -61,6 +63,7 @@ __all__ = [
     "MallocPolicy",
     "MemcpyKind",
     "PreparedCall",
+    "Prototype",
     "Runtime",
     "Scalar",
     "ScalarList",
