@@ -54,6 +54,8 @@ ACL_FORMAT_ND = 2
 # aclsimLiveObjects kinds
 LIVE_ALLOCS, LIVE_BYTES, LIVE_TENSORS, LIVE_SCALARS = 0, 1, 2, 3
 LIVE_EXECUTORS, LIVE_STREAMS, LIVE_CONTEXTS, LIVE_ARRAYS = 4, 5, 6, 7
+LIVE_LISTS, LIVE_EVENTS = 8, 9
+NN_INNER_NULLPTR = 561103
 
 # numpy dtype name -> aclDataType (ml_dtypes is imported only where bfloat16 values are made:
 # it costs half a second, which matters for the child processes these tests start)
@@ -92,6 +94,18 @@ PROTOTYPES: dict[str, tuple[str, object, list]] = {
     "aclrtCtxSetSysParamOpt": ("ascendcl", c_int, [c_int, c_int64]),
     "aclrtCtxGetSysParamOpt": ("ascendcl", c_int, [c_int, POINTER(c_int64)]),
     "aclGetRecentErrMsg": ("ascendcl", c_char_p, []),
+    "aclrtMemcpyAsync": ("ascendcl", c_int, [P, c_size_t, P, c_size_t, c_int, P]),
+    "aclrtMemsetAsync": ("ascendcl", c_int, [P, c_size_t, c_int32, c_size_t, P]),
+    "aclrtCreateEvent": ("ascendcl", c_int, [POINTER(P)]),
+    "aclrtDestroyEvent": ("ascendcl", c_int, [P]),
+    "aclrtRecordEvent": ("ascendcl", c_int, [P, P]),
+    "aclrtStreamWaitEvent": ("ascendcl", c_int, [P, P]),
+    "aclrtSynchronizeEvent": ("ascendcl", c_int, [P]),
+    "aclrtQueryEventStatus": ("ascendcl", c_int, [P, POINTER(c_int)]),
+    "aclrtGetMemInfo": ("ascendcl", c_int, [c_int, POINTER(c_size_t), POINTER(c_size_t)]),
+    "aclDataTypeSize": ("ascendcl", c_size_t, [c_int]),
+    "aclFloatToFloat16": ("ascendcl", ctypes.c_uint16, [c_float]),
+    "aclFloat16ToFloat": ("ascendcl", c_float, [ctypes.c_uint16]),
     "aclsimLiveObjects": ("ascendcl", c_int64, [c_int32]),
     "aclsimVersion": ("ascendcl", c_char_p, []),
     "aclsimStreamDelay": ("ascendcl", c_int, [P, c_int32]),
@@ -125,6 +139,21 @@ PROTOTYPES: dict[str, tuple[str, object, list]] = {
     "aclDestroyAclOpExecutor": ("nnopbase", c_int32, [P]),
     "aclSetInputTensorAddr": ("nnopbase", c_int32, [P, c_size_t, P, P]),
     "aclSetOutputTensorAddr": ("nnopbase", c_int32, [P, c_size_t, P, P]),
+    "aclCreateTensorList": ("nnopbase", P, [POINTER(P), c_uint64]),
+    "aclCreateScalarList": ("nnopbase", P, [POINTER(P), c_uint64]),
+    "aclDestroyTensorList": ("nnopbase", c_int32, [P]),
+    "aclDestroyScalarList": ("nnopbase", c_int32, [P]),
+    "aclGetViewShape": ("nnopbase", c_int32, [P, POINTER(POINTER(c_int64)), POINTER(c_uint64)]),
+    "aclGetViewStrides": ("nnopbase", c_int32, [P, POINTER(POINTER(c_int64)), POINTER(c_uint64)]),
+    "aclGetStorageShape": ("nnopbase", c_int32, [P, POINTER(POINTER(c_int64)), POINTER(c_uint64)]),
+    "aclGetViewOffset": ("nnopbase", c_int32, [P, POINTER(c_int64)]),
+    "aclGetFormat": ("nnopbase", c_int32, [P, POINTER(c_int)]),
+    "aclGetDataType": ("nnopbase", c_int32, [P, POINTER(c_int)]),
+    "aclGetIntArraySize": ("nnopbase", c_int32, [P, POINTER(c_uint64)]),
+    "aclGetFloatArraySize": ("nnopbase", c_int32, [P, POINTER(c_uint64)]),
+    "aclGetBoolArraySize": ("nnopbase", c_int32, [P, POINTER(c_uint64)]),
+    "aclGetTensorListSize": ("nnopbase", c_int32, [P, POINTER(c_uint64)]),
+    "aclGetScalarListSize": ("nnopbase", c_int32, [P, POINTER(c_uint64)]),
     "aclnnInit": ("nnopbase", c_int32, [c_char_p]),
     "aclnnFinalize": ("nnopbase", c_int32, []),
     # libopapi
@@ -152,7 +181,7 @@ class Acl:
         return self.aclGetRecentErrMsg().decode()
 
     def live(self) -> dict[int, int]:
-        return {k: self.aclsimLiveObjects(k) for k in range(8)}
+        return {k: self.aclsimLiveObjects(k) for k in range(10)}
 
 
 _lock = threading.Lock()

@@ -41,7 +41,7 @@ def test_cann_root_found_in_lib64_or_arch_dir(monkeypatch, tmp_path, arch_dir):
     b = discover("cann")
     assert b.kind == "cann" and b.root == root
     assert b.ascendcl.name == "libascendcl.so"
-    assert [p.name for p in b.op_libraries] == ["libopapi.so", "libopapi_math.so"]
+    assert [p.name for p in b.op_libraries] == ["libopapi_math.so", "libopapi.so"]
 
 
 def test_custom_vendor_op_library_is_searched_first(monkeypatch, tmp_path):

@@ -407,13 +407,13 @@ def test_invalid_arguments(acl, dev):
     for alpha, adt in ((2.5, r.ACL_FLOAT), (float("nan"), r.ACL_DOUBLE), (0.5, r.ACL_BF16)):
         rc, msg = phase1(acl, dev, (2,), I32, (2,), I32, (2,), I32, alpha, adt)
         assert rc == r.NN_INVALID and "alpha" in msg and "INT32" in msg, msg
-    # unsupported dtypes (the simulator's subset)
-    i64 = acl.aclCreateTensor(r.i64s([2]), 1, r.ACL_INT64, None, 0, 2, r.i64s([2]), 1, None)
+    # unsupported dtypes (UINT16 is not among aclnnAdd's 12)
+    i64 = acl.aclCreateTensor(r.i64s([2]), 1, 7, None, 0, 2, r.i64s([2]), 1, None)
     dev.tensors.append(i64)
     t = dev.tensor((2,), F32, None)
     ws, ex = c_uint64(), c_void_p()
     rc = acl.aclnnAddGetWorkspaceSize(i64, t, dev.scalar(1.0), t, byref(ws), byref(ex))
-    assert rc == r.NN_INVALID and "self dtype INT64 is not supported" in acl.msg()
+    assert rc == r.NN_INVALID and "self dtype UINT16 is not supported" in acl.msg()
     # stale handles
     stale = r.make_tensor(acl, (2,), r.ACL_FLOAT, None)
     assert acl.aclDestroyTensor(stale) == r.OK
@@ -458,24 +458,32 @@ def test_destroying_a_never_run_executor_releases_it(acl, dev):
     assert acl.aclsimLiveObjects(r.LIVE_EXECUTORS) == base + 1
     assert acl.aclDestroyAclOpExecutor(ex) == r.OK
     assert acl.aclsimLiveObjects(r.LIVE_EXECUTORS) == base
-    assert acl.aclDestroyAclOpExecutor(None) == r.NN_NULLPTR
+    assert acl.aclDestroyAclOpExecutor(None) == r.NN_INNER_NULLPTR  # 561103, as in CANN
 
 
 def test_repeatable_executor(acl, stream, dev):
     base = acl.aclsimLiveObjects(r.LIVE_EXECUTORS)
-    ex, po, x = prepared(acl, dev)
+    x = np.arange(4, dtype=np.float32)
+    tx, _ = dev.array(x)
+    tz, _ = dev.array(np.zeros(4, np.float32))
+    po = dev.buffer(16)
+    to = dev.tensor((4,), F32, po)
+    ws, exv = c_uint64(), c_void_p()
+    assert acl.aclnnAddGetWorkspaceSize(tx, tz, dev.scalar(1.0), to, byref(ws), byref(exv)) == 0
+    ex = exv.value
     assert acl.aclSetAclOpExecutorRepeatable(ex) == r.OK
     for _ in range(3):
         assert acl.aclnnAdd(None, 0, ex, stream) == r.OK
     assert acl.aclrtSynchronizeStream(stream) == r.OK
-    np.testing.assert_array_equal(dev.get(po, (4,), F32), 2 * x)
-    # new addresses for input 1 (other) and output 0
+    np.testing.assert_array_equal(dev.get(po, (4,), F32), x)
+    # New addresses for other and out.  CANN sets the *tensor's* address and ignores the index
+    # for op_api executors (nnopbase acl_op_api.cpp), so the index passed does not matter.
     y = np.full(4, 10, np.float32)
     py, po2 = dev.put(y), dev.buffer(16)
-    assert acl.aclSetInputTensorAddr(ex, 1, None, py) == r.OK
-    assert acl.aclSetOutputTensorAddr(ex, 0, None, po2) == r.OK
-    assert acl.aclSetInputTensorAddr(ex, 2, None, py) == r.NN_INVALID
-    assert "index 2" in acl.msg()
+    assert acl.aclSetInputTensorAddr(ex, 7, tz, py) == r.OK
+    assert acl.aclSetOutputTensorAddr(ex, 99, to, po2) == r.OK
+    assert acl.aclSetInputTensorAddr(ex, 1, None, py) == r.NN_INNER_NULLPTR  # 561103
+    assert "tensor is NULL" in acl.msg()
     assert acl.aclsimStreamDelay(stream, 30) == r.OK
     assert acl.aclnnAdd(None, 0, ex, stream) == r.OK
     assert acl.aclDestroyAclOpExecutor(ex) == r.OK  # while its launch is still queued
@@ -483,7 +491,33 @@ def test_repeatable_executor(acl, stream, dev):
     acl.msg()
     assert acl.aclrtSynchronizeStream(stream) == r.OK
     np.testing.assert_array_equal(dev.get(po2, (4,), F32), x + y)
+    np.testing.assert_array_equal(dev.get(po, (4,), F32), x)  # the old output is left alone
     assert acl.aclsimLiveObjects(r.LIVE_EXECUTORS) == base
+
+
+def test_set_tensor_addr_retargets_every_use_of_the_tensor(acl, stream, dev):
+    """Real nnopbase keeps the aclTensor in the executor: setting its address moves every input
+    and output built from it (here self and other are one tensor), whatever the index; a NULL
+    executor still sets the tensor's address and then returns 561103 (acl_op_api.cpp)."""
+    ex, po, x = prepared(acl, dev)  # self and other are the same tensor
+    assert acl.aclSetAclOpExecutorRepeatable(ex) == r.OK
+    t = dev.tensor((4,), F32, dev.put(x))
+    y = np.full(4, 3, np.float32)
+    py = dev.put(y)
+    assert acl.aclSetInputTensorAddr(None, 0, t, py) == r.NN_INNER_NULLPTR
+    assert "executor is NULL" in acl.msg()
+    # find the executor's shared input through a tensor the test owns: rebuild with one handle
+    tx = dev.tensor((4,), F32, dev.put(x))
+    to = dev.tensor((4,), F32, po)
+    ws, exv = c_uint64(), c_void_p()
+    assert acl.aclnnAddGetWorkspaceSize(tx, tx, dev.scalar(1.0), to, byref(ws), byref(exv)) == 0
+    assert acl.aclSetInputTensorAddr(exv.value, 0, tx, py) == r.OK
+    assert acl.aclnnAdd(None, 0, exv.value, stream) == r.OK
+    assert acl.aclrtSynchronizeStream(stream) == r.OK
+    np.testing.assert_array_equal(dev.get(po, (4,), F32), 2 * y)  # both operands moved
+    assert acl.aclDestroyAclOpExecutor(ex) == r.OK
+    assert acl.aclSetAclOpExecutorRepeatable(None) == r.NN_INNER_NULLPTR
+    acl.msg()
 
 
 def test_run_without_context_in_the_thread(acl, stream, dev):

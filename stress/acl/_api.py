@@ -44,6 +44,8 @@ class Api:
         self._lock = threading.Lock()
         self._libs: dict[str, ctypes.CDLL] = {}
         self._functions: dict[str, Any] = {}
+        self._origin: dict[str, str] = {}
+        self._extra: dict[str, Prototype] = {}
         self.raw = _Raw(self)
 
     # -- loading --------------------------------------------------------------------------
@@ -68,7 +70,7 @@ class Api:
             self._load(self.backend.ascendcl)
             self._load(self.backend.nnopbase)
 
-    def _find_symbol(self, proto: Prototype) -> Any | None:
+    def _find_symbol(self, proto: Prototype) -> tuple[Any, str] | None:
         if proto.library == OPAPI:
             candidates = self.backend.op_libraries
         elif proto.library == "nnopbase":
@@ -78,7 +80,7 @@ class Api:
         for path in candidates:
             lib = self._load(path)
             try:
-                return getattr(lib, proto.name)
+                return getattr(lib, proto.name), str(path)
             except AttributeError:
                 continue
         return None
@@ -88,23 +90,38 @@ class Api:
         fn = self._functions.get(name)
         if fn is not None:
             return fn
-        proto = PROTOTYPES.get(name)
+        proto = self._extra.get(name) or PROTOTYPES.get(name)
         if proto is None:
             raise AttributeError(f"{name} is not in the prototype table (acl/_prototypes.py)")
         with self._lock:
             fn = self._functions.get(name)
             if fn is None:
-                fn = self._find_symbol(proto)
-                if fn is None:
+                found = self._find_symbol(proto)
+                if found is None:
                     where = ", ".join(str(p) for p in self._search_paths(proto))
                     raise BackendError(
                         f"{name} is not exported by {where}: this CANN release lacks the "
                         f"operator or API; install a release that has it or use STRESS_BACKEND=sim"
                     )
+                fn, self._origin[name] = found
                 fn.restype = proto.restype
                 fn.argtypes = [self._resolve_ctype(name, t) for t in proto.argtypes]
                 self._functions[name] = fn
         return fn
+
+    def add_prototype(self, proto: Prototype) -> None:
+        """Declare a function the built-in table lacks (a custom package's operator); it is
+        then bound like the others, ``api.<name>`` included."""
+        if proto.name in PROTOTYPES:
+            raise ValueError(f"{proto.name} is a built-in prototype: it cannot be redeclared")
+        with self._lock:
+            self._extra[proto.name] = proto
+
+    def library_of(self, name: str) -> str:
+        """Path of the library that exports ``name`` (binding it first): for an operator, the
+        first of the domain libraries, libopapi.so and custom packages that has it."""
+        self.function(name)
+        return self._origin[name]
 
     def _search_paths(self, proto: Prototype) -> tuple:
         if proto.library == OPAPI:
@@ -134,10 +151,10 @@ class Api:
             raise error_for(status, api, self.recent_error_message())
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name.startswith("_") or name not in PROTOTYPES:
+        if name.startswith("_") or (name not in PROTOTYPES and name not in self._extra):
             raise AttributeError(name)
         fn = self.function(name)
-        proto = PROTOTYPES[name]
+        proto = self._extra.get(name) or PROTOTYPES[name]
         if proto.restype in _STATUS_TYPES:
 
             def checked(*args: Any, _fn=fn, _name=name) -> None:

@@ -1,14 +1,21 @@
-"""Build the simulator's three shared libraries into a cache laid out like a CANN install.
+"""Build the simulator's shared libraries into a cache laid out like a CANN install.
 
-Sources live in ``stress/sim/src``; the file-name prefix picks the library:
+Sources live in ``stress/sim/src``; the folder picks the library, as in CANN:
 
-* ``rt_*.c``  -> ``libascendcl.so``  (runtime)
-* ``nb_*.c``  -> ``libnnopbase.so``  (tensors, executors; links libascendcl)
-* ``op_*.c``  -> ``libopapi.so``     (operators; links libnnopbase and libascendcl)
+* ``runtime/*.c``            -> ``lib64/libascendcl.so``  (runtime)
+* ``nnopbase/*.c``           -> ``lib64/libnnopbase.so``  (tensors, executors; links libascendcl)
+* ``opapi/<domain>/*.c``     -> ``lib64/libopapi_<domain>.so`` (math, nn, transformer, ...)
+* every ``opapi/**/*.c``     -> ``lib64/libopapi.so`` as well (the 8.x single operator library)
 
-so adding an operator is adding one ``op_<name>.c`` file.  Headers (``*.h``) are shared; those
-named ``aclnn_*.h`` are also installed into ``<root>/include/aclnnop/`` (the operator's public
-header, as in CANN).
+The operator libraries link libnnopbase and libascendcl.  ``libopapi.so`` and the domain libraries
+are compiled from the same objects, so one process may load both; that is safe because operator
+objects keep no mutable state of their own: whatever must be one per process (fault-model locks,
+scratch heaps) lives in libnnopbase behind ``aclsim_shared_state`` (tests/test_sim_build.py checks
+the objects for writable data).  Adding an operator is dropping ``opapi/<domain>/op_<name>.c`` and
+its header ``include/aclnnop/aclnn_<name>.h``; nothing else changes.
+
+``include/`` is the public header tree, installed as ``<root>/include`` (``aclsim.h``,
+``aclnnop/...``); ``internal/`` holds the headers shared between the libraries, never installed.
 
 The build goes to ``<cache>/<key>`` where ``key`` hashes the sources, the compiler command, the
 flags and ``cc --version``; it is written to a temporary directory next to it and renamed into
@@ -28,12 +35,13 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 SRC_DIR = Path(__file__).resolve().parent / "src"
 
 #: Bumped when the layout of a built root changes (part of the cache key).
-LAYOUT_VERSION = "2"
+LAYOUT_VERSION = "3"
 
 CFLAGS = (
     "-O3",
@@ -55,16 +63,19 @@ def cflags() -> tuple[str, ...]:
     return (*CFLAGS, "-Werror") if os.environ.get("ACLSIM_WERROR") == "1" else CFLAGS
 
 
-#: library stem -> (source prefix, libraries it links against)
-LIBRARIES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ascendcl": ("rt_", ()),
-    "nnopbase": ("nb_", ("ascendcl",)),
-    "opapi": ("op_", ("nnopbase", "ascendcl")),
-}
-
+#: Folders of ``src/`` that are compiled, and the library each one becomes.
+RUNTIME_DIR, NNOPBASE_DIR, OPAPI_DIR = "runtime", "nnopbase", "opapi"
+#: Operator domains that always get a library (an empty one until it has operators), as the
+#: current CANN releases ship them; any other folder under ``opapi/`` adds a domain.
+OP_DOMAINS = ("math", "nn", "transformer")
+#: The public header tree (installed as ``<root>/include``) and the internal headers.
+INCLUDE_DIR, INTERNAL_DIR = "include", "internal"
 PUBLIC_HEADER = "aclsim.h"
-#: Operator headers ``aclnn_<op>.h`` in ``src/``, installed into ``<root>/include/aclnnop/``.
+#: Operator headers ``aclnn_<op>.h`` live in ``include/aclnnop/`` (as in CANN).
+OP_HEADER_DIR = "aclnnop"
 OP_HEADER_PREFIX = "aclnn_"
+#: ``libopapi.so``: every operator (the 8.x layout), next to the per-domain libraries.
+OP_LIBRARY = "opapi"
 _STDERR_TAIL = 4000
 
 
@@ -110,22 +121,69 @@ def _compiler_version(cc: list[str]) -> str:
 
 
 def source_files(src_dir: Path | None = None) -> list[Path]:
-    """All ``*.c`` and ``*.h`` files of the simulator, sorted by name."""
+    """All ``*.c`` and ``*.h`` files of the simulator (any folder), sorted by relative path."""
     src = SRC_DIR if src_dir is None else src_dir
-    return sorted([*src.glob("*.c"), *src.glob("*.h")], key=lambda p: p.name)
+    files = [p for p in src.rglob("*") if p.suffix in (".c", ".h") and p.is_file()]
+    return sorted(files, key=lambda p: p.relative_to(src).as_posix())
+
+
+@dataclass(frozen=True)
+class Library:
+    """One shared library of the build: its stem (``lib<stem>.so``), sources, and the stems of
+    the libraries it links against."""
+
+    stem: str
+    sources: tuple[Path, ...]
+    deps: tuple[str, ...]
+
+    @property
+    def soname(self) -> str:
+        return f"lib{self.stem}.so"
+
+
+def _op_domains(src: Path) -> list[str]:
+    found = sorted(d.name for d in (src / OPAPI_DIR).glob("*") if d.is_dir())
+    return list(dict.fromkeys([*OP_DOMAINS, *found]))
+
+
+def library_plan(src_dir: Path | None = None) -> list[Library]:
+    """The libraries to build from ``src_dir``, dependencies first.  Raises SimBuildError for a
+    C file outside ``runtime/``, ``nnopbase/`` and ``opapi/<domain>/``."""
+    src = SRC_DIR if src_dir is None else src_dir
+    sources = [p for p in source_files(src) if p.suffix == ".c"]
+
+    def under(folder: str) -> tuple[Path, ...]:
+        return tuple(p for p in sources if p.parent == src / folder)
+
+    domains = {d: under(f"{OPAPI_DIR}/{d}") for d in _op_domains(src)}
+    placed = {*under(RUNTIME_DIR), *under(NNOPBASE_DIR), *(p for v in domains.values() for p in v)}
+    for path in sources:
+        if path not in placed:
+            raise SimBuildError(
+                f"simulator source {path.relative_to(src).as_posix()} matches no library: move it "
+                f"to {RUNTIME_DIR}/, {NNOPBASE_DIR}/ or {OPAPI_DIR}/<domain>/"
+            )
+    op_deps = ("nnopbase", "ascendcl")
+    all_ops = tuple(p for v in domains.values() for p in v)
+    return [
+        Library("ascendcl", under(RUNTIME_DIR), ()),
+        Library("nnopbase", under(NNOPBASE_DIR), ("ascendcl",)),
+        *(Library(f"opapi_{d}", files, op_deps) for d, files in domains.items()),
+        Library(OP_LIBRARY, all_ops, op_deps),
+    ]
 
 
 def build_key(src_dir: Path | None = None, cc: list[str] | None = None) -> str:
     """First 16 hex digits of the sha256 over sources, compiler, flags and ``cc --version``."""
+    src = SRC_DIR if src_dir is None else src_dir
     cc = _compiler() if cc is None else cc
     h = hashlib.sha256()
     h.update(f"layout={LAYOUT_VERSION}\0".encode())
-    for path in source_files(src_dir):
-        h.update(path.name.encode() + b"\0")
+    for path in source_files(src):
+        h.update(path.relative_to(src).as_posix().encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     h.update(("\0".join(cc) + "\0").encode())
     h.update(("\0".join(cflags()) + "\0").encode())
-    h.update(repr(sorted(LIBRARIES.items())).encode())
     h.update(_compiler_version(cc).encode())
     return h.hexdigest()[:16]
 
@@ -158,72 +216,75 @@ def _run(argv: list[str], what: str) -> None:
         raise SimBuildError(f"{what} failed (exit {proc.returncode}){detail}; {fix}", proc.stderr)
 
 
-def _compile_into(out: Path, key: str, cc: list[str], src_dir: Path) -> None:
-    """Compile and link the three libraries into ``out/lib64`` and lay out the root."""
-    lib64 = out / "lib64"
-    objdir = out / "obj"
-    lib64.mkdir(parents=True)
-    objdir.mkdir()
-    sources = [p for p in source_files(src_dir) if p.suffix == ".c"]
-    by_lib: dict[str, list[Path]] = {name: [] for name in LIBRARIES}
-    for path in sources:
-        for name, (prefix, _deps) in LIBRARIES.items():
-            if path.name.startswith(prefix):
-                by_lib[name].append(path)
-                break
-        else:
-            prefixes = ", ".join(f"{p}*.c" for p, _ in LIBRARIES.values())
-            raise SimBuildError(
-                f"simulator source {path.name} matches no library: rename it to one of {prefixes}"
-            )
-    defines = [f'-DACLSIM_BUILD_KEY="{key}"', f"-I{src_dir}"]
+def _compile_all(src: Path, objdir: Path, key: str, cc: list[str]) -> dict[Path, Path]:
+    """Compile every C file once (in parallel); source -> object."""
+    sources = [p for p in source_files(src) if p.suffix == ".c"]
+    defines = [
+        f'-DACLSIM_BUILD_KEY="{key}"',
+        f"-I{src / INCLUDE_DIR}",
+        f"-I{src / INCLUDE_DIR / OP_HEADER_DIR}",
+        f"-I{src / INTERNAL_DIR}",
+    ]
 
     def compile_one(path: Path) -> Path:
-        obj = objdir / (path.stem + ".o")
-        _run([*cc, *cflags(), *defines, "-c", str(path), "-o", str(obj)], f"compiling {path.name}")
+        rel = path.relative_to(src).as_posix()
+        obj = objdir / (rel.replace("/", "__")[:-2] + ".o")
+        _run([*cc, *cflags(), *defines, "-c", str(path), "-o", str(obj)], f"compiling {rel}")
         return obj
 
     workers = max(1, min(len(sources), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        objects = dict(zip(sources, pool.map(compile_one, sources), strict=True))
+        return dict(zip(sources, pool.map(compile_one, sources), strict=True))
 
-    for name, (_prefix, deps) in LIBRARIES.items():  # dict order: dependencies first
-        soname = f"lib{name}.so"
-        argv = [
-            *cc,
-            "-shared",
-            "-pthread",
-            f"-Wl,-soname,{soname}",
-            "-Wl,-z,defs",  # every symbol resolved: catches a missing internal export
-            "-Wl,-rpath,$ORIGIN",
-            "-o",
-            str(lib64 / soname),
-            *(str(objects[p]) for p in by_lib[name]),
-            f"-L{lib64}",
-            *(f"-l{d}" for d in deps),
-            "-lm",
-        ]
-        _run(argv, f"linking {soname}")
-    shutil.rmtree(objdir)
 
+def _link(lib: Library, objects: dict[Path, Path], lib64: Path, cc: list[str]) -> None:
+    argv = [
+        *cc,
+        "-shared",
+        "-pthread",
+        f"-Wl,-soname,{lib.soname}",
+        "-Wl,-z,defs",  # every symbol resolved: catches a missing internal export
+        "-Wl,-rpath,$ORIGIN",
+        "-o",
+        str(lib64 / lib.soname),
+        *(str(objects[p]) for p in lib.sources),
+        f"-L{lib64}",
+        *(f"-l{d}" for d in lib.deps),
+        "-lm",
+    ]
+    _run(argv, f"linking {lib.soname}")
+
+
+def _install_tree(out: Path, src: Path) -> None:
+    """``<arch>-linux/lib64`` link and the public headers (``src/include`` as ``include/``)."""
     arch_dir = out / f"{platform.machine()}-linux"
     arch_dir.mkdir()
     (arch_dir / "lib64").symlink_to("../lib64", target_is_directory=True)
-    include = out / "include"
-    include.mkdir()
-    shutil.copy2(src_dir / PUBLIC_HEADER, include / PUBLIC_HEADER)
-    # Operator headers (``aclnn_<op>.h``) go where CANN has them: include/aclnnop/.
-    aclnnop = include / "aclnnop"
-    aclnnop.mkdir()
-    for header in sorted(src_dir.glob(f"{OP_HEADER_PREFIX}*.h")):
-        shutil.copy2(header, aclnnop / header.name)
+    shutil.copytree(src / INCLUDE_DIR, out / "include")
+    (out / "include" / OP_HEADER_DIR).mkdir(exist_ok=True)
+
+
+def _compile_into(out: Path, key: str, cc: list[str], src_dir: Path) -> None:
+    """Compile and link the libraries into ``out/lib64`` and lay out the root."""
+    plan = library_plan(src_dir)
+    lib64 = out / "lib64"
+    objdir = out / "obj"
+    lib64.mkdir(parents=True)
+    objdir.mkdir()
+    objects = _compile_all(src_dir, objdir, key, cc)
+    for lib in plan:  # dependencies first
+        _link(lib, objects, lib64, cc)
+    shutil.rmtree(objdir)
+    _install_tree(out, src_dir)
     info = {
         "name": "aclnn-stress CANN simulator",
         "simulator": True,
         "key": key,
         "compiler": shlex.join(cc),
         "cflags": list(cflags()),
-        "libraries": {f"lib{n}.so": sorted(p.name for p in by_lib[n]) for n in LIBRARIES},
+        "libraries": {
+            lib.soname: [p.relative_to(src_dir).as_posix() for p in lib.sources] for lib in plan
+        },
     }
     (out / "aclsim.json").write_text(json.dumps(info, indent=2) + "\n")
     (out / "version.info").write_text(f"Version=9.2.0-aclsim\nsimulator=aclnn-stress\nkey={key}\n")
@@ -295,5 +356,5 @@ def root() -> Path:
 
 
 def lib_dir() -> Path:
-    """``root() / "lib64"``: where libascendcl.so, libnnopbase.so and libopapi.so are."""
+    """``root() / "lib64"``: libascendcl.so, libnnopbase.so, libopapi.so, libopapi_<domain>.so."""
     return root() / "lib64"

@@ -1,6 +1,6 @@
 """The simulator's opt-in faults and what the framework should say about each.
 
-The names and one-line mechanisms live in the simulator (``k_faults`` in ``src/rt_faults.c``,
+The names and one-line mechanisms live in the simulator (``k_faults`` in ``src/runtime/rt_faults.c``,
 read through ``aclsimKnownFaults`` / ``aclsimFaultDescription``); this table adds what the
 framework is expected to conclude and which protocol phase should see it first, so the CLI,
 the tests and ``benchmarks/detection.py`` share one answer. A test keeps both lists equal.
@@ -35,6 +35,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "add-race": ("runtime-fault", "control (per-thread streams)"),
     "crash": ("crash", "interleaved, mixed"),
     "hang": ("hang", "isolated, mixed"),
+    "scratch-pool": ("cross-call-contamination", "mixed (per-thread streams)"),
 }
 
 

@@ -1,0 +1,46 @@
+/*
+ * aclnnop/aclnn_softmax.h - aclnnSoftmax, for the aclnn-stress CANN simulator.
+ * Declarations as in CANN's ops-nn; the comments are the simulator's.
+ */
+#ifndef ACLSIM_ACLNN_SOFTMAX_H_
+#define ACLSIM_ACLNN_SOFTMAX_H_
+
+#include "aclnn/aclnn_base.h"
+#include "aclnn_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @brief First phase of aclnnSoftmax: out = exp(self) / sum(exp(self)) along dim.
+ * FLOAT, FLOAT16, BF16, DOUBLE.
+ * @domain aclnn_nn
+ * @param [in] self: input.
+ * @param [in] dim: the dim to normalise, in [-ndim, ndim).
+ * @param [out] out: result with self's shape.
+ * @param [out] workspaceSize: the device workspace the second phase needs.
+ * @param [out] executor: the operator executor for the second phase.
+ * @return aclnnStatus: ACLNN_SUCCESS, or an error code (161001 NULL argument, 161002 invalid).
+ */
+ACLNN_API aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim,
+                                                   aclTensor *out, uint64_t *workspaceSize,
+                                                   aclOpExecutor **executor);
+
+/**
+ * @brief Second phase of aclnnSoftmax: runs the executor built by aclnnSoftmaxGetWorkspaceSize on
+ * a stream.
+ * @param [in] workspace: device memory of at least workspaceSize bytes (NULL when it is 0).
+ * @param [in] workspaceSize: the size returned by the first stage.
+ * @param [in] executor: the executor returned by the first stage (consumed unless repeatable).
+ * @param [in] stream: the stream to launch on.
+ * @return aclnnStatus: ACLNN_SUCCESS, or an error code.
+ */
+ACLNN_API aclnnStatus aclnnSoftmax(void *workspace, uint64_t workspaceSize,
+                                   aclOpExecutor *executor, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACLSIM_ACLNN_SOFTMAX_H_ */

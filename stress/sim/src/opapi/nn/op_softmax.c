@@ -1,0 +1,147 @@
+/*
+ * op_softmax.c - aclnnSoftmax(self, int64_t dim, out) (the real ops-nn signature; header
+ * aclnn_softmax.h): out = exp(x - max) / sum(exp(x - max)) along dim.
+ *
+ * dtypes FLOAT, FLOAT16, BF16, DOUBLE; out has self's shape and a floating dtype; dim in
+ * [-ndim, ndim) (a 0-d tensor takes -1 or 0).  Each slice along dim is read through the view's
+ * strides, computed in float32 (double for DOUBLE): the max, then exp(x - max) summed in order,
+ * then each exp divided by the sum and rounded once to out's dtype.  Empty tensors succeed and
+ * write nothing (there is nothing to write).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "aclnn_softmax.h"
+#include "nb_scratch_pool.h"
+#include "op_elem.h"
+
+#define OP "aclnnSoftmax"
+
+typedef struct {
+    int32_t dim;
+} softmax_attrs;
+
+static int float_dtype(int32_t dt) { return op_is_floating(dt); }
+
+/* One slice of n values (float32 or double compute), written as doubles into res. */
+static void softmax_row(const double *x, int64_t n, int dbl, double *res)
+{
+    if (dbl) {
+        double m = -INFINITY, s = 0.0;
+        for (int64_t i = 0; i < n; i++)
+            m = x[i] > m ? x[i] : m;
+        for (int64_t i = 0; i < n; i++)
+            s += (res[i] = exp(x[i] - m));
+        for (int64_t i = 0; i < n; i++)
+            res[i] /= s;
+        return;
+    }
+    float m = -INFINITY, s = 0.0f;
+    for (int64_t i = 0; i < n; i++)
+        m = (float)x[i] > m ? (float)x[i] : m;
+    for (int64_t i = 0; i < n; i++) {
+        float e = expf((float)x[i] - m);
+        res[i] = e;
+        s += e;
+    }
+    for (int64_t i = 0; i < n; i++)
+        res[i] = (float)res[i] / s;
+}
+
+static int softmax_kernel(aclsim_kernel_ctx *k)
+{
+    const softmax_attrs *a = k->attrs;
+    const aclsim_tensor_desc *x = &k->inputs[0], *o = &k->outputs[0];
+    const int nd = x->ndim, dim = a->dim;
+    const int64_t n = nd ? x->dims[dim] : 1, xs = nd ? x->strides[dim] : 0;
+    const int64_t xes = aclsim_dtype_size(x->dtype), oes = aclsim_dtype_size(o->dtype);
+    int64_t cst[OP_MAX_DIMS];
+    op_contiguous_strides(o->dims, nd, cst);
+    const int64_t cs = nd ? cst[dim] : 0;
+    aclsim_stage *st;
+    uint8_t *dst = aclsim_stage_begin(o, &st);
+    double *row = malloc((size_t)n * 2 * sizeof *row);
+    if (!dst || !row) {
+        free(row);
+        aclsim_stage_abandon(st);
+        return aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
+                                  k->op);
+    }
+    int keep[OP_MAX_DIMS];
+    for (int i = 0; i < nd; i++)
+        keep[i] = i != dim;
+    op_iter it;
+    op_iter_over(&it, x, keep, NULL);
+    op_iter_add_strided(&it, dst, cst, oes);
+    int64_t outer = aclsim_numel(x) / (n ? n : 1);
+    for (int64_t r = 0; r < outer; r++) {
+        const uint8_t *px = op_iter_ptr(&it, 0);
+        uint8_t *pd = (uint8_t *)op_iter_ptr(&it, 1);
+        for (int64_t i = 0; i < n; i++)
+            row[i] = op_load_f64(px + i * xs * xes, x->dtype);
+        softmax_row(row, n, x->dtype == ACL_DOUBLE, row + n);
+        for (int64_t i = 0; i < n; i++)
+            op_store_f64(pd + i * cs * oes, o->dtype, row[n + i]);
+        op_iter_next(&it);
+    }
+    free(row);
+    aclsim_stage_commit(st, o);
+    return 0;
+}
+
+ACLSIM_API aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim,
+                                                    aclTensor *out, uint64_t *workspaceSize,
+                                                    aclOpExecutor **executor)
+{
+    const char *api = OP "GetWorkspaceSize";
+    const void *ptrs[] = {self, out, workspaceSize, executor};
+    const char *names[] = {"self", "out", "workspaceSize", "executor"};
+    for (int i = 0; i < 4; i++)
+        if (!ptrs[i])
+            return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL", api, names[i]);
+    aclsim_tensor_desc ds, dout;
+    int rc;
+    if ((rc = aclsim_tensor_get(api, "self", self, &ds)) ||
+        (rc = aclsim_tensor_get(api, "out", out, &dout)))
+        return rc;
+    const aclsim_tensor_desc *all[] = {&ds, &dout};
+    for (int i = 0; i < 2; i++) {
+        if (!float_dtype(all[i]->dtype))
+            return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                                    "%s: %s dtype %s is not supported (supported: FLOAT, FLOAT16, "
+                                    "BF16, DOUBLE)",
+                                    api, i ? "out" : "self", aclsim_dtype_name(all[i]->dtype));
+        if (all[i]->ndim > OP_MAX_DIMS)
+            return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: %s has %d dims (at most %d)",
+                                    api, i ? "out" : "self", (int)all[i]->ndim, OP_MAX_DIMS);
+    }
+    char b1[256], b2[256];
+    if (!op_same_shape(ds.dims, ds.ndim, dout.dims, dout.ndim))
+        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                                "%s: out shape %s must equal self shape %s", api,
+                                aclsim_shape_str(dout.dims, dout.ndim, b1, sizeof b1),
+                                aclsim_shape_str(ds.dims, ds.ndim, b2, sizeof b2));
+    int d = op_wrap_dim(dim, ds.ndim);
+    if (d < 0)
+        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                                "%s: dim %lld is out of range for a %d-d self (expected [%d, %d])",
+                                api, (long long)dim, (int)ds.ndim, ds.ndim ? -(int)ds.ndim : -1,
+                                ds.ndim ? (int)ds.ndim - 1 : 0);
+    softmax_attrs attrs = {.dim = d};
+    aclsim_executor *ex = aclsim_executor_create(OP, aclsim_numel(&ds) ? softmax_kernel : NULL, 0);
+    if (!ex)
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    if ((rc = aclsim_executor_add_input(ex, "self", &ds)) ||
+        (rc = aclsim_executor_add_output(ex, "out", &dout)) ||
+        (rc = aclsim_executor_set_attrs(ex, &attrs, sizeof attrs))) {
+        aclsim_executor_discard(ex);
+        return rc;
+    }
+    return aclsim_executor_publish(ex, workspaceSize, executor);
+}
+
+ACLSIM_API aclnnStatus aclnnSoftmax(void *workspace, uint64_t workspaceSize,
+                                    aclOpExecutor *executor, aclrtStream stream)
+{
+    return aclsim_executor_run(OP, workspace, workspaceSize, executor, stream);
+}

@@ -1,0 +1,298 @@
+/*
+ * op_mhc_common.c - helpers shared by the mHC operators (see mhc_common.h).  Compiled into
+ * libopapi; every symbol here is hidden.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "mhc_common.h"
+
+/* ---- tiling ----------------------------------------------------------------------------------- */
+
+static int online_cpus(void)
+{
+    static atomic_int cached;
+    int n = atomic_load(&cached);
+    if (n <= 0) {
+        long v = sysconf(_SC_NPROCESSORS_ONLN);
+        n = v < 1 ? 1 : v > 1024 ? 1024 : (int)v;
+        atomic_store(&cached, n);
+    }
+    return n;
+}
+
+void mhc_tiling_blocks(mhc_tiling *t, uint64_t partial_floats_per_block)
+{
+    int64_t max_blocks = MHC_CORES;
+    if (partial_floats_per_block > 0) {
+        uint64_t fit = MHC_PARTIALS_CAP / (partial_floats_per_block * sizeof(float));
+        if (fit < 1)
+            fit = 1;
+        if ((uint64_t)max_blocks > fit)
+            max_blocks = (int64_t)fit;
+    }
+    t->threads = 1;
+    if (t->M <= 0) {
+        t->blocks = 0;
+        t->tokens_per_block = 1;
+        return;
+    }
+    /* at least one full tile of tokens per block: fewer, fuller blocks for small M */
+    t->tokens_per_block = (t->M + max_blocks - 1) / max_blocks;
+    if (t->tokens_per_block < MHC_TILE)
+        t->tokens_per_block = MHC_TILE;
+    t->blocks = (t->M + t->tokens_per_block - 1) / t->tokens_per_block;
+    /* Threads only pay off beyond a few hundred microseconds of work. */
+    int64_t threads = t->M * t->K >= (1 << 17) ? MHC_MAX_THREADS : 1;
+    if (threads > online_cpus())
+        threads = online_cpus();
+    if (threads > t->blocks)
+        threads = t->blocks;
+    t->threads = (int32_t)threads;
+}
+
+/* ---- validation -------------------------------------------------------------------------------- */
+
+int mhc_check_dtype(const char *api, const char *arg, const aclsim_tensor_desc *d, int allow_half)
+{
+    if (allow_half ? (d->dtype == ACL_BF16 || d->dtype == ACL_FLOAT16) : d->dtype == ACL_FLOAT)
+        return 0;
+    return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: %s: dtype must be %s, got %s", api, arg,
+                            allow_half ? "BF16 or FLOAT16" : "FLOAT",
+                            aclsim_dtype_name(d->dtype));
+}
+
+int mhc_check_rank(const char *api, const char *arg, const aclsim_tensor_desc *d, int ndim,
+                   const char *layout)
+{
+    if (d->ndim == ndim)
+        return 0;
+    char b[256];
+    return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: %s: must be %d-D %s, got %d-D shape %s",
+                            api, arg, ndim, layout, (int)d->ndim,
+                            aclsim_shape_str(d->dims, d->ndim, b, sizeof b));
+}
+
+int mhc_check_shape(const char *api, const char *arg, const aclsim_tensor_desc *d,
+                    const int64_t *want, int ndim, const char *layout)
+{
+    int same = d->ndim == ndim;
+    for (int i = 0; same && i < ndim; i++)
+        same = d->dims[i] == want[i];
+    if (same)
+        return 0;
+    char b1[256], b2[256];
+    return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: %s: shape must be %s = %s, got %s", api,
+                            arg, layout, aclsim_shape_str(want, ndim, b1, sizeof b1),
+                            aclsim_shape_str(d->dims, d->ndim, b2, sizeof b2));
+}
+
+int mhc_check_x_dims(const char *api, const aclsim_tensor_desc *x)
+{
+    int64_t n = x->dims[2], c = x->dims[3];
+    if (n != MHC_N)
+        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: x: N (dim 2) must be %d, got %lld",
+                                api, MHC_N, (long long)n);
+    if (c <= 0 || c >= MHC_C_LIMIT)
+        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                                "%s: x: C (dim 3) must be > 0 and < %d, got %lld", api, MHC_C_LIMIT,
+                                (long long)c);
+    if (c % MHC_C_ALIGN != 0)
+        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                                "%s: x: C (dim 3) must be a multiple of %d, got %lld", api,
+                                MHC_C_ALIGN, (long long)c);
+    return 0;
+}
+
+static const char *format_name(int32_t f)
+{
+    switch (f) {
+    case ACL_FORMAT_NC1HWC0: return "NC1HWC0";
+    case ACL_FORMAT_FRACTAL_Z: return "FRACTAL_Z";
+    case ACL_FORMAT_NC1HWC0_C04: return "NC1HWC0_C04";
+    case ACL_FORMAT_FRACTAL_NZ: return "FRACTAL_NZ";
+    case ACL_FORMAT_NDC1HWC0: return "NDC1HWC0";
+    case ACL_FRACTAL_Z_3D: return "FRACTAL_Z_3D";
+    case ACL_FORMAT_FRACTAL_NZ_C0_16: return "FRACTAL_NZ_C0_16";
+    case ACL_FORMAT_FRACTAL_NZ_C0_32: return "FRACTAL_NZ_C0_32";
+    case ACL_FORMAT_FRACTAL_NZ_C0_2: return "FRACTAL_NZ_C0_2";
+    case ACL_FORMAT_FRACTAL_NZ_C0_4: return "FRACTAL_NZ_C0_4";
+    case ACL_FORMAT_FRACTAL_NZ_C0_8: return "FRACTAL_NZ_C0_8";
+    default: return NULL; /* ND-like: ND, NCHW, NHWC, HWCN, NDHWC, NCDHW, NC, NCL */
+    }
+}
+
+int mhc_check_format(const char *api, const char *arg, const aclsim_tensor_desc *d)
+{
+    const char *name = format_name(d->format);
+    if (!name)
+        return 0;
+    return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                            "%s: %s: format must be ND (a plain, non-private format), got %s", api,
+                            arg, name);
+}
+
+int mhc_is_contiguous(const aclsim_tensor_desc *d)
+{
+    if (aclsim_numel(d) == 0)
+        return 1;
+    int64_t expect = 1;
+    for (int i = d->ndim - 1; i >= 0; i--) {
+        if (d->dims[i] != 1 && d->strides[i] != expect)
+            return 0;
+        expect *= d->dims[i];
+    }
+    return 1;
+}
+
+int mhc_check_contiguous_output(const char *api, const char *arg, const aclsim_tensor_desc *d)
+{
+    if (mhc_is_contiguous(d))
+        return 0;
+    char b1[256], b2[256];
+    return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
+                            "%s: %s: outputs are written in place and must be contiguous, got "
+                            "strides %s for shape %s",
+                            api, arg, aclsim_shape_str(d->strides, d->ndim, b1, sizeof b1),
+                            aclsim_shape_str(d->dims, d->ndim, b2, sizeof b2));
+}
+
+/* ---- kernel helpers ---------------------------------------------------------------------------- */
+
+int mhc_input_open(aclsim_kernel_ctx *k, int index, mhc_input *in)
+{
+    const aclsim_tensor_desc *d = &k->inputs[index];
+    int es = aclsim_dtype_size(d->dtype);
+    const uint8_t *base = (const uint8_t *)d->data;
+    in->owned = NULL;
+    if (mhc_is_contiguous(d)) {
+        in->p = base + d->offset * es;
+        return 0;
+    }
+    /* Gather the strided view into a contiguous host copy (like l0op::Contiguous). */
+    int64_t numel = aclsim_numel(d);
+    uint8_t *dst = malloc((size_t)numel * (size_t)es);
+    if (!dst)
+        return aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR,
+                                  "kernel %s: out of host memory (contiguous copy of input %d)",
+                                  k->op, index);
+    int64_t idx[ACLSIM_MAX_DIMS] = {0};
+    int64_t src = d->offset;
+    for (int64_t n = 0; n < numel; n++) {
+        memcpy(dst + n * es, base + src * es, (size_t)es);
+        for (int i = d->ndim - 1; i >= 0; i--) {
+            src += d->strides[i];
+            if (++idx[i] < d->dims[i])
+                break;
+            src -= d->strides[i] * d->dims[i];
+            idx[i] = 0;
+        }
+    }
+    in->p = dst;
+    in->owned = dst;
+    return 0;
+}
+
+void mhc_input_close(mhc_input *in)
+{
+    free(in->owned);
+    in->owned = NULL;
+    in->p = NULL;
+}
+
+void *mhc_output_ptr(const aclsim_kernel_ctx *k, int index)
+{
+    const aclsim_tensor_desc *d = &k->outputs[index];
+    return (uint8_t *)d->data + d->offset * aclsim_dtype_size(d->dtype);
+}
+
+/* float16 -> float32 through a 64K-entry table (exact; built once).  A pure cache: its contents
+ * follow from the format alone, so the copy in each library that links this object agrees with
+ * the other (the one writable static allowed in operator objects, see aclsim_nnop.h). */
+static float g_f16_table[65536];
+static pthread_once_t g_f16_once = PTHREAD_ONCE_INIT;
+
+static void f16_table_init(void)
+{
+    for (uint32_t h = 0; h < 65536; h++)
+        g_f16_table[h] = aclsim_f16_to_f32((uint16_t)h);
+}
+
+MHC_HOT static void bf16_row_to_f32(const uint16_t *src, float *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u = (uint32_t)src[i] << 16;
+        memcpy(&dst[i], &u, sizeof u);
+    }
+}
+
+void mhc_half_to_f32(const void *src, int32_t dtype, float *dst, int64_t n)
+{
+    const uint16_t *s = src;
+    if (dtype == ACL_BF16) {
+        bf16_row_to_f32(s, dst, n);
+        return;
+    }
+    pthread_once(&g_f16_once, f16_table_init);
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = g_f16_table[s[i]];
+}
+
+MHC_HOT static void f32_row_to_bf16(const float *src, uint16_t *dst, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = aclsim_f32_to_bf16(src[i]);
+}
+
+void mhc_f32_to_half(const float *src, int32_t dtype, void *dst, int64_t n)
+{
+    uint16_t *d = dst;
+    if (dtype == ACL_BF16) {
+        f32_row_to_bf16(src, d, n);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        d[i] = aclsim_f32_to_f16(src[i]);
+}
+
+/* ---- threads ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    mhc_thread_fn fn;
+    void *arg;
+    int tid;
+} thread_start;
+
+static void *thread_main(void *p)
+{
+    thread_start *s = p;
+    s->fn(s->arg, s->tid);
+    return NULL;
+}
+
+void mhc_parallel(int nthreads, mhc_thread_fn fn, void *arg)
+{
+    if (nthreads > MHC_MAX_THREADS)
+        nthreads = MHC_MAX_THREADS;
+    if (nthreads <= 1) {
+        fn(arg, 0);
+        return;
+    }
+    pthread_t th[MHC_MAX_THREADS];
+    thread_start st[MHC_MAX_THREADS];
+    int started[MHC_MAX_THREADS] = {0};
+    for (int i = 1; i < nthreads; i++) {
+        st[i] = (thread_start){fn, arg, i};
+        started[i] = pthread_create(&th[i], NULL, thread_main, &st[i]) == 0;
+    }
+    fn(arg, 0);
+    for (int i = 1; i < nthreads; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            fn(arg, i); /* could not start it: do its share here */
+    }
+}

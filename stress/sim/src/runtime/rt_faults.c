@@ -1,0 +1,148 @@
+/*
+ * rt_faults.c - opt-in fault injection switches (ACLSIM_FAULTS).
+ *
+ * ACLSIM_FAULTS is a comma-separated list of names from k_faults, read at aclInit.  Each fault
+ * is a real mechanism implemented where it belongs (e.g. an operator file checks
+ * aclsim_fault("name") in phase 1 and then uses a shared static buffer); this file only keeps
+ * the switches.  To add a fault: add a row to k_faults and document it in docs/simulator.md.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "rt_private.h"
+
+typedef struct {
+    const char *name;
+    const char *description;
+} fault_info;
+
+/* The known faults.  Keep the {NULL, NULL} sentinel last.  At most 64 entries.  Each is a real
+ * mechanism in the file named in its description (docs/simulator.md, "Faults", has the details:
+ * conditions, how each protocol phase sees it, why serial replay cannot trigger it). */
+static const fault_info k_faults[] = {
+    {"tiling-race",
+     "aclnnMhcPreSinkhornBackward: phase 1 publishes its partition (blocks, tokens per block) in "
+     "process-wide static state that phase 2 copies into the launch; another shape's phase 1 in "
+     "between changes how the kernel splits and reduces its tokens (op_mhc_pre_sinkhorn_"
+     "backward.c)"},
+    {"shared-scratch",
+     "aclnnMhcPreSinkhornBackward: the kernel reduces gradPhi/gradBias/gradAlpha through one "
+     "device-wide scratch buffer (zero, accumulate, copy out); kernels executing at the same time "
+     "corrupt each other (op_mhc_pre_sinkhorn_backward.c)"},
+    {"stale-tail",
+     "aclnnMhcPreSinkhornBackward: the final gradBias/gradAlpha reduction stages per-block "
+     "partials in the executing core's buffer (one per stream worker thread) and sums all 24 "
+     "slots although the launch wrote only its own block count: the tail holds the previous "
+     "kernel's partials (op_mhc_pre_sinkhorn_backward.c)"},
+    {"empty-skip",
+     "aclnnMhcPreSinkhornBackward: empty inputs (B*S = 0) succeed without writing gradPhi, "
+     "gradAlpha, gradBias (CANN 9.2.0; op_mhc_pre_sinkhorn_backward.c)"},
+    {"grad-drift",
+     "aclnnMhcPreSinkhornBackward: for M*K >= 2^21 the per-block running sums of gradPhi, gradBias "
+     "and gradAlpha are kept in bf16 (rounded after every token): ~1e-2 relative error, "
+     "deterministic (op_mhc_pre_sinkhorn_backward.c)"},
+    {"add-race",
+     "aclnnAdd: the kernel computes into one static staging buffer before copying to out; "
+     "concurrently executing add kernels overwrite each other's staged results (op_add.c)"},
+    {"crash",
+     "aclnnMhcPreSinkhornBackward: phase 1 publishes a heap tiling object in a static pointer and "
+     "frees the previous one, which a queued kernel may still use: a use-after-free that faults "
+     "(the object's page is made inaccessible) when a phase 1 overlaps another call's "
+     "phase 1 -> kernel window (op_mhc_pre_sinkhorn_backward.c)"},
+    {"hang",
+     "aclnnMhcPreSinkhornBackward: phase 1 takes the tiling-cache lock then the reduction lock; "
+     "the kernel holds the reduction lock across its reduction and then takes the tiling-cache "
+     "lock: a lock-order deadlock when a phase 1 overlaps a kernel (op_mhc_pre_sinkhorn_"
+     "backward.c)"},
+    {"scratch-pool",
+     "aclnnAdd/Mul/Matmul/Softmax/RmsNorm/LayerNorm/ReduceSum/Cat (every non-mHC operator): "
+     "kernels stage their output through nnopbase's scratch pool, cached by output dtype and "
+     "element count, whose lookup does not check that a block is free; two kernels with such "
+     "equal outputs executing at once (different streams) scatter each other's results "
+     "(nb_scratch_pool.c)"},
+    {NULL, NULL},
+};
+
+#define N_FAULTS ((int)(sizeof k_faults / sizeof k_faults[0]) - 1)
+
+static atomic_ullong g_enabled; /* bit i: k_faults[i] enabled */
+static char g_known[1024];       /* "a,b,c", built on first use */
+static atomic_int g_known_ready;
+
+static int fault_index(const char *name, size_t len)
+{
+    for (int i = 0; i < N_FAULTS; i++)
+        if (strlen(k_faults[i].name) == len && strncmp(k_faults[i].name, name, len) == 0)
+            return i;
+    return -1;
+}
+
+ACLSIM_API const char *aclsimKnownFaults(void)
+{
+    if (!atomic_load(&g_known_ready)) {
+        /* Idempotent: concurrent first calls write the same bytes. */
+        char buf[sizeof g_known];
+        size_t used = 0;
+        buf[0] = '\0';
+        for (int i = 0; i < N_FAULTS; i++) {
+            size_t n = strlen(k_faults[i].name);
+            if (used + n + 2 > sizeof buf)
+                break;
+            if (used)
+                buf[used++] = ',';
+            memcpy(buf + used, k_faults[i].name, n + 1);
+            used += n;
+        }
+        memcpy(g_known, buf, sizeof g_known);
+        atomic_store(&g_known_ready, 1);
+    }
+    return g_known;
+}
+
+ACLSIM_API const char *aclsimFaultDescription(const char *name)
+{
+    int i = name ? fault_index(name, strlen(name)) : -1;
+    return i >= 0 ? k_faults[i].description : NULL;
+}
+
+int rt_faults_configure(const char *spec, char *err, size_t cap)
+{
+    unsigned long long mask = 0;
+    const char *p = spec ? spec : "";
+    while (*p) {
+        while (*p == ',' || isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        const char *start = p;
+        while (*p && *p != ',')
+            p++;
+        const char *end = p;
+        while (end > start && isspace((unsigned char)end[-1]))
+            end--;
+        int i = fault_index(start, (size_t)(end - start));
+        if (i < 0) {
+            const char *known = aclsimKnownFaults();
+            aclsim_format(err, cap, "unknown fault '%.*s' in ACLSIM_FAULTS; known faults: %s",
+                          (int)(end - start), start, *known ? known : "(none)");
+            return -1;
+        }
+        mask |= 1ull << i;
+    }
+    atomic_store(&g_enabled, mask);
+    return 0;
+}
+
+void rt_faults_clear(void)
+{
+    atomic_store(&g_enabled, 0);
+}
+
+int aclsim_fault(const char *name)
+{
+    unsigned long long enabled = atomic_load(&g_enabled);
+    if (!enabled || !name) /* the common case: no faults, no name lookup on the call path */
+        return 0;
+    int i = fault_index(name, strlen(name));
+    return i >= 0 && ((enabled >> i) & 1u);
+}
