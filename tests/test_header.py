@@ -16,7 +16,7 @@ from stress.ops.header import doc_tags, find_header, read_header, read_header_te
 from stress.ops.signature import role_of
 
 HEADERS = Path(__file__).resolve().parent / "headers"
-SIM_SRC = Path(__file__).resolve().parent.parent / "stress" / "sim" / "src"
+SIM_INCLUDE = Path(__file__).resolve().parent.parent / "stress" / "sim" / "src" / "include"
 
 # op -> "name:role" per parameter in C order; role letters i/o/io/a, "?" = may be NULL
 EXPECTED = {
@@ -186,19 +186,40 @@ def test_header_not_found_names_the_fix(tmp_path):
         find_header("aclnnop/aclnn_nope.h", [tmp_path])
 
 
+#: Every operator the simulator's public headers declare, as the role rule reads them: the
+#: traps of the real headers are reproduced there (const yOut/rstdOut, const selfRef, the
+#: mHC backward's const outputs tagged [out] and saved inputs sumOut/normOut tagged [in],
+#: aclnn_add.h's non-const `out` tagged [in]).
+SIM_EXPECTED = {
+    "aclnnAdd": "self:i other:i alpha:a out:o",
+    "aclnnAdds": "self:i other:a alpha:a out:o",
+    "aclnnInplaceAdd": "selfRef:io other:i alpha:a",
+    "aclnnInplaceAdds": "selfRef:io other:a alpha:a",
+    "aclnnCat": "tensors:i dim:a out:o",
+    "aclnnLayerNorm": "input:i normalizedShape:a weightOptional:i? biasOptional:i? eps:a out:o "
+    "meanOutOptional:o? rstdOutOptional:o?",
+    "aclnnMatmul": "self:i mat2:i out:o cubeMathType:a",
+    "aclnnMhcPreSinkhorn": "x:i phi:i alpha:i bias:i hcMult:a numIters:a hcEps:a normEps:a "
+    "needBackward:a hin:o hPost:o hRes:o hPre:o hcBeforeNorm:o invRms:o sumOut:o normOut:o",
+    "aclnnMhcPreSinkhornBackward": "gradHin:i gradHPost:i gradHRes:i x:i phi:i alpha:i bias:i "
+    "hPre:i hcBeforeNorm:i invRms:i sumOut:i normOut:i hcEps:a gradX:o gradPhi:o gradAlpha:o "
+    "gradBias:o",
+    "aclnnMul": "self:i other:i out:o",
+    "aclnnInplaceMul": "selfRef:io other:i",
+    "aclnnReduceSum": "self:i dim:a keepDims:a dtype:a out:o",
+    "aclnnRmsNorm": "x:i gamma:i epsilon:a yOut:o rstdOut:o",
+    "aclnnSoftmax": "self:i dim:a out:o",
+}
+
+
 def test_simulator_headers_are_pinned():
-    fwd = read_header(find_header("aclnnop/aclnn_mhc_pre_sinkhorn.h")).ops
-    assert _summary(fwd[0]) == (
-        "x:i phi:i alpha:i bias:i hcMult:a numIters:a hcEps:a normEps:a needBackward:a hin:o "
-        "hPost:o hRes:o hPre:o hcBeforeNorm:o invRms:o sumOut:o normOut:o"
-    )
-    bwd = read_header(SIM_SRC / "aclnn_mhc_pre_sinkhorn_backward.h").ops[0]
-    assert [p.name for p in bwd.params][-4:] == ["gradX", "gradPhi", "gradAlpha", "gradBias"]
-    # The simulator's header has no @param tags: the rule alone reads its const outputs as
-    # inputs and its saved inputs sumOut/normOut as outputs; declarations override the roles.
-    assert (bwd.param("gradX").role, bwd.param("sumOut").role) == ("input", "output")
-    add = read_header(SIM_SRC / "aclsim.h").op("aclnnAdd")
-    assert _summary(add) == "self:i other:i alpha:a out:o"
+    read = {}
+    for header in sorted((SIM_INCLUDE / "aclnnop").glob("aclnn_*.h")):
+        if header.name == "aclnn_util.h":  # ACLNN_API only, no operator
+            continue
+        for op in read_header(header).ops:
+            read[op.name] = _summary(op)
+    assert read == SIM_EXPECTED
 
 
 def test_inspect_prints_json_and_text(capsys):
@@ -227,7 +248,7 @@ def test_inspect_bad_header_exits_2(capsys):
 @pytest.mark.parametrize(
     ("header", "op"),
     [
-        ("aclsim.h", "aclnnAdd"),
+        ("aclnn_add.h", "aclnnAdd"),
         ("aclnn_mhc_pre_sinkhorn.h", "aclnnMhcPreSinkhorn"),
         ("aclnn_mhc_pre_sinkhorn_backward.h", "aclnnMhcPreSinkhornBackward"),
     ],
@@ -238,7 +259,7 @@ def test_argtypes_from_the_header_match_the_binding_table(header, op):
     from stress.acl._prototypes import HC_EPS, PROTOTYPES
     from stress.ops.signature import phase1_argtypes, phase2_argtypes
 
-    sig = read_header(SIM_SRC / header).op(op)
+    sig = read_header(SIM_INCLUDE / "aclnnop" / header).op(op)
     table = tuple(
         ctypes.c_double if t is HC_EPS else t for t in PROTOTYPES[f"{op}GetWorkspaceSize"].argtypes
     )

@@ -134,7 +134,7 @@ def _blank(*toks) -> None:
 def find_header(name: str | Path, include_dirs: Sequence[str | Path] = ()) -> Path:
     """The header ``name``: a path, or found in ``include_dirs``, ``$ASCEND_HOME_PATH/include``,
     the custom packages' ``$ASCEND_HOME_PATH/opp/vendors/*/op_api/include``, or the simulator's
-    sources (``aclnnop/aclnn_x.h`` there is ``stress/sim/src/aclnn_x.h``)."""
+    public headers (``stress/sim/src/include``, installed as ``<sim root>/include``)."""
     path = Path(name)
     if path.is_file():
         return path
@@ -143,13 +143,12 @@ def find_header(name: str | Path, include_dirs: Sequence[str | Path] = ()) -> Pa
         home = Path(os.environ["ASCEND_HOME_PATH"])
         dirs.append(home / "include")
         dirs += sorted(home.glob("opp/vendors/*/op_api/include"))  # custom operator packages
-    sim_src = Path(__file__).resolve().parent.parent / "sim" / "src"
+    dirs.append(Path(__file__).resolve().parent.parent / "sim" / "src" / "include")
     for d in dirs:
-        if (d / path).is_file():
-            return d / path
-    if (sim_src / path.name).is_file():
-        return sim_src / path.name
-    searched = ", ".join(str(d) for d in [*dirs, sim_src]) or "nothing"
+        for candidate in (d / path, d / "aclnnop" / path.name):
+            if candidate.is_file():
+                return candidate
+    searched = ", ".join(str(d) for d in dirs)
     raise ConfigError(
         f"{name}: header not found (searched {searched}); give a path or add its folder with -I"
     )
