@@ -85,8 +85,8 @@ def test_declared_op_has_no_reference_unless_declared():
 
 
 def test_engine_baseline_is_the_same_for_the_declared_op(rt):
-    from stress.ops.declared import corpus_cases
     from stress.baseline.record import record_baseline
+    from stress.ops.declared import corpus_cases
 
     declared = corpus_cases(DECL, SPEC)
     assert [c.id for c in declared] == IDS and all(c.spec is SPEC for c in declared)

@@ -107,8 +107,8 @@ def test_backward_outputs_match_the_hand_written_op(ctx, stream):
 def test_engine_baseline_of_the_attached_backward(rt):
     """The declared backward with mhc.py's generator attached: the engine records the same
     baseline as for the hand-written op (its inputs come from running the forward)."""
-    from stress.corpus import Case
     from stress.baseline.record import record_baseline
+    from stress.corpus import Case
 
     spec = _attached("mhc_pre_sinkhorn_backward")
     hand = [c for c in CASES if c.op == "mhc_pre_sinkhorn_backward"][:3]

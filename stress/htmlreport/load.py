@@ -3,7 +3,8 @@
 Inputs are the documented file formats, read here with :mod:`json` (not through the modules that
 write them): ``results.jsonl`` (the journal; a truncated last line, as a SIGKILL leaves it, is
 skipped) and any ``gradcheck*.json`` written by ``aclnn-stress gradcheck --json``. Verdicts and the
-diagnosis come from :mod:`stress.engine.grading`, the same functions the console and ``report.json`` use,
+diagnosis come from :mod:`stress.engine.grading`, the same functions the console and
+``report.json`` use,
 so the HTML says the same words.
 """
 

@@ -198,7 +198,8 @@ def to_opspec(
 def corpus_cases(decl: OpDeclaration, spec: OpSpec | None = None) -> list:
     """The declaration's [[case]] tables as the engine's :class:`stress.corpus.Case` objects
     (a case without a seed gets the corpus's id-derived seed)."""
-    from stress.corpus.parse import Case, Expect, _default_seed  # the corpus imports the op catalogue
+    # imported here: the corpus imports the op catalogue
+    from stress.corpus.parse import Case, Expect, _default_seed
 
     spec = spec or to_opspec(decl)
     out = []
