@@ -130,3 +130,24 @@ def test_scratch_pool_fault_names_the_declared_pair(tmp_path):
     assert report is not None, proc.stderr
     assert report["diagnosis"] == "cross-call-contamination", report["explanation"]
     assert "sp-mul" in report["explanation"] and "sp-add" in report["explanation"]
+
+
+def test_op_list_finds_every_simulator_operator():
+    proc = stress_cli("op", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    names = {o["name"] for o in json.loads(proc.stdout)}
+    for path in OPS:
+        assert load_declaration(path).function in names
+    assert {"aclnnMhcPreSinkhorn", "aclnnMhcPreSinkhornBackward", "aclnnInplaceMul"} <= names
+
+
+def test_op_inspect_prints_the_json_contract():
+    proc = stress_cli("op", "inspect", "aclnnop/aclnn_layer_norm.h", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (op,) = json.loads(proc.stdout)["ops"]
+    assert op["name"] == "aclnnLayerNorm"
+    roles = {p["name"]: (p["type"], p["role"], p["optional"]) for p in op["params"]}
+    assert roles["normalizedShape"] == ("aclIntArray", "attr", False)
+    assert roles["rstdOutOptional"] == ("aclTensor", "output", True)
+    missing = stress_cli("op", "inspect", "aclnn_nope.h")
+    assert missing.returncode == 2 and "aclnn_nope.h" in missing.stderr

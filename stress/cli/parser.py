@@ -269,6 +269,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from stress.cli.corpus import add_cli as add_corpus
+    from stress.cli.op import add_cli as add_op
     from stress.gradcheck.cli import add_cli as add_gradcheck
 
     parser = argparse.ArgumentParser(
@@ -288,4 +289,5 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report(sub)
     add_gradcheck(sub)
     add_corpus(sub)
+    add_op(sub)
     return parser
