@@ -8,6 +8,10 @@ operators is diagnosed as cross-call contamination naming the pair."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,7 +38,8 @@ def _run(tmp: Path, *corpora: str, phases: str = PHASES, faults: str | None = No
             "--phases", phases, "--record-baseline", "--threads", "2", "--out", str(tmp / "out"),
             "--baseline", str(tmp / "baseline.json"), "--no-isolate", "--quiet",
             *kw.get("extra", ("--iterations", "2"))]  # fmt: skip
-    proc = stress_cli(*args, faults=faults, timeout=120)
+    env = {"env": {**os.environ, **kw["env"]}} if "env" in kw and faults is None else {}
+    proc = stress_cli(*args, faults=faults, timeout=120, **env)
     report = tmp / "out" / "report.json"
     return proc, json.loads(report.read_text()) if report.exists() else None
 
@@ -151,3 +156,19 @@ def test_op_inspect_prints_the_json_contract():
     assert roles["rstdOutOptional"] == ("aclTensor", "output", True)
     missing = stress_cli("op", "inspect", "aclnn_nope.h")
     assert missing.returncode == 2 and "aclnn_nope.h" in missing.stderr
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_custom_package_operator_from_its_declaration_alone(tmp_path):
+    """The example package, built with its one documented command, then stressed from
+    examples/custom_op/my_scale.toml: the binding finds aclnnMyScale in libcust_opapi.so."""
+    build = subprocess.run(
+        [sys.executable, str(ROOT / "examples/custom_op/build.py"), "--install-path",
+         str(tmp_path / "opp")], capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stdout + build.stderr
+    package = tmp_path / "opp" / "vendors" / "my_vendor"
+    proc, report = _run(tmp_path, str(ROOT / "examples/custom_op/my_scale.toml"),
+                        env={"ASCEND_CUSTOM_OPP_PATH": str(package)})  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report["diagnosis"] == "clean"
