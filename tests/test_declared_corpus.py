@@ -172,3 +172,12 @@ def test_custom_package_operator_from_its_declaration_alone(tmp_path):
                         env={"ASCEND_CUSTOM_OPP_PATH": str(package)})  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert report["diagnosis"] == "clean"
+
+
+def test_readme_declaration_example_runs_verbatim(tmp_path, ctx, stream):
+    text = (ROOT / "README.md").read_text().split("## Declared operators", 1)[1]
+    example = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "rms.toml").write_text(example)
+    (case,) = load_corpus([tmp_path / "rms.toml"])
+    out = run_once(ctx, stream, case.spec, case.params, case.spec.generate(case.params, case.seed))
+    assert out["yOut"].shape == (4, 1024) and out["rstdOut"].shape == (4, 1)
