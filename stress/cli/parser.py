@@ -159,8 +159,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "  isolated     each case alone on T threads (self-race)\n"
         "  mixed        all cases on T threads, barrier-aligned (cross-call contamination)\n"
         "  control      the control corpus under the same pool (runtime fault?)\n"
-        "Results stream to OUT/results.jsonl; OUT/report.json and report.md are rendered "
-        "from it.",
+        "Results stream to OUT/results.jsonl; OUT/report.json, report.md and the "
+        "self-contained report.html are rendered from it.",
         epilog="Exit codes: 0 clean, 1 findings, 2 usage/configuration/environment error.",
     )
     _corpus_options(p)
@@ -206,6 +206,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     )
     o.add_argument("--json", action="store_true", help="print report.json instead of tables")
     o.add_argument("--quiet", action="store_true", help="no progress output")
+    o.add_argument(
+        "--junit", metavar="FILE", help="also write JUnit XML (one testcase per case x phase)"
+    )
     o.add_argument(
         "--shrink-budget",
         type=float,
@@ -258,12 +261,27 @@ def _add_baseline(sub: argparse._SubParsersAction) -> None:
 def _add_report(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
-        help="re-render the reports of a run from its results.jsonl",
-        description="Render DIR/report.json and DIR/report.md from DIR/results.jsonl alone "
-        "(works for interrupted runs) and print the verdict tables.",
+        help="re-render the reports of a run from its results.jsonl; merge runs",
+        description="Render DIR/report.json, DIR/report.md and DIR/report.html from "
+        "DIR/results.jsonl alone (works for interrupted and killed runs) and print the verdict "
+        "tables. With --merge, several runs of one corpus (hosts, devices, repeats) become one "
+        "HTML report with a column per run and each case's failure rate.",
     )
-    p.add_argument("dir", help="the run's result directory")
+    p.add_argument("dir", nargs="+", help="the run's result directory (several with --merge)")
     p.add_argument("--json", action="store_true", help="print report.json instead of tables")
+    p.add_argument(
+        "--html",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write report.html (default on)",
+    )
+    p.add_argument("--junit", metavar="FILE", help="also write JUnit XML (case x phase)")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="merge the runs DIR... (same corpus) into one report under --out",
+    )
+    p.add_argument("--out", metavar="DIR", help="where --merge writes (default stress-out/merged)")
     p.set_defaults(func=c.cmd_report)
 
 

@@ -226,14 +226,19 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
 
 
 def write_reports(
-    out_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = None
+    out_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = None, *, html: bool = True
 ) -> dict[str, Any]:
     """Render ``report.json`` and ``report.md`` in ``out_dir`` from ``records`` (the run that
-    wrote them), else from the directory's ``results.jsonl`` (``aclnn-stress report``)."""
+    wrote them), else from the directory's ``results.jsonl`` (``aclnn-stress report``); and,
+    with ``html``, the self-contained ``report.html`` (from the journal, :mod:`stress.htmlreport`)."""
     out_dir = Path(out_dir)
     if records is None:
         records = read_results(out_dir / RESULTS_FILE)
     report = build_report(records)
     atomic_write_bytes(out_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
     atomic_write_bytes(out_dir / "report.md", render_markdown(report).encode())
+    if html:
+        from stress.htmlreport import render_html
+
+        render_html(out_dir)
     return report
