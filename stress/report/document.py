@@ -230,7 +230,8 @@ def write_reports(
 ) -> dict[str, Any]:
     """Render ``report.json`` and ``report.md`` in ``out_dir`` from ``records`` (the run that
     wrote them), else from the directory's ``results.jsonl`` (``aclnn-stress report``); and,
-    with ``html``, the self-contained ``report.html`` (from the journal, :mod:`stress.htmlreport`)."""
+    with ``html``, the self-contained ``report.html`` (from the journal, see
+    :mod:`stress.htmlreport`)."""
     out_dir = Path(out_dir)
     if records is None:
         records = read_results(out_dir / RESULTS_FILE)
