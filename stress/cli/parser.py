@@ -147,6 +147,36 @@ def _add_ops(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=c.cmd_ops)
 
 
+def _run_output_options(p: argparse.ArgumentParser) -> None:
+    o = p.add_argument_group("output")
+    o.add_argument(
+        "--out", metavar="DIR", help="result directory (default stress-out/<time>-s<seed>)"
+    )
+    o.add_argument("--json", action="store_true", help="print report.json instead of tables")
+    o.add_argument("--quiet", action="store_true", help="no progress output")
+    o.add_argument(
+        "--junit", metavar="FILE", help="also write JUnit XML (one testcase per case x phase)"
+    )
+    o.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=45.0,
+        metavar="S",
+        help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
+        "minimal reproducer written into the report (default 45; 0 turns it off)",
+    )
+    o.add_argument(
+        "--record-baseline",
+        action="store_true",
+        help="record the baseline first when it is missing",
+    )
+    o.add_argument(
+        "--force",
+        action="store_true",
+        help="compare against a baseline recorded on another backend or corpus anyway",
+    )
+
+
 def _add_run(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
@@ -200,33 +230,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         help="rounds per concurrent phase (per case in isolated) instead of a duration",
     )
     g.add_argument("--seed", type=int, help="seed of every random choice (default: random)")
-    o = p.add_argument_group("output")
-    o.add_argument(
-        "--out", metavar="DIR", help="result directory (default stress-out/<time>-s<seed>)"
-    )
-    o.add_argument("--json", action="store_true", help="print report.json instead of tables")
-    o.add_argument("--quiet", action="store_true", help="no progress output")
-    o.add_argument(
-        "--junit", metavar="FILE", help="also write JUnit XML (one testcase per case x phase)"
-    )
-    o.add_argument(
-        "--shrink-budget",
-        type=float,
-        default=45.0,
-        metavar="S",
-        help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
-        "minimal reproducer written into the report (default 45; 0 turns it off)",
-    )
-    o.add_argument(
-        "--record-baseline",
-        action="store_true",
-        help="record the baseline first when it is missing",
-    )
-    o.add_argument(
-        "--force",
-        action="store_true",
-        help="compare against a baseline recorded on another backend or corpus anyway",
-    )
+    _run_output_options(p)
     _runtime_options(p)
     p.set_defaults(func=c.cmd_run)
 
