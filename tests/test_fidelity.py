@@ -68,6 +68,19 @@ def test_documented_aclnn_add_sample_builds_and_prints_the_sum(tmp_path):
 
 
 @needs_cxx
+def test_async_copies_and_events_sample(tmp_path):
+    """A program that uploads with aclrtMemcpyAsync on one stream, orders a second stream after
+    it with aclrtRecordEvent / aclrtStreamWaitEvent, runs aclnnAdd and downloads asynchronously
+    prints the sum after one aclrtSynchronizeStream, and the event reports COMPLETE."""
+    exe = tmp_path / "async_sample"
+    _build(FIDELITY / "async_events_sample.cpp", exe, CXX, "-std=c++14", "-Wall", "-Werror")
+    out = _run(exe)
+    assert "event complete: 1" in out
+    a = np.arange(1, 7, dtype=np.float32)
+    np.testing.assert_array_equal(_results(out), a + 10 * a)
+
+
+@needs_cxx
 @pytest.mark.parametrize("std", ["c++11", "c++17"])
 def test_all_headers_together_in_cxx(tmp_path, std):
     """Every installed header in one C++ translation unit: no redefinition, enums usable as

@@ -23,7 +23,10 @@ RUNTIME = {
     "aclrtSynchronizeStreamWithTimeout", "aclrtSynchronizeDevice", "aclrtMalloc", "aclrtFree",
     "aclrtMallocHost", "aclrtFreeHost", "aclrtMemcpy", "aclrtMemset", "aclrtGetSocName",
     "aclsysGetVersionStr", "aclrtSetSysParamOpt", "aclrtGetSysParamOpt", "aclrtCtxSetSysParamOpt",
-    "aclrtCtxGetSysParamOpt", "aclGetRecentErrMsg",
+    "aclrtCtxGetSysParamOpt", "aclGetRecentErrMsg", "aclrtMemcpyAsync", "aclrtMemsetAsync",
+    "aclrtCreateEvent", "aclrtDestroyEvent", "aclrtRecordEvent", "aclrtStreamWaitEvent",
+    "aclrtSynchronizeEvent", "aclrtQueryEventStatus", "aclrtGetMemInfo", "aclDataTypeSize",
+    "aclFloatToFloat16", "aclFloat16ToFloat",
     "aclsimLiveObjects", "aclsimVersion", "aclsimStreamDelay", "aclsimKnownFaults",
     "aclsimFaultDescription",
 }  # fmt: skip

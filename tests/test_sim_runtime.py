@@ -439,7 +439,7 @@ def test_memcpy_and_memset(acl, ctx):
     assert acl.aclrtMemcpy(back.ctypes.data, 64, src.ctypes.data, 64, 0) == r.OK  # H2H
     np.testing.assert_array_equal(back2, src)
     assert acl.aclrtMemcpy(d1, 64, src.ctypes.data, 0, 1) == r.OK  # count 0: nothing
-    expect(acl, acl.aclrtMemcpy(d1, 64, src.ctypes.data, 64, 5), r.INVALID_PARAM, "kind 5")
+    expect(acl, acl.aclrtMemcpy(d1, 64, src.ctypes.data, 64, 8), r.INVALID_PARAM, "kind 8")  # 0..7
     expect(acl, acl.aclrtMemcpy(d1, 32, src.ctypes.data, 64, 1), r.INVALID_PARAM, "destMax")
     expect(acl, acl.aclrtMemcpy(d1 + 32, 64, src.ctypes.data, 64, 1), r.INVALID_PARAM,
            "not inside one live device allocation")  # fmt: skip

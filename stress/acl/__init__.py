@@ -14,6 +14,7 @@ Typical use::
     call.close()
 """
 
+from stress.acl._prototypes import OPAPI, Prototype
 from stress.acl.backend import BACKEND_KINDS, Backend, discover
 from stress.acl.enums import DataType, Format, MallocPolicy, MemcpyKind, Status, SysParamOpt
 from stress.acl.errors import (
@@ -30,12 +31,14 @@ from stress.acl.errors import (
     BackendError,
 )
 from stress.acl.memory import DeviceBuffer
+from stress.acl.params import BoolArray, FloatArray, IntArray, ScalarList, TensorList
 from stress.acl.runtime import Context, Device, Runtime, Stream, loaded_runtime, runtime
 from stress.acl.tensor import DeviceTensor, Scalar, acl_dtype, numpy_dtype
 from stress.acl.twostage import PreparedCall, prepare, run
 
 __all__ = [
     "BACKEND_KINDS",
+    "OPAPI",
     "AclContextError",
     "AclDeviceError",
     "AclError",
@@ -48,20 +51,26 @@ __all__ = [
     "AclnnError",
     "Backend",
     "BackendError",
+    "BoolArray",
     "Context",
     "DataType",
     "Device",
     "DeviceBuffer",
     "DeviceTensor",
+    "FloatArray",
     "Format",
+    "IntArray",
     "MallocPolicy",
     "MemcpyKind",
     "PreparedCall",
+    "Prototype",
     "Runtime",
     "Scalar",
+    "ScalarList",
     "Status",
     "Stream",
     "SysParamOpt",
+    "TensorList",
     "acl_dtype",
     "discover",
     "loaded_runtime",

@@ -45,6 +45,7 @@ class Api:
         self._libs: dict[str, ctypes.CDLL] = {}
         self._functions: dict[str, Any] = {}
         self._origin: dict[str, str] = {}
+        self._extra: dict[str, Prototype] = {}
         self.raw = _Raw(self)
 
     # -- loading --------------------------------------------------------------------------
@@ -89,7 +90,7 @@ class Api:
         fn = self._functions.get(name)
         if fn is not None:
             return fn
-        proto = PROTOTYPES.get(name)
+        proto = self._extra.get(name) or PROTOTYPES.get(name)
         if proto is None:
             raise AttributeError(f"{name} is not in the prototype table (acl/_prototypes.py)")
         with self._lock:
@@ -107,6 +108,14 @@ class Api:
                 fn.argtypes = [self._resolve_ctype(name, t) for t in proto.argtypes]
                 self._functions[name] = fn
         return fn
+
+    def add_prototype(self, proto: Prototype) -> None:
+        """Declare a function the built-in table lacks (a custom package's operator); it is
+        then bound like the others, ``api.<name>`` included."""
+        if proto.name in PROTOTYPES:
+            raise ValueError(f"{proto.name} is a built-in prototype: it cannot be redeclared")
+        with self._lock:
+            self._extra[proto.name] = proto
 
     def library_of(self, name: str) -> str:
         """Path of the library that exports ``name`` (binding it first): for an operator, the
@@ -142,10 +151,10 @@ class Api:
             raise error_for(status, api, self.recent_error_message())
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name.startswith("_") or name not in PROTOTYPES:
+        if name.startswith("_") or (name not in PROTOTYPES and name not in self._extra):
             raise AttributeError(name)
         fn = self.function(name)
-        proto = PROTOTYPES[name]
+        proto = self._extra.get(name) or PROTOTYPES[name]
         if proto.restype in _STATUS_TYPES:
 
             def checked(*args: Any, _fn=fn, _name=name) -> None:

@@ -11,7 +11,19 @@ installed header (see :func:`stress.acl.backend.Backend.mhc_eps_ctype`).
 
 from __future__ import annotations
 
-from ctypes import POINTER, c_bool, c_char_p, c_int, c_int32, c_int64, c_size_t, c_uint32, c_uint64
+from ctypes import (
+    POINTER,
+    c_bool,
+    c_char_p,
+    c_float,
+    c_int,
+    c_int32,
+    c_int64,
+    c_size_t,
+    c_uint16,
+    c_uint32,
+    c_uint64,
+)
 from ctypes import c_void_p as ptr
 from dataclasses import dataclass
 
@@ -72,6 +84,18 @@ _TABLE = [
     _p("aclrtGetSysParamOpt", ASCENDCL, aclError, c_int, POINTER(c_int64), optional=True),
     _p("aclrtCtxSetSysParamOpt", ASCENDCL, aclError, c_int, c_int64, optional=True),
     _p("aclGetRecentErrMsg", ASCENDCL, c_char_p),
+    _p("aclrtMemcpyAsync", ASCENDCL, aclError, ptr, c_size_t, ptr, c_size_t, c_int, ptr),
+    _p("aclrtMemsetAsync", ASCENDCL, aclError, ptr, c_size_t, c_int32, c_size_t, ptr),
+    _p("aclrtCreateEvent", ASCENDCL, aclError, POINTER(ptr)),
+    _p("aclrtDestroyEvent", ASCENDCL, aclError, ptr),
+    _p("aclrtRecordEvent", ASCENDCL, aclError, ptr, ptr),
+    _p("aclrtStreamWaitEvent", ASCENDCL, aclError, ptr, ptr),
+    _p("aclrtSynchronizeEvent", ASCENDCL, aclError, ptr),
+    _p("aclrtQueryEventStatus", ASCENDCL, aclError, ptr, POINTER(c_int), optional=True),
+    _p("aclrtGetMemInfo", ASCENDCL, aclError, c_int, POINTER(c_size_t), POINTER(c_size_t)),
+    _p("aclDataTypeSize", ASCENDCL, c_size_t, c_int),
+    _p("aclFloatToFloat16", ASCENDCL, c_uint16, c_float),
+    _p("aclFloat16ToFloat", ASCENDCL, c_float, c_uint16),
     # simulator extras (absent on real CANN)
     _p("aclsimLiveObjects", ASCENDCL, c_int64, c_int32, optional=True),
     _p("aclsimVersion", ASCENDCL, c_char_p, optional=True),
@@ -97,8 +121,38 @@ _TABLE = [
     _p("aclDestroyScalar", NNOPBASE, aclnnStatus, _T),
     _p("aclCreateIntArray", NNOPBASE, ptr, POINTER(c_int64), c_uint64),
     _p("aclDestroyIntArray", NNOPBASE, aclnnStatus, ptr),
+    _p("aclCreateFloatArray", NNOPBASE, ptr, POINTER(c_float), c_uint64),
+    _p("aclDestroyFloatArray", NNOPBASE, aclnnStatus, ptr),
+    _p("aclCreateBoolArray", NNOPBASE, ptr, POINTER(c_bool), c_uint64),
+    _p("aclDestroyBoolArray", NNOPBASE, aclnnStatus, ptr),
+    _p("aclCreateTensorList", NNOPBASE, ptr, POINTER(ptr), c_uint64),
+    _p("aclDestroyTensorList", NNOPBASE, aclnnStatus, ptr),  # destroys the members too
+    _p("aclCreateScalarList", NNOPBASE, ptr, POINTER(ptr), c_uint64),
+    _p("aclDestroyScalarList", NNOPBASE, aclnnStatus, ptr),  # destroys the members too
+    _p("aclGetViewShape", NNOPBASE, aclnnStatus, _T, POINTER(POINTER(c_int64)), POINTER(c_uint64)),
+    _p(
+        "aclGetViewStrides", NNOPBASE, aclnnStatus, _T, POINTER(POINTER(c_int64)), POINTER(c_uint64)
+    ),
+    _p(
+        "aclGetStorageShape",
+        NNOPBASE,
+        aclnnStatus,
+        _T,
+        POINTER(POINTER(c_int64)),
+        POINTER(c_uint64),
+    ),
+    _p("aclGetViewOffset", NNOPBASE, aclnnStatus, _T, POINTER(c_int64)),
+    _p("aclGetFormat", NNOPBASE, aclnnStatus, _T, POINTER(c_int)),
+    _p("aclGetDataType", NNOPBASE, aclnnStatus, _T, POINTER(c_int)),
+    _p("aclGetIntArraySize", NNOPBASE, aclnnStatus, ptr, POINTER(c_uint64)),
+    _p("aclGetFloatArraySize", NNOPBASE, aclnnStatus, ptr, POINTER(c_uint64)),
+    _p("aclGetBoolArraySize", NNOPBASE, aclnnStatus, ptr, POINTER(c_uint64)),
+    _p("aclGetTensorListSize", NNOPBASE, aclnnStatus, ptr, POINTER(c_uint64)),
+    _p("aclGetScalarListSize", NNOPBASE, aclnnStatus, ptr, POINTER(c_uint64)),
     _p("aclSetAclOpExecutorRepeatable", NNOPBASE, aclnnStatus, _T),
     _p("aclDestroyAclOpExecutor", NNOPBASE, aclnnStatus, _T),
+    _p("aclSetInputTensorAddr", NNOPBASE, aclnnStatus, _T, c_size_t, _T, ptr),
+    _p("aclSetOutputTensorAddr", NNOPBASE, aclnnStatus, _T, c_size_t, _T, ptr),
     # --- operator libraries (libopapi*.so) -------------------------------------------------
     _p("aclnnAddGetWorkspaceSize", OPAPI, aclnnStatus, _T, _T, _T, _T, *_WS),
     _p("aclnnAdd", OPAPI, aclnnStatus, *_RUN),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from stress.acl.errors import BackendError
 
-__all__ = ["BACKEND_KINDS", "Backend", "cann_roots", "discover"]
+__all__ = ["BACKEND_KINDS", "Backend", "cann_roots", "custom_op_dirs", "discover"]
 
 BACKEND_KINDS = ("auto", "sim", "cann")
 
@@ -135,22 +135,54 @@ class Backend:
         return ctypes.c_double
 
 
+def _vendor_order(vendors: Path) -> list[Path]:
+    """Vendor folders under ``opp/vendors`` in CANN's order: those named by ``config.ini``
+    (``load_priority=a,b`` or ``priority=``, first = highest), then the others by name."""
+    if not vendors.is_dir():
+        return []
+    named: list[str] = []
+    ini = vendors / "config.ini"
+    if ini.is_file():
+        for line in ini.read_text(errors="replace").splitlines():
+            key, sep, value = line.partition("=")
+            if sep and key.strip() in ("load_priority", "priority"):
+                named = [v.strip() for v in value.split(",") if v.strip()]
+    found = sorted(d for d in vendors.iterdir() if d.is_dir())
+    first = [vendors / n for n in named if (vendors / n).is_dir()]
+    return first + [d for d in found if d not in first]
+
+
+def custom_op_dirs(root: Path) -> list[Path]:
+    """The ``op_api`` folders of custom operator packages, highest priority first.
+
+    ``ASCEND_CUSTOM_OPP_PATH`` (colon-separated) comes first: entries that are a dynamic
+    library folder (``<path>/op_api/lib``) before package entries (``<path>/vendors/<vendor>``),
+    each in the order given, as the CANN environment-variable reference documents; then the
+    default packages of ``<root>/opp/vendors`` in ``config.ini`` order (docs/simulator.md).
+    """
+    libs: list[Path] = []
+    packages: list[Path] = []
+    for entry in filter(None, os.environ.get("ASCEND_CUSTOM_OPP_PATH", "").split(":")):
+        p = Path(entry).expanduser()
+        if (p / "libcust_opapi.so").exists() and p.name == "lib":
+            libs.append(p.parent)
+        elif (p / "op_api").is_dir():
+            packages.append(p / "op_api")
+    packages.extend(v / "op_api" for v in _vendor_order(root / "opp" / "vendors"))
+    return list(dict.fromkeys(libs + packages))
+
+
 def _from_root(kind: str, root: Path) -> Backend | None:
     dirs = _lib_dirs(root)
     ascendcl = _find_library(dirs, "libascendcl.so")
     nnopbase = _find_library(dirs, "libnnopbase.so")
     if ascendcl is None or nnopbase is None:
         return None
-    ops: list[Path] = []
-    for var in ("ASCEND_CUSTOM_OPP_PATH",):
-        for entry in filter(None, os.environ.get(var, "").split(":")):
-            p = Path(entry) / "op_api" / "lib" / "libcust_opapi.so"
-            if p.exists():
-                ops.append(p)
-    ops.extend(sorted(root.glob("opp/vendors/*/op_api/lib/libcust_opapi.so")))
+    custom = custom_op_dirs(root)
+    ops = [lib for d in custom if (lib := d / "lib" / "libcust_opapi.so").exists()]
     ops.extend(p for name in _OP_LIBRARY_NAMES if (p := _find_library(dirs, name)))
     includes = [root / "include" / "aclnnop", root / "include"]
-    includes.extend(sorted(root.glob("opp/vendors/*/op_api/include")))
+    includes.extend(d / "include" for d in custom)
     includes.extend(sorted(root.glob("opp/built-in/op_impl/ai_core/tbe/op_api/include/aclnnop")))
     return Backend(
         kind=kind,

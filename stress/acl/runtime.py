@@ -29,6 +29,8 @@ LIVE_OBJECT_KINDS = (
     "streams",
     "contexts",
     "arrays",
+    "lists",
+    "events",
 )
 
 

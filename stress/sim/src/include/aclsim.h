@@ -162,6 +162,16 @@ ACLSIM_API int aclsim_broadcast_shape(const int64_t *a, int na, const int64_t *b
 /* "[2, 3, 4]" into buf (for messages); returns buf. */
 ACLSIM_API const char *aclsim_shape_str(const int64_t *dims, int n, char *buf, size_t cap);
 
+/* ---- element access, for kernels (slow and simple: for CPU models of custom operators) ----
+ * `index` is the row-major index of an element of the view (0 .. numel-1); strides and offset
+ * are applied.  aclsim_tensor_element returns its address (NULL when out of range or for a
+ * sub-byte / unknown dtype); read / write convert from / to double for FLOAT, DOUBLE, FLOAT16,
+ * BF16, the integer types and BOOL (writes round to nearest even for the half types and
+ * truncate toward zero for integers) and return 0, or -1 (out of range, unsupported dtype). */
+ACLSIM_API void *aclsim_tensor_element(const aclsim_tensor_desc *d, int64_t index);
+ACLSIM_API int aclsim_tensor_read(const aclsim_tensor_desc *d, int64_t index, double *value);
+ACLSIM_API int aclsim_tensor_write(const aclsim_tensor_desc *d, int64_t index, double value);
+
 /* ---- executors ---- */
 typedef struct aclsim_executor aclsim_executor;
 

@@ -44,4 +44,6 @@ RT_HIDDEN void rt_devmem_stats(int64_t *count, int64_t *bytes);
 static inline uint64_t rt_h(const void *p) { return (uint64_t)(uintptr_t)p; }
 static inline void *rt_p(uint64_t h) { return (void *)(uintptr_t)h; }
 
+/* rt_devmem.c: 1 if [p, p+n) intersects any live device allocation. */
+RT_HIDDEN int rt_overlaps_device(const void *p, uint64_t n);
 #endif /* ACLSIM_RT_PRIVATE_H */

@@ -339,17 +339,9 @@ ACLSIM_API aclError aclrtFreeHost(void *hostPtr)
     return ACL_SUCCESS;
 }
 
-/* ---- aclrtMemcpy / aclrtMemset -------------------------------------------------------------- */
+/* ---- host ranges that run into device memory (rt_copy.c) ------------------------------- */
 
-static const char *kind_name(int kind)
-{
-    static const char *const names[] = {"ACL_MEMCPY_HOST_TO_HOST", "ACL_MEMCPY_HOST_TO_DEVICE",
-                                        "ACL_MEMCPY_DEVICE_TO_HOST", "ACL_MEMCPY_DEVICE_TO_DEVICE",
-                                        "ACL_MEMCPY_DEFAULT"};
-    return kind >= 0 && kind <= 4 ? names[kind] : "?";
-}
-
-static int overlaps_device(const void *p, uint64_t n)
+int rt_overlaps_device(const void *p, uint64_t n)
 {
     pthread_mutex_lock(&g_dev.lock);
     /* any allocation intersecting [p, p+n)? the one at or before p, or the next one */
@@ -362,103 +354,4 @@ static int overlaps_device(const void *p, uint64_t n)
         hit = 1;
     pthread_mutex_unlock(&g_dev.lock);
     return hit;
-}
-
-/* Check one side of a copy: device sides must lie in one live allocation (pinned into *pin),
- * host sides must not touch device memory. */
-static int check_side(const char *api, const char *what, const void *p, uint64_t n, int is_dev,
-                      int kind, aclsim_devmem_ref **pin)
-{
-    *pin = NULL;
-    if (is_dev) {
-        *pin = aclsim_devmem_pin(p, n);
-        if (!*pin)
-            return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
-                                    "%s: %s range %p + %llu bytes is not inside one live device "
-                                    "allocation (kind %s)",
-                                    api, what, p, (unsigned long long)n, kind_name(kind));
-    } else if (overlaps_device(p, n)) {
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
-                                "%s: %s %p is device memory but kind %s says host memory", api,
-                                what, p, kind_name(kind));
-    }
-    return 0;
-}
-
-ACLSIM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
-                                aclrtMemcpyKind kind)
-{
-    const char *api = "aclrtMemcpy";
-    int k = (int)kind;
-    if (k < 0 || k > 4)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
-                                "%s: kind %d is not supported (0 HOST_TO_HOST, 1 HOST_TO_DEVICE, 2 "
-                                "DEVICE_TO_HOST, 3 DEVICE_TO_DEVICE, 4 DEFAULT)",
-                                api, k);
-    if (count > destMax)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
-                                "%s: count %zu exceeds destMax %zu", api, count, destMax);
-    if (count == 0)
-        return ACL_SUCCESS;
-    if (!dst || !src)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", api, dst ? "src" : "dst");
-    int dst_dev, src_dev;
-    if (k == ACL_MEMCPY_DEFAULT) {
-        dst_dev = aclsim_devmem_lookup(dst, 0, NULL);
-        src_dev = aclsim_devmem_lookup(src, 0, NULL);
-    } else {
-        dst_dev = k == ACL_MEMCPY_HOST_TO_DEVICE || k == ACL_MEMCPY_DEVICE_TO_DEVICE;
-        src_dev = k == ACL_MEMCPY_DEVICE_TO_HOST || k == ACL_MEMCPY_DEVICE_TO_DEVICE;
-    }
-    if ((dst_dev || src_dev) && !aclsim_current_context())
-        return aclsim_set_error(ACL_ERROR_RT_CONTEXT_NULL,
-                                "%s: no current context in this thread (a copy involving device "
-                                "memory needs one: call aclrtSetDevice or aclrtSetCurrentContext)",
-                                api);
-    aclsim_devmem_ref *pd, *ps;
-    int rc = check_side(api, "dst", dst, count, dst_dev, k, &pd);
-    if (rc)
-        return rc;
-    rc = check_side(api, "src", src, count, src_dev, k, &ps);
-    if (rc) {
-        aclsim_devmem_unpin(pd);
-        return rc;
-    }
-    memmove(dst, src, count);
-    aclsim_devmem_unpin(pd);
-    aclsim_devmem_unpin(ps);
-    return ACL_SUCCESS;
-}
-
-ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
-{
-    const char *api = "aclrtMemset";
-    if (!devPtr)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "%s: devPtr is NULL", api);
-    if (count > maxCount)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "%s: count %zu exceeds maxCount %zu", api,
-                                count, maxCount);
-    if (count == 0)
-        return ACL_SUCCESS;
-    if (!aclsim_devmem_lookup(devPtr, 0, NULL)) {
-        if (overlaps_device(devPtr, count))
-            return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
-                                    "%s: host range %p + %zu bytes runs into device memory", api,
-                                    devPtr, count);
-        memset(devPtr, value, count); /* host memory */
-        return ACL_SUCCESS;
-    }
-    if (!aclsim_current_context())
-        return aclsim_set_error(ACL_ERROR_RT_CONTEXT_NULL,
-                                "%s: no current context in this thread (call aclrtSetDevice or "
-                                "aclrtSetCurrentContext first)",
-                                api);
-    aclsim_devmem_ref *pin = aclsim_devmem_pin(devPtr, count);
-    if (!pin)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
-                                "%s: range %p + %zu bytes is not inside one live device allocation",
-                                api, devPtr, count);
-    memset(devPtr, value, count);
-    aclsim_devmem_unpin(pin);
-    return ACL_SUCCESS;
 }
