@@ -97,7 +97,7 @@ def main():
     check(opapi.aclnnMhcPreSinkhornBackward(workspace, ws.value, executor, stream),
           "aclnnMhcPreSinkhornBackward")  # fmt: skip
     check(ascendcl.aclrtSynchronizeStream(stream), "aclrtSynchronizeStream")
-    for name, (_, dev, n, shape, dtype) in zip(names, outputs):
+    for name, (_, dev, n, shape, dtype) in zip(names, outputs, strict=True):
         if not n:
             print(f"{name}: empty")
             continue
