@@ -30,6 +30,9 @@ enum { ACLSIM_SAN_R = 1, ACLSIM_SAN_W = 2, ACLSIM_SAN_RW = 3 };
 
 /* Tools switched on (0: off).  Written only by aclInit / aclFinalize. */
 extern ACLSIM_INTERNAL int aclsim_sanitize_on;
+#ifdef ACLSIM_NO_SANITIZE /* compile every hook out (benchmarks/bench_sanitizer.py's baseline) */
+#define aclsim_sanitize_on 0
+#endif
 
 /* ---- lifecycle (rt_init.c) ---- */
 /* Parse ACLSIM_SANITIZE / ACLSIM_SANITIZE_LOG: 0, or -1 with a message in err. */

@@ -26,6 +26,7 @@
 #include "rt_private.h"
 #include "sanitize.h"
 
+#undef aclsim_sanitize_on /* the variable itself, even in an ACLSIM_NO_SANITIZE build */
 int aclsim_sanitize_on;
 
 #define OWNERS 8
