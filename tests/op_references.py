@@ -70,10 +70,8 @@ def to_out(v: np.ndarray, out: np.dtype) -> np.ndarray:
         return v != 0
     if v.dtype.kind == "c" and out.kind != "c":
         v = v.real
-    if out in HALF:
-        return v.astype(F32).astype(out)
-    with np.errstate(all="ignore"):
-        return v.astype(out)
+    with np.errstate(all="ignore"):  # overflow to inf and integer wrapping are intended
+        return v.astype(F32).astype(out) if out in HALF else v.astype(out)
 
 
 def binary(kind: str, x: np.ndarray, y, alpha, promoted: np.dtype, out: np.dtype) -> np.ndarray:

@@ -9,7 +9,7 @@ import _rawacl as r
 import numpy as np
 import op_references as ref
 import pytest
-from _simops import Session, bits_view, values
+from _simops import Out, Session, bits_view, values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -82,8 +82,6 @@ def test_binary_tensor_forms_match_numpy(data):
             if outdt is None:
                 assert rc == r.NN_INVALID and "cannot be cast to selfRef" in s.msg()
                 return
-            from _simops import Out
-
             got = Out(s, tx, px, xs, np.dtype(xdt), gx).read()
         else:
             o = s.output(out_shape, outdt, data.draw(st.sampled_from(["contiguous", "strided"])))
@@ -129,8 +127,6 @@ def test_adds_scalar_forms_match_numpy(data):
             if not ref.can_cast(promoted, xdt):
                 assert rc == r.NN_INVALID, s.msg()
                 return
-            from _simops import Out
-
             got = Out(s, tx, px, shape, np.dtype(xdt), gx).read()
         else:
             o = s.output(shape, outdt)
@@ -181,8 +177,6 @@ def test_inplace_add_with_broadcast_other_reads_before_it_writes(sess):
     row = r.make_tensor(sess.acl, (3,), 0, px)  # aliases row 0 of selfRef
     sess.tensors.append(row)
     assert sess.call("aclnnInplaceAdd", tx, row, sess.scalar(1.0, np.float32)) == r.OK
-    from _simops import Out
-
     np.testing.assert_array_equal(
         Out(sess, tx, px, (2, 3), np.dtype(np.float32), gx).read(), x + x[0]
     )

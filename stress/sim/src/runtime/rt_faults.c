@@ -55,10 +55,11 @@ static const fault_info k_faults[] = {
      "lock: a lock-order deadlock when a phase 1 overlaps a kernel (op_mhc_pre_sinkhorn_"
      "backward.c)"},
     {"scratch-pool",
-     "nnopbase (every operator but the mHC ones): kernels stage their output through a device "
-     "scratch pool cached by output dtype and element count whose lookup does not check that a "
-     "block is free; two kernels with such equal outputs executing at once (different streams) "
-     "scatter each other's results (nb_scratch_pool.c)"},
+     "aclnnAdd/Mul/Matmul/Softmax/RmsNorm/LayerNorm/ReduceSum/Cat (every non-mHC operator): "
+     "kernels stage their output through nnopbase's scratch pool, cached by output dtype and "
+     "element count, whose lookup does not check that a block is free; two kernels with such "
+     "equal outputs executing at once (different streams) scatter each other's results "
+     "(nb_scratch_pool.c)"},
     {NULL, NULL},
 };
 
