@@ -165,6 +165,47 @@ typedef struct {
 } rt_san_ctx_t;
 __attribute__((visibility("hidden"))) extern __thread rt_san_ctx_t rt_san_ctx;
 __attribute__((visibility("hidden"))) void rt_san_calls_reset(void);
+
+/* The shadow entry of an allocation or registered buffer (rt_sanitize.c, rt_sanitize_mem.c). */
+#define OWNERS 8
+#define WRITERS 8
+#define REC_CAP 512
+
+typedef struct {
+    uint64_t lo, hi;
+    int mode, actor;
+    uint32_t clock;
+    rt_san_side side;
+} san_rec;
+
+typedef struct {
+    uint64_t lo, hi, call;
+    const char *op;
+    char name[32];
+} san_owner;
+
+typedef struct {
+    uintptr_t base;
+    uint64_t size, id;
+    const char *kind; /* "device" or the region's name */
+    uint8_t *written; /* initcheck shadow (device allocations only) */
+    san_rec *recs;
+    int nrec, caprec;
+    san_owner owners[OWNERS];
+    int nown;
+    uint64_t writers[WRITERS]; /* regions: the last calls that wrote it */
+    int nwriters;
+    rt_san_side last_write;
+} san_alloc;
+
+#define RT_SAN_HIDDEN __attribute__((visibility("hidden")))
+RT_SAN_HIDDEN extern san_alloc **rt_san_tab; /* sorted by base, rt_san_n entries */
+RT_SAN_HIDDEN extern int rt_san_n;
+RT_SAN_HIDDEN int rt_san_find_le(uintptr_t p);
+RT_SAN_HIDDEN san_alloc *rt_san_find(const void *p);
+RT_SAN_HIDDEN void rt_san_remove_at(int i);
+RT_SAN_HIDDEN rt_san_side rt_san_side_here(int mode, const char *file, int line, const char *api);
+RT_SAN_HIDDEN void rt_san_fill_where(rt_san_finding *f, const san_alloc *a, uint64_t lo);
 #endif
 
 #ifdef __cplusplus

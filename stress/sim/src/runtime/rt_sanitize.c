@@ -29,46 +29,11 @@
 #undef aclsim_sanitize_on /* the variable itself, even in an ACLSIM_NO_SANITIZE build */
 int aclsim_sanitize_on;
 
-#define OWNERS 8
-#define WRITERS 8
-#define FREED_RING 1024
-#define REC_CAP 512
 
-typedef struct {
-    uint64_t lo, hi;
-    int mode, actor;
-    uint32_t clock;
-    rt_san_side side;
-} san_rec;
-
-typedef struct {
-    uint64_t lo, hi, call;
-    const char *op;
-    char name[32];
-} san_owner;
-
-typedef struct {
-    uintptr_t base;
-    uint64_t size, id;
-    const char *kind; /* "device" or the region's name */
-    uint8_t *written; /* initcheck shadow (device allocations only) */
-    san_rec *recs;
-    int nrec, caprec;
-    san_owner owners[OWNERS];
-    int nown;
-    uint64_t writers[WRITERS]; /* regions: the last calls that wrote it */
-    int nwriters;
-    rt_san_side last_write;
-} san_alloc;
-
-static san_alloc **g_tab;
-static int g_n, g_cap;
+san_alloc **rt_san_tab;
+int rt_san_n;
+static int g_cap;
 static uint64_t g_next_id;
-static struct {
-    uintptr_t base;
-    uint64_t size, id;
-} g_freed[FREED_RING];
-static uint64_t g_n_freed;
 
 /* ---- configuration ------------------------------------------------------------------------- */
 
@@ -106,12 +71,12 @@ int aclsim_san_configure(const char *spec, const char *log, char *err, size_t ca
 
 /* ---- the allocation table (lock held) -------------------------------------------------------- */
 
-static int find_le(uintptr_t p)
+int rt_san_find_le(uintptr_t p)
 {
-    int lo = 0, hi = g_n - 1, best = -1;
+    int lo = 0, hi = rt_san_n - 1, best = -1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
-        if (g_tab[mid]->base <= p) {
+        if (rt_san_tab[mid]->base <= p) {
             best = mid;
             lo = mid + 1;
         } else {
@@ -121,23 +86,23 @@ static int find_le(uintptr_t p)
     return best;
 }
 
-static san_alloc *find(const void *p)
+san_alloc *rt_san_find(const void *p)
 {
-    int i = find_le((uintptr_t)p);
+    int i = rt_san_find_le((uintptr_t)p);
     if (i < 0)
         return NULL;
-    san_alloc *a = g_tab[i];
+    san_alloc *a = rt_san_tab[i];
     return (uintptr_t)p < a->base + (a->size ? a->size : 1) ? a : NULL;
 }
 
 static san_alloc *insert(uintptr_t base, uint64_t size, const char *kind)
 {
-    if (g_n == g_cap) {
+    if (rt_san_n == g_cap) {
         int nc = g_cap ? 2 * g_cap : 256;
-        san_alloc **nt = realloc(g_tab, (size_t)nc * sizeof *nt);
+        san_alloc **nt = realloc(rt_san_tab, (size_t)nc * sizeof *nt);
         if (!nt)
             return NULL;
-        g_tab = nt;
+        rt_san_tab = nt;
         g_cap = nc;
     }
     san_alloc *a = calloc(1, sizeof *a);
@@ -147,10 +112,10 @@ static san_alloc *insert(uintptr_t base, uint64_t size, const char *kind)
     a->size = size;
     a->id = ++g_next_id;
     a->kind = kind;
-    int i = find_le(base) + 1;
-    memmove(&g_tab[i + 1], &g_tab[i], (size_t)(g_n - i) * sizeof *g_tab);
-    g_tab[i] = a;
-    g_n++;
+    int i = rt_san_find_le(base) + 1;
+    memmove(&rt_san_tab[i + 1], &rt_san_tab[i], (size_t)(rt_san_n - i) * sizeof *rt_san_tab);
+    rt_san_tab[i] = a;
+    rt_san_n++;
     return a;
 }
 
@@ -161,16 +126,16 @@ static void drop(san_alloc *a)
     free(a);
 }
 
-static void remove_at(int i)
+void rt_san_remove_at(int i)
 {
-    drop(g_tab[i]);
-    memmove(&g_tab[i], &g_tab[i + 1], (size_t)(g_n - i - 1) * sizeof *g_tab);
-    g_n--;
+    drop(rt_san_tab[i]);
+    memmove(&rt_san_tab[i], &rt_san_tab[i + 1], (size_t)(rt_san_n - i - 1) * sizeof *rt_san_tab);
+    rt_san_n--;
 }
 
 /* ---- the accessor ------------------------------------------------------------------------- */
 
-static rt_san_side side_here(int mode, const char *file, int line, const char *api)
+rt_san_side rt_san_side_here(int mode, const char *file, int line, const char *api)
 {
     rt_san_side s = {0};
     s.call = rt_san_ctx.call;
@@ -183,7 +148,7 @@ static rt_san_side side_here(int mode, const char *file, int line, const char *a
     return s;
 }
 
-static void fill_where(rt_san_finding *f, const san_alloc *a, uint64_t lo)
+void rt_san_fill_where(rt_san_finding *f, const san_alloc *a, uint64_t lo)
 {
     f->alloc_id = a->id;
     f->alloc_kind = a->kind;
@@ -215,7 +180,7 @@ static void check_written(const san_alloc *a, uint64_t lo, uint64_t hi, const rt
         while (j < hi && !a->written[j])
             j++;
         rt_san_finding f = {.tool = "initcheck", .kind = "uninitialized read", .bytes = j - i};
-        fill_where(&f, a, i);
+        rt_san_fill_where(&f, a, i);
         f.n_sides = 1;
         f.sides[0] = *side;
         f.note = "";
@@ -235,7 +200,7 @@ static void report_race(const san_alloc *a, const san_rec *r, uint64_t lo, uint6
                         const char *kind, const rt_san_side *now, const char *note)
 {
     rt_san_finding f = {.tool = "racecheck", .kind = kind, .bytes = hi - lo};
-    fill_where(&f, a, lo);
+    rt_san_fill_where(&f, a, lo);
     f.n_sides = 2;
     f.sides[0] = r->side;
     f.sides[1] = *now;
@@ -346,9 +311,9 @@ static void access_api(const void *p, uint64_t n, int mode, const char *file, in
     if (!n || !p)
         return;
     pthread_mutex_lock(&rt_san_mu);
-    san_alloc *a = find(p);
+    san_alloc *a = rt_san_find(p);
     if (a) {
-        rt_san_side side = side_here(mode, file, line, api);
+        rt_san_side side = rt_san_side_here(mode, file, line, api);
         uint64_t lo = (uintptr_t)p - a->base;
         access_locked(a, lo, lo + n, mode, &side);
     }
@@ -366,9 +331,9 @@ void aclsim_san_copy(void *dst, const void *src, uint64_t n, const char *api, co
     if (!n)
         return;
     pthread_mutex_lock(&rt_san_mu);
-    san_alloc *d = find(dst), *s = find(src);
-    rt_san_side rs = side_here(ACLSIM_SAN_R, file, line, api);
-    rt_san_side ws = side_here(ACLSIM_SAN_W, file, line, api);
+    san_alloc *d = rt_san_find(dst), *s = rt_san_find(src);
+    rt_san_side rs = rt_san_side_here(ACLSIM_SAN_R, file, line, api);
+    rt_san_side ws = rt_san_side_here(ACLSIM_SAN_W, file, line, api);
     if (s) {
         uint64_t lo = (uintptr_t)src - s->base;
         access_locked(s, lo, lo + n, ACLSIM_SAN_R, &rs);
@@ -396,7 +361,7 @@ void aclsim_san_region(const void *p, uint64_t n, const char *name)
     if (!(aclsim_sanitize_on & ACLSIM_SAN_RACECHECK) || !p || !n)
         return;
     pthread_mutex_lock(&rt_san_mu);
-    if (!find(p))
+    if (!rt_san_find(p))
         insert((uintptr_t)p, n, name);
     pthread_mutex_unlock(&rt_san_mu);
 }
@@ -405,7 +370,7 @@ void aclsim_san_output_range(const void *p, uint64_t n, uint64_t call, const cha
                          const char *name)
 {
     pthread_mutex_lock(&rt_san_mu);
-    san_alloc *a = find(p);
+    san_alloc *a = rt_san_find(p);
     if (a && a->written) {
         uint64_t lo = (uintptr_t)p - a->base, hi = lo + n > a->size ? a->size : lo + n;
         memset(a->written + lo, 0, hi - lo);
@@ -424,141 +389,4 @@ void aclsim_san_output_range(const void *p, uint64_t n, uint64_t call, const cha
         snprintf(o->name, sizeof o->name, "%s", name ? name : "");
     }
     pthread_mutex_unlock(&rt_san_mu);
-}
-
-/* ---- memcheck ------------------------------------------------------------------------------ */
-
-static void mem_finding(const char *kind, uint64_t bytes, const san_alloc *a, const void *addr,
-                        const char *who, const char *note)
-{
-    rt_san_finding f = {.tool = "memcheck", .kind = kind, .bytes = bytes, .note = note};
-    if (a) {
-        fill_where(&f, a, (uintptr_t)addr >= a->base ? (uintptr_t)addr - a->base : 0);
-        f.address = addr;
-    } else {
-        f.address = addr;
-        f.tensor = "";
-    }
-    f.n_sides = 1;
-    f.sides[0] = side_here(ACLSIM_SAN_RW, "", 0, who);
-    f.sides[0].access = kind;
-    rt_san_report(&f);
-}
-
-static int freed_index(uintptr_t p, int exact)
-{
-    uint64_t n = g_n_freed < FREED_RING ? g_n_freed : FREED_RING;
-    for (uint64_t k = 0; k < n; k++) {
-        int i = (int)((g_n_freed - 1 - k) % FREED_RING);
-        if (exact ? p == g_freed[i].base
-                  : p >= g_freed[i].base && p < g_freed[i].base + g_freed[i].size)
-            return i;
-    }
-    return -1;
-}
-
-void aclsim_san_free(const void *ptr, int found, const void *inside)
-{
-    pthread_mutex_lock(&rt_san_mu);
-    if (found) {
-        int i = find_le((uintptr_t)ptr);
-        if (i >= 0 && g_tab[i]->base == (uintptr_t)ptr) {
-            int k = (int)(g_n_freed++ % FREED_RING);
-            g_freed[k].base = g_tab[i]->base;
-            g_freed[k].size = g_tab[i]->size;
-            g_freed[k].id = g_tab[i]->id;
-            remove_at(i);
-        }
-    } else if (aclsim_sanitize_on & ACLSIM_SAN_MEMCHECK) {
-        if (inside)
-            mem_finding("illegal free", 0, find(inside), ptr, "aclrtFree",
-                        "the address is inside a device allocation but not its start");
-        else if (freed_index((uintptr_t)ptr, 1) >= 0)
-            mem_finding("double free", 0, NULL, ptr, "aclrtFree",
-                        "the allocation was freed already");
-        else
-            mem_finding("illegal free", 0, NULL, ptr, "aclrtFree",
-                        "not an address aclrtMalloc returned");
-    }
-    pthread_mutex_unlock(&rt_san_mu);
-}
-
-void aclsim_san_bad_range(const char *who, const void *p, uint64_t n, int mode)
-{
-    if (!(aclsim_sanitize_on & ACLSIM_SAN_MEMCHECK))
-        return;
-    const char *rw = mode == ACLSIM_SAN_R ? "illegal read" : "illegal write";
-    pthread_mutex_lock(&rt_san_mu);
-    san_alloc *a = find(p);
-    char note[160];
-    if (a) {
-        uint64_t past = (uintptr_t)p + n - (a->base + a->size);
-        snprintf(note, sizeof note, "out of bounds: %llu bytes past the end of the allocation",
-                 (unsigned long long)past);
-        mem_finding(rw, n, a, p, who, note);
-    } else if (freed_index((uintptr_t)p, 0) >= 0) {
-        mem_finding(mode == ACLSIM_SAN_R ? "use after free (read)" : "use after free (write)", n,
-                    NULL, p, who, "the device allocation was freed before this access");
-    } else {
-        mem_finding(rw, n, NULL, p, who, "not inside any live device allocation");
-    }
-    pthread_mutex_unlock(&rt_san_mu);
-}
-
-void aclsim_san_guard(const void *base, uint64_t size, uint64_t first_bad, const char *who)
-{
-    if (!(aclsim_sanitize_on & ACLSIM_SAN_MEMCHECK))
-        return;
-    pthread_mutex_lock(&rt_san_mu);
-    san_alloc *a = find(base);
-    mem_finding("illegal write", 1, a, (const uint8_t *)base + size + first_bad, who,
-                "out of bounds: the guard bytes after the allocation were overwritten");
-    pthread_mutex_unlock(&rt_san_mu);
-}
-
-static void object_leaks(void)
-{
-    static const struct {
-        int kind;
-        const char *name;
-    } kinds[] = {{ACLSIM_KIND_TENSOR, "aclTensor"},         {ACLSIM_KIND_SCALAR, "aclScalar"},
-                 {ACLSIM_KIND_INT_ARRAY, "aclIntArray"},    {ACLSIM_KIND_FLOAT_ARRAY, "aclFloatArray"},
-                 {ACLSIM_KIND_BOOL_ARRAY, "aclBoolArray"},  {ACLSIM_KIND_TENSOR_LIST, "aclTensorList"},
-                 {ACLSIM_KIND_SCALAR_LIST, "aclScalarList"}, {ACLSIM_KIND_EXECUTOR, "aclOpExecutor"}};
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        int64_t live = aclsim_obj_live((aclsim_kind)kinds[i].kind);
-        if (live <= 0)
-            continue;
-        char note[128];
-        snprintf(note, sizeof note, "%lld %s object(s) alive at aclFinalize (bytes = count)",
-                 (long long)live, kinds[i].name);
-        rt_san_finding f = {.tool = "memcheck", .kind = "object leak", .bytes = (uint64_t)live,
-                            .alloc_kind = kinds[i].name, .tensor = "", .note = note};
-        f.n_sides = 1;
-        f.sides[0] = side_here(ACLSIM_SAN_RW, "", 0, "aclFinalize");
-        f.sides[0].access = "leak";
-        rt_san_report(&f);
-    }
-}
-
-void aclsim_san_finalize(void)
-{
-    if (!aclsim_sanitize_on)
-        return;
-    pthread_mutex_lock(&rt_san_mu);
-    if (aclsim_sanitize_on & ACLSIM_SAN_MEMCHECK) {
-        for (int i = 0; i < g_n; i++)
-            if (g_tab[i]->written || strcmp(g_tab[i]->kind, "device") == 0)
-                mem_finding("leak", g_tab[i]->size, g_tab[i], (const void *)g_tab[i]->base,
-                            "aclFinalize", "device memory not freed before aclFinalize");
-        object_leaks();
-    }
-    while (g_n)
-        remove_at(g_n - 1);
-    g_n_freed = 0;
-    rt_san_report_close();
-    aclsim_sanitize_on = 0;
-    pthread_mutex_unlock(&rt_san_mu);
-    rt_san_order_reset();
-    rt_san_calls_reset();
 }
