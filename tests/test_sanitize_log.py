@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -113,3 +114,50 @@ def test_malformed_records_name_file_line_and_field(tmp_path):
     path.write_text("not json\n")
     with pytest.raises(ConfigError, match=r"bad.jsonl:1: not JSON"):
         read_jsonl(path)
+
+
+FAKE_MSSANITIZER = """#!/bin/sh
+# stands in for CANN's mssanitizer: records its arguments, writes a documented-format log
+log=""
+for a in "$@"; do case "$a" in --log-file=*) log="${a#--log-file=}";; esac; done
+echo "$@" >> "$(dirname "$log")/argv.txt"
+case "$1" in
+  --tool=memcheck) printf '%s\\n' '====== ERROR: illegal write of size 64' \\
+      '======    at 0x1000 on GM' '======    code in op.cpp:3' > "$log";;
+  *) printf 'no errors\\n' > "$log";;
+esac
+"""
+
+
+def test_sanitize_run_on_cann_uses_mssanitizer(tmp_path, monkeypatch):
+    """On a real install the reproducer runs under mssanitizer, once per tool, log parsed."""
+    from stress.sanitize import sanitize_run
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "mssanitizer"
+    fake.write_text(FAKE_MSSANITIZER)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    run = tmp_path / "run"
+    run.mkdir()
+    cmd = "aclnn-stress run --corpus repro/corpus.toml --phases mixed --threads 4"
+    (run / "report.json").write_text(json.dumps({
+        "diagnosis": "cross-call-contamination", "backend": {"kind": "cann", "simulator": False},
+        "reproducer": {"command": cmd}}))  # fmt: skip
+    result = sanitize_run(run)
+    (f,) = result.findings
+    assert (f.tool, f.kind, f.bytes, f.source) == ("memcheck", "illegal write", 64, "mssanitizer")
+    argv = (next((run / "sanitize").iterdir()) / "argv.txt").read_text().splitlines()
+    assert sorted(a.split()[0] for a in argv) == [
+        "--tool=initcheck", "--tool=memcheck", "--tool=racecheck"]  # fmt: skip
+    assert all("-m stress run --corpus repro/corpus.toml --phases mixed" in a for a in argv)
+    report = json.loads((run / "report.json").read_text())
+    assert report["sanitizer"]["findings"] == 1
+    assert report["sanitizer"]["explains"] == "cross-call-contamination"
+
+
+def test_sanitize_run_without_report_is_a_config_error(tmp_path):
+    from stress.sanitize import main
+
+    assert main([str(tmp_path)]) == 2
