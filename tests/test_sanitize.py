@@ -265,3 +265,33 @@ def test_sanitize_run_attaches_findings(tmp_path):
     assert {r["tensor"] for r in recs} == {"gradPhi", "gradAlpha", "gradBias"}
     assert {r["rerun"] for r in recs} == {"empty-batch"}
     assert main([str(out)]) == 2  # a second re-run refuses to overwrite
+
+
+def test_initcheck_inplace_operator_reads_its_own_output(tmp_path):
+    """An in-place call's output is also its input: launching it keeps the bytes' history."""
+    found, _ = run_program(tmp_path, """
+        op = ctypes.CDLL(os.path.join(lib64, "libopapi.so"), mode=ctypes.RTLD_GLOBAL)
+        nn.aclCreateScalar.restype = c_void_p
+        nn.aclCreateScalar.argtypes = [c_void_p, ctypes.c_int]
+        op.aclnnInplaceAddGetWorkspaceSize.argtypes = [c_void_p] * 3 + [
+            ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(c_void_p)]
+        op.aclnnInplaceAdd.argtypes = [c_void_p, ctypes.c_uint64, c_void_p, c_void_p]
+        dims = (c_int64 * 1)(16)
+        host = (ctypes.c_float * 16)(*range(16))
+        a, b = malloc(64), malloc(64)
+        for p in (a, b):
+            assert acl.aclrtMemcpy(p, 64, host, 64, 1) == 0
+        ta = nn.aclCreateTensor(dims, 1, 0, (c_int64 * 1)(1), 0, 2, dims, 1, a)
+        tb = nn.aclCreateTensor(dims, 1, 0, (c_int64 * 1)(1), 0, 2, dims, 1, b)
+        one = ctypes.c_float(1.0)
+        alpha = nn.aclCreateScalar(ctypes.addressof(one), 0)
+        ws, ex = ctypes.c_uint64(0), c_void_p()
+        assert op.aclnnInplaceAddGetWorkspaceSize(ta, tb, alpha, byref(ws), byref(ex)) == 0
+        s = stream()
+        assert op.aclnnInplaceAdd(None, 0, ex, s) == 0
+        assert acl.aclrtSynchronizeStream(s) == 0
+        out = (ctypes.c_float * 16)()
+        assert acl.aclrtMemcpy(out, 64, a, 64, 2) == 0
+        assert list(out) == [2.0 * i for i in range(16)]
+    """, "initcheck")  # fmt: skip
+    assert found == []

@@ -72,10 +72,12 @@ ACLSIM_INTERNAL uint64_t aclsim_san_call_new(const char *op);
 /* Enter / leave a stage ("phase2", "kernel") of a call on the calling thread. */
 ACLSIM_INTERNAL void aclsim_san_call_enter(uint64_t call, const char *op, const char *stage);
 ACLSIM_INTERNAL void aclsim_san_call_leave(void);
-/* (libnnopbase) Output `name` of a call about to be launched: its bytes are the call's to write (what the
- * host wrote there before, e.g. a canary, does not count as the call's result). */
-ACLSIM_INTERNAL void aclsim_san_output(const aclsim_tensor_desc *d, uint64_t call, const char *op,
-                                       const char *name);
+/* (libnnopbase) Output `name` of a call about to be launched: its bytes are the call's to
+ * write (what the host wrote there before, e.g. a canary, does not count as the call's result).
+ * An output that overlaps one of the call's inputs (in-place operators) keeps its history. */
+ACLSIM_INTERNAL void aclsim_san_output(const aclsim_tensor_desc *d,
+                                       const aclsim_tensor_desc *inputs, int n_inputs,
+                                       uint64_t call, const char *op, const char *name);
 /* Output bytes [p, p+n) of a call about to run: unwritten, owned by the call (libascendcl). */
 ACLSIM_INTERNAL void aclsim_san_output_range(const void *p, uint64_t n, uint64_t call,
                                              const char *op, const char *name);

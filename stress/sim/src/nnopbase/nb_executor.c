@@ -348,7 +348,8 @@ aclnnStatus aclsim_executor_run(const char *op, void *workspace, uint64_t worksp
         goto out;
     }
     for (int i = 0; i < ex->out.n && aclsim_sanitize_on; i++) /* the launch's to write */
-        aclsim_san_output(&ex->out.d[i], ex->san_call, ex->op, ex->out.names[i]);
+        aclsim_san_output(&ex->out.d[i], ex->in.d, ex->in.n, ex->san_call, ex->op,
+                          ex->out.names[i]);
     if (!ex->kernel)
         goto out; /* nothing to compute (empty tensors) */
     L = calloc(1, sizeof *L);

@@ -63,11 +63,25 @@ void aclsim_san_tensor(const aclsim_tensor_desc *d, int mode, const char *file, 
     view_runs(d, access_run, &a);
 }
 
-void aclsim_san_output(const aclsim_tensor_desc *d, uint64_t call, const char *op,
-                       const char *name)
+/* 1 if the byte extents of a and b intersect. */
+static int overlap(const aclsim_tensor_desc *a, const aclsim_tensor_desc *b)
+{
+    uint64_t fa, na, fb, nb;
+    if (!a->data || !b->data || aclsim_extent(a, &fa, &na) || aclsim_extent(b, &fb, &nb) || !na ||
+        !nb)
+        return 0;
+    uintptr_t la = (uintptr_t)a->data + fa, lb = (uintptr_t)b->data + fb;
+    return la < lb + nb && lb < la + na;
+}
+
+void aclsim_san_output(const aclsim_tensor_desc *d, const aclsim_tensor_desc *inputs, int n_inputs,
+                       uint64_t call, const char *op, const char *name)
 {
     if (!(aclsim_sanitize_on & ACLSIM_SAN_INITCHECK))
         return;
+    for (int i = 0; i < n_inputs; i++)
+        if (overlap(d, &inputs[i]))
+            return;
     run_args a = {.call = call, .op = aclsim_san_intern(op), .name = name};
     view_runs(d, output_run, &a);
 }
