@@ -102,13 +102,17 @@ static void fwd_sinkhorn(const fwd_run *r, int64_t m, const float *R)
     float s[MHC_N];
 #define SAVE_SUM(kk)                                                                            \
     do {                                                                                        \
-        if (r->sum)                                                                             \
+        if (r->sum) {                                                                           \
             memcpy(r->sum + ((int64_t)(kk) * M + m) * MHC_N, s, sizeof s);                      \
+            ACLSIM_SAN_STORE(r->sum + ((int64_t)(kk) * M + m) * MHC_N, sizeof s);               \
+        }                                                                                       \
     } while (0)
 #define SAVE_NORM(kk)                                                                           \
     do {                                                                                        \
-        if (r->norm)                                                                            \
+        if (r->norm) {                                                                          \
             memcpy(r->norm + ((int64_t)(kk) * M + m) * MHC_N * MHC_N, p, sizeof p);             \
+            ACLSIM_SAN_STORE(r->norm + ((int64_t)(kk) * M + m) * MHC_N * MHC_N, sizeof p);      \
+        }                                                                                       \
     } while (0)
 
     /* k = 0: row softmax (+ eps); sumOut[0] = row sums of exp (no eps) */
@@ -166,6 +170,7 @@ static void fwd_sinkhorn(const fwd_run *r, int64_t m, const float *R)
 #undef SAVE_SUM
 #undef SAVE_NORM
     memcpy(r->hres + m * MHC_N * MHC_N, p, sizeof p);
+    ACLSIM_SAN_STORE(r->hres + m * MHC_N * MHC_N, sizeof p);
 }
 
 /* Everything after the dot products, for token m. */
@@ -187,11 +192,16 @@ static void fwd_token(const fwd_run *r, int64_t m, const float *xf, float ss, co
     }
     fwd_hin_row(xf, hp, C, hin_row);
     mhc_f32_to_half(hin_row, t->out_dtype, (uint16_t *)r->hin + m * C, C);
+    ACLSIM_SAN_STORE((uint16_t *)r->hin + m * C, C * sizeof(uint16_t));
     memcpy(r->hpost + m * MHC_N, hq, sizeof hq);
+    ACLSIM_SAN_STORE(r->hpost + m * MHC_N, sizeof hq);
     if (r->hpre) {
         memcpy(r->hpre + m * MHC_N, hp, sizeof hp);
         memcpy(r->hcbn + m * MHC_D, hc, MHC_D * sizeof(float));
         r->invrms[m] = inv;
+        ACLSIM_SAN_STORE(r->hpre + m * MHC_N, sizeof hp);
+        ACLSIM_SAN_STORE(r->hcbn + m * MHC_D, MHC_D * sizeof(float));
+        ACLSIM_SAN_STORE(&r->invrms[m], sizeof(float));
     }
     fwd_sinkhorn(r, m, z + 2 * MHC_N);
 }
@@ -417,6 +427,8 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornGetWorkspaceSize(
 
     /* 4. empty (B*S == 0): every output is empty, nothing to launch */
     aclsim_executor *ex = aclsim_executor_create(OP, t->M == 0 ? NULL : fwd_kernel, 0);
+    if (ex && aclsim_sanitize_on)
+        aclsim_executor_san_own_loads(ex); /* mhc_input_open reports the loads */
     if (!ex)
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     for (int i = 0; i < 4 && !rc; i++)
