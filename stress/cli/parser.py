@@ -292,6 +292,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from stress.cli.corpus import add_cli as add_corpus
     from stress.gradcheck.cli import add_cli as add_gradcheck
+    from stress.sanitize.rerun import add_cli as add_sanitize
 
     parser = argparse.ArgumentParser(
         prog="aclnn-stress",
@@ -310,4 +311,5 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report(sub)
     add_gradcheck(sub)
     add_corpus(sub)
+    add_sanitize(sub)
     return parser

@@ -261,6 +261,9 @@ def write_reports(
     if records is None:
         records = read_results(out_dir / RESULTS_FILE)
     report = build_report(records)
+    sanitized = out_dir / "sanitize.json"  # `aclnn-stress sanitize DIR` findings survive re-renders
+    if sanitized.is_file():
+        report["sanitizer"] = json.loads(sanitized.read_text(encoding="utf-8")).get("report")
     atomic_write_bytes(out_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
     atomic_write_bytes(out_dir / "report.md", render_markdown(report).encode())
     if html:

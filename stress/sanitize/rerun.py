@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import subprocess
@@ -25,6 +26,7 @@ from typing import Any
 
 import tomli_w
 
+from stress.baseline.store import atomic_write_bytes
 from stress.errors import ConfigError
 
 from .findings import TOOLS, Finding, read_jsonl
@@ -143,22 +145,25 @@ def _run_one(rerun: Rerun, out: Path, on_cann: bool, timeout: float) -> tuple[li
 def _write(run_dir: Path, report: dict[str, Any], result: SanitizeResult) -> None:
     pairs = zip(result.labels, result.findings, strict=True)
     records = [f.to_json() | {"rerun": lab} for lab, f in pairs]
-    (run_dir / "sanitize.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    summary = {
-        "reruns": [
-            {"label": r.label, "args": list(r.args), "env": dict(r.env), "exit": rc}
-            for r, rc in zip(result.reruns, result.exit_codes, strict=True)
-        ],
-        "findings": records,
-    }
-    (run_dir / "sanitize.json").write_text(json.dumps(summary, indent=2) + "\n")
+    atomic_write_bytes(
+        run_dir / "sanitize.jsonl", "".join(json.dumps(r) + "\n" for r in records).encode()
+    )
     report["sanitizer"] = {
         "file": "sanitize.json",
         "findings": len(records),
         "explains": report.get("diagnosis", ""),
         "summary": sorted({f.summary() for f in result.findings}),
     }
-    (run_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    summary = {
+        "reruns": [
+            {"label": r.label, "args": list(r.args), "env": dict(r.env), "exit": rc}
+            for r, rc in zip(result.reruns, result.exit_codes, strict=True)
+        ],
+        "findings": records,
+        "report": report["sanitizer"],  # what report.json shows; re-renders keep it from here
+    }
+    atomic_write_bytes(run_dir / "sanitize.json", (json.dumps(summary, indent=2) + "\n").encode())
+    atomic_write_bytes(run_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
 
 
 def sanitize_run(run_dir: Path | str, timeout: float = 600.0) -> SanitizeResult:
@@ -185,22 +190,37 @@ def sanitize_run(run_dir: Path | str, timeout: float = 600.0) -> SanitizeResult:
     return result
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`aclnn-stress sanitize DIR`: 0 no findings, 1 findings, 2 usage/configuration error."""
-    parser = argparse.ArgumentParser(
-        prog="aclnn-stress sanitize", description="re-run a run's reproducers under the sanitizer"
+def add_cli(sub: argparse._SubParsersAction) -> None:
+    """The ``aclnn-stress sanitize DIR`` subcommand."""
+    p = sub.add_parser(
+        "sanitize",
+        help="re-run a finished run's reproducers under the sanitizer",
+        description="Re-run the minimal reproducer (or the failing cases) of the run in DIR under "
+        "the simulator's sanitizer (ACLSIM_SANITIZE=initcheck,racecheck,memcheck), or under "
+        "mssanitizer on a real CANN install, and add the findings to DIR/report.json next to the "
+        "diagnosis they explain (DIR/sanitize.json, one finding a line in DIR/sanitize.jsonl).",
+        epilog="Exit codes: 0 no findings, 1 findings, 2 usage/configuration error.",
     )
-    parser.add_argument("run_dir", metavar="DIR", type=Path, help="the --out folder of a run")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per re-run")
-    ns = parser.parse_args(argv)
-    try:
-        result = sanitize_run(ns.run_dir, ns.timeout)
-    except ConfigError as e:
-        print(f"aclnn-stress sanitize: error: {e}", file=sys.stderr)
-        return 2
+    p.add_argument("run_dir", metavar="DIR", type=Path, help="the --out folder of a run")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per re-run")
+    p.set_defaults(func=cmd_sanitize)
+
+
+def cmd_sanitize(args: argparse.Namespace) -> int:
+    """Run the command (a ConfigError reaches the CLI's one-line error, exit 2)."""
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        raise ConfigError(f"--timeout: must be a finite number of seconds > 0, got {args.timeout}")
+    result = sanitize_run(args.run_dir, args.timeout)
     if not result.reruns:
         print("nothing to re-run: the run has no reproducer and no failing case")
     for line in sorted({f.summary() for f in result.findings}):
         print(line)
     print(f"{len(result.findings)} finding(s); {result.run_dir / 'sanitize.json'}")
     return 1 if result.findings else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`aclnn-stress sanitize DIR` as a function: 0 no findings, 1 findings, 2 error."""
+    from stress.cli import main as cli_main
+
+    return cli_main(["sanitize", *(argv if argv is not None else sys.argv[1:])])
