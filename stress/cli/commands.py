@@ -153,7 +153,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=1))
     else:
         render_console(report, Console())
-        print(f"results: {out}/results.jsonl\nreports: {out}/report.json, {out}/report.md")
+        print(
+            f"results: {out}/results.jsonl\n"
+            f"reports: {out}/report.json, {out}/report.md, {out}/report.html"
+        )
+    if args.junit:
+        from stress.htmlreport import write_junit
+
+        write_junit(out, Path(args.junit))
     _link_latest(out)
     return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
 
@@ -243,18 +250,36 @@ def _print_baseline(console, baseline) -> None:
     console.print(t)
 
 
+def _merge(args: argparse.Namespace) -> int:
+    from stress.htmlreport import merge_runs
+
+    dirs = [Path(d) for d in args.dir]
+    page = merge_runs(dirs, Path(args.out or "stress-out/merged"))
+    print(f"merged {len(dirs)} runs: {page}")
+    return EXIT_CLEAN
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from stress.report.document import render_console, write_reports
 
-    out = Path(args.dir)
-    report = write_reports(out)
+    if args.merge:
+        return _merge(args)
+    if len(args.dir) > 1:
+        raise ConfigError("report: several DIRs need --merge (or name one run directory)")
+    out = Path(args.dir[0])
+    report = write_reports(out, html=args.html)
+    if args.junit:
+        from stress.htmlreport import write_junit
+
+        write_junit(out, Path(args.junit))
     if args.json:
         print(json.dumps(report, indent=1))
     else:
         render_console(report, Console())
-        print(f"reports: {out}/report.json, {out}/report.md")
+        html = ", report.html" if args.html else ""
+        print(f"reports: {out}/report.json, {out}/report.md{html}")
         if not report["complete"]:
             print(f"note: the run did not finish ({report['status']}); this is what it did")
     return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS

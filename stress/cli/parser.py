@@ -147,6 +147,36 @@ def _add_ops(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=c.cmd_ops)
 
 
+def _run_output_options(p: argparse.ArgumentParser) -> None:
+    o = p.add_argument_group("output")
+    o.add_argument(
+        "--out", metavar="DIR", help="result directory (default stress-out/<time>-s<seed>)"
+    )
+    o.add_argument("--json", action="store_true", help="print report.json instead of tables")
+    o.add_argument("--quiet", action="store_true", help="no progress output")
+    o.add_argument(
+        "--junit", metavar="FILE", help="also write JUnit XML (one testcase per case x phase)"
+    )
+    o.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=45.0,
+        metavar="S",
+        help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
+        "minimal reproducer written into the report (default 45; 0 turns it off)",
+    )
+    o.add_argument(
+        "--record-baseline",
+        action="store_true",
+        help="record the baseline first when it is missing",
+    )
+    o.add_argument(
+        "--force",
+        action="store_true",
+        help="compare against a baseline recorded on another backend or corpus anyway",
+    )
+
+
 def _add_run(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
@@ -159,8 +189,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "  isolated     each case alone on T threads (self-race)\n"
         "  mixed        all cases on T threads, barrier-aligned (cross-call contamination)\n"
         "  control      the control corpus under the same pool (runtime fault?)\n"
-        "Results stream to OUT/results.jsonl; OUT/report.json and report.md are rendered "
-        "from it.",
+        "Results stream to OUT/results.jsonl; OUT/report.json, report.md and the "
+        "self-contained report.html are rendered from it.",
         epilog="Exit codes: 0 clean, 1 findings, 2 usage/configuration/environment error.",
     )
     _corpus_options(p)
@@ -200,30 +230,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         help="rounds per concurrent phase (per case in isolated) instead of a duration",
     )
     g.add_argument("--seed", type=int, help="seed of every random choice (default: random)")
-    o = p.add_argument_group("output")
-    o.add_argument(
-        "--out", metavar="DIR", help="result directory (default stress-out/<time>-s<seed>)"
-    )
-    o.add_argument("--json", action="store_true", help="print report.json instead of tables")
-    o.add_argument("--quiet", action="store_true", help="no progress output")
-    o.add_argument(
-        "--shrink-budget",
-        type=float,
-        default=45.0,
-        metavar="S",
-        help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
-        "minimal reproducer written into the report (default 45; 0 turns it off)",
-    )
-    o.add_argument(
-        "--record-baseline",
-        action="store_true",
-        help="record the baseline first when it is missing",
-    )
-    o.add_argument(
-        "--force",
-        action="store_true",
-        help="compare against a baseline recorded on another backend or corpus anyway",
-    )
+    _run_output_options(p)
     _runtime_options(p)
     p.set_defaults(func=c.cmd_run)
 
@@ -258,12 +265,27 @@ def _add_baseline(sub: argparse._SubParsersAction) -> None:
 def _add_report(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
-        help="re-render the reports of a run from its results.jsonl",
-        description="Render DIR/report.json and DIR/report.md from DIR/results.jsonl alone "
-        "(works for interrupted runs) and print the verdict tables.",
+        help="re-render the reports of a run from its results.jsonl; merge runs",
+        description="Render DIR/report.json, DIR/report.md and DIR/report.html from "
+        "DIR/results.jsonl alone (works for interrupted and killed runs) and print the verdict "
+        "tables. With --merge, several runs of one corpus (hosts, devices, repeats) become one "
+        "HTML report with a column per run and each case's failure rate.",
     )
-    p.add_argument("dir", help="the run's result directory")
+    p.add_argument("dir", nargs="+", help="the run's result directory (several with --merge)")
     p.add_argument("--json", action="store_true", help="print report.json instead of tables")
+    p.add_argument(
+        "--html",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write report.html (default on)",
+    )
+    p.add_argument("--junit", metavar="FILE", help="also write JUnit XML (case x phase)")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="merge the runs DIR... (same corpus) into one report under --out",
+    )
+    p.add_argument("--out", metavar="DIR", help="where --merge writes (default stress-out/merged)")
     p.set_defaults(func=c.cmd_report)
 
 
@@ -271,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     from stress.cli.corpus import add_cli as add_corpus
     from stress.cli.op import add_cli as add_op
     from stress.gradcheck.cli import add_cli as add_gradcheck
+    from stress.sanitize.rerun import add_cli as add_sanitize
 
     parser = argparse.ArgumentParser(
         prog="aclnn-stress",
@@ -290,4 +313,5 @@ def build_parser() -> argparse.ArgumentParser:
     add_gradcheck(sub)
     add_corpus(sub)
     add_op(sub)
+    add_sanitize(sub)
     return parser

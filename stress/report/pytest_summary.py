@@ -2,7 +2,8 @@
 
 Each worker appends one JSON line per stress run to ``<--stress-out>/<worker>/runs.jsonl`` (its
 own file: no two processes write one file). At the end of the session the controller reads them
-all and writes ``<--stress-out>/summary.json`` and ``summary.md``: every run with its test id,
+all and writes ``<--stress-out>/summary.json``, ``summary.md`` and ``summary.html`` (linking each
+run's ``report.html``): every run with its test id,
 worker, device, diagnosis and per-phase verdicts, the device each worker was bound to, and the
 overall verdict. Each run's own ``results.jsonl``/``report.md`` stay in its directory.
 """
@@ -76,6 +77,11 @@ def merge_runs(
             out_root / "summary.json", (json.dumps(summary, indent=1) + "\n").encode()
         )
         atomic_write_bytes(out_root / "summary.md", render_summary_markdown(summary).encode())
+        if runs:
+            from stress.htmlreport import render_xdist_summary
+
+            run_dirs = [Path(r["out_dir"]) for r in summary["runs"] if r.get("out_dir")]
+            render_xdist_summary(run_dirs, out_root / "summary.html")
     return summary
 
 
