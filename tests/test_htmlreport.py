@@ -3,8 +3,11 @@ killed with SIGKILL. The browser checks of real runs are in test_htmlreport_brow
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -207,9 +210,12 @@ def test_a_run_killed_with_sigkill_re_renders(tmp_path):
     assert "mixed" in {p.name for p in run.phases}
 
 
+_STEPS = [0.2, 0.1, 0.05, 0.02, 0.01, 0.005]
+
+
 def _element(name: str, g: float, bias: float) -> dict:
     """A gradcheck row whose FD converges (as h -> 0) to ``g + bias``."""
-    steps = [0.2, 0.1, 0.05, 0.02, 0.01, 0.005]
+    steps = _STEPS
     return {
         "element": name,
         "backward": g,
@@ -234,22 +240,41 @@ def test_gradcheck_sweep_converges_to_the_bias_or_below_the_threshold(tmp_path):
         "summary": {"verdict": "biased"},
     }
     (d / "gradcheck.json").write_text(json.dumps(doc))
-    plots = [p for p in _dom(render_html(d)).iter("div") if "plot" in p.classes()]
+    page = render_html(d)
+    plots = [p for p in _dom(page).iter("div") if "plot" in p.classes()]
     assert [p.attrs["data-verdict"] for p in plots] == ["agrees", "biased"]
-    for plot, bias in zip(plots, (0.0, 0.05), strict=True):
-        points = next(plot.iter("polyline")).attrs["points"].split()
-        ys = [float(pt.split(",")[1]) for pt in points]
-        assert len(points) == 6
-        allowed = float(
-            next(ln for ln in plot.iter("line") if "allowed" in ln.classes()).attrs["y1"]
+    text = page.read_text()
+    assert text.count('<g id="sweep">') == len(doc["elements"])  # one series per sampled element
+    assert not re.search(r"https?://|src=|<link|<script|@import", text)
+    assert set(re.findall(r"url\((.)", text)) == {"#"}  # only the plot's own clip paths
+    svgs = [ET.fromstring(m) for m in re.findall(r"<svg\b.*?</svg>", text, re.S) if "sweep" in m]
+    assert len(svgs) == len(plots)
+    for svg, bias in zip(svgs, (0.0, 0.05), strict=True):
+        xs, ys = _line(svg, "sweep")
+        assert len(xs) == len(_STEPS)
+        allowed = _line(svg, "allowed")[1][0]
+        # log-log axes: x steps are proportional to log(h ratio) (on a linear axis 0.2 -> 0.1 would
+        # be 20x 0.01 -> 0.005, here it is 1x) ...
+        dx = [x0 - x1 for x0, x1 in itertools.pairwise(xs)]
+        logs = [math.log(h0 / h1) for h0, h1 in itertools.pairwise(_STEPS)]
+        assert all(
+            abs(d / lg - dx[0] / logs[0]) < 0.01 * dx[0] / logs[0]
+            for d, lg in zip(dx, logs, strict=True)
         )
         if bias:  # flattens onto the dashed |f*-g| line, above the threshold
-            level = float(
-                next(ln for ln in plot.iter("line") if "bias" in ln.classes()).attrs["y1"]
-            )
+            level = _line(svg, "bias")[1][0]
             assert abs(ys[-1] - level) < 2 and level < allowed
-        else:  # falls with h^2 (log axes: y in px grows downwards) to below the threshold
-            assert ys == sorted(ys) and ys[-1] > allowed
+        else:  # ... and |FD - g| = h^2 / 2 is a straight line, falling to below the threshold
+            slopes = [(y1 - y0) / d for (y0, y1), d in zip(itertools.pairwise(ys), dx, strict=True)]
+            assert max(slopes) - min(slopes) < 0.01 * slopes[0] and slopes[0] > 0
+            assert ys[-1] > allowed  # y in px grows downwards
+
+
+def _line(svg: ET.Element, gid: str) -> tuple[list[float], list[float]]:
+    """The vertices of the matplotlib artist with ``gid`` (its first path), in px."""
+    group = next(g for g in svg.iter("g") if g.get("id") == gid)
+    nums = [float(v) for v in re.findall(r"-?[\d.]+(?:e-?\d+)?", group.find("path").get("d"))]
+    return nums[0::2], nums[1::2]
 
 
 def test_a_file_named_gradcheck_that_is_not_one_is_refused(tmp_path):

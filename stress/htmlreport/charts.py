@@ -1,7 +1,14 @@
-"""Chart geometry for the HTML report, computed in Python and drawn as inline SVG by the templates.
+"""Heatmap and timeline geometry for the HTML report, drawn as inline SVG by the templates.
 
-Inline SVG keeps the report one small offline file with no script at all (hover text is SVG's
-``<title>``), and every mark is a DOM element a test can count: heatmap cells, timeline bars.
+These two are drawn here, not by a plotting library (the gradcheck sweep is: see
+:mod:`stress.htmlreport.gradplot`), because they are not numeric plots but clickable maps of calls:
+every cell and bar must be one DOM element carrying its own ``<title>`` hover text, ``data-*``
+attributes and, for bars, an ``id`` the failing-call table links to (``#call-<phase>-<seq>``),
+and a 10 000-call run draws 10 000 bars. matplotlib can set a ``gid`` per artist but emits no
+``<title>`` or ``data-*``, wraps each mark in a group of path commands and needs one artist per
+bar, so its output would have to be post-processed to get the hover text and links back. The
+geometry here is linear (cells on a grid, bars at time x scale) with no axes to choose.
+Inline SVG keeps the report one offline file with no script at all.
 """
 
 from __future__ import annotations
@@ -11,17 +18,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from stress.htmlreport.commands import pair_command
-from stress.htmlreport.load import Call, GradElement, Run
+from stress.htmlreport.load import Call, Run
 
 __all__ = [
     "Bar",
     "Cell",
     "Heatmap",
     "Lane",
-    "LogPlot",
     "Timeline",
     "heatmap",
-    "log_plot",
     "timelines",
 ]
 
@@ -192,61 +197,3 @@ def slug(*parts: str) -> str:
     """An HTML id from free text (case ids, phase names, variants)."""
     text = "-".join(p for p in parts if p)
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
-
-
-@dataclass(frozen=True)
-class LogPlot:
-    """|FD(h) - g| against h on log-log axes for one gradcheck element."""
-
-    element: str
-    verdict: str
-    reason: str
-    points: tuple[tuple[float, float], ...]
-    bias_y: float | None  # |f* - g|: where the sweep converges
-    allowed_y: float | None  # the threshold above which it is called biased
-    xticks: tuple[tuple[float, str], ...]
-    yticks: tuple[tuple[float, str], ...]
-    width: int = 260
-    height: int = 170
-
-
-_PAD_L, _PAD_B, _PAD_T, _PAD_R = 44, 22, 18, 8
-
-
-def log_plot(e: GradElement) -> LogPlot:
-    """Geometry of one element's sweep, with the converged bias and the threshold as lines."""
-    pairs = [
-        (h, abs(f - e.backward))
-        for h, f in zip(e.steps, e.fd, strict=False)
-        if h is not None and f is not None and h > 0
-    ]
-    levels = [d for _, d in pairs]
-    bias = abs(e.estimate - e.backward) if e.estimate is not None else None
-    levels += [v for v in (bias, e.allowed) if v]
-    floor = min((v for v in levels if v > 0), default=1e-12) / 3
-    ys = [math.log10(max(v, floor)) for v in levels] or [0.0]
-    xs = [math.log10(h) for h, _ in pairs] or [0.0]
-    x0, x1 = min(xs) - 0.1, max(xs) + 0.1
-    y0, y1 = math.floor(min(ys)), math.ceil(max(ys)) + (max(ys) == math.ceil(max(ys)))
-    w, h = LogPlot.width - _PAD_L - _PAD_R, LogPlot.height - _PAD_T - _PAD_B
-
-    def px(x: float) -> float:
-        return round(_PAD_L + (math.log10(x) - x0) / (x1 - x0) * w, 1)
-
-    def py(y: float) -> float:
-        return round(_PAD_T + (y1 - math.log10(max(y, floor))) / max(y1 - y0, 1e-9) * h, 1)
-
-    points = tuple((px(hh), py(d)) for hh, d in pairs)
-    xticks = tuple((px(hh), f"{hh:.3g}") for hh, _ in pairs)
-    ystep = max(1, math.ceil((y1 - y0) / 4))
-    yticks = tuple((py(10.0**k), f"1e{k}") for k in range(int(y0), int(y1) + 1, ystep))
-    return LogPlot(
-        e.element,
-        e.verdict,
-        e.reason,
-        points,
-        py(bias) if bias else None,
-        py(e.allowed) if e.allowed else None,
-        xticks,
-        yticks,
-    )

@@ -17,6 +17,7 @@ import jinja2
 
 from stress.htmlreport import charts
 from stress.htmlreport.commands import rerun_command
+from stress.htmlreport.gradplot import sweep_plot
 from stress.htmlreport.load import Call, Run, load_run
 from stress.model import Verdict
 
@@ -148,7 +149,7 @@ def context(run: Run) -> dict[str, Any]:
         "heatmap": charts.heatmap(run),
         "timelines": charts.timelines(run),
         "digests": _digests(run),
-        "gradchecks": [(g, [charts.log_plot(e) for e in g.elements]) for g in run.gradchecks],
+        "gradchecks": [(g, [sweep_plot(e) for e in g.elements]) for g in run.gradchecks],
         "n_calls": len(run.calls),
         "rerun": rerun_command(run),
     }
