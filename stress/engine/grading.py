@@ -281,4 +281,9 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
             f"different cases in flight corrupt each other "
             f"({ph.ruled_out(('isolated', 'control'))}): " + ph.where(lambda v: v in _CONTAMINATION)
         )
+    if ph.fails("burst"):
+        return Diagnosis.CROSS_CALL_CONTAMINATION, (
+            "the burst (serial first calls, then the corpus mixed with the control on many "
+            "threads) failed and no diagnostic phase isolated it: " + ph.where(_failed)
+        )
     return Diagnosis.CLEAN, "every phase passed"
