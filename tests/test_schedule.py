@@ -6,6 +6,7 @@ import pytest
 from test_fault_diagnosis import run_fault
 
 from stress.config import PHASES, RunConfig
+from stress.engine.grading import BURST_ONLY
 from stress.engine.schedule import BURST_SECONDS, STEP_OVERHEAD_S, Scheduler, plan, settled
 
 
@@ -22,6 +23,10 @@ def test_settled_needs_the_control_unless_crash_or_hang():
     assert not settled("unwritten-output", ["burst"], PHASES)
     assert settled("unwritten-output", ["burst", "control"], PHASES)
     assert settled("self-race", ["serial", "isolated"], ("serial", "isolated"))
+    assert not settled("self-race", ["isolated"], ("isolated",), phase_done=False)
+    # a failure only the burst saw never stands early: the diagnostic phases must look
+    burst_only = BURST_ONLY + "x in burst"
+    assert not settled("cross-call-contamination", ["burst", "control"], PHASES, burst_only)
 
 
 def test_budget_is_divided_across_the_concurrent_phases_left():

@@ -254,8 +254,7 @@ class PhaseRunner:
             return
 
         def serial(worker: Worker, rnd: int) -> None:
-            for i, case in enumerate(everything):
-                self._call("burst", worker, i, case, warmup=True, rep=-1)
+            for i, case in enumerate(everything):  # the first call of each case, no warm-up
                 self._call("burst", worker, i, case, rep=0)
 
         pool.run(serial, Budget(rounds=1), threads=1)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, RunConfig
+from stress.engine.grading import BURST_ONLY
 from stress.model import Diagnosis
 
 __all__ = ["BURST_SECONDS", "STEP_OVERHEAD_S", "Scheduler", "Step", "settled"]
@@ -57,13 +58,23 @@ def plan(config: RunConfig) -> list[Step]:
     return steps
 
 
-def settled(diagnosis: str, ran: Sequence[str], planned: Sequence[str]) -> bool:
-    """Whether a diagnosis reached after the phases ``ran`` can stand without the rest."""
-    if diagnosis == Diagnosis.CLEAN:
+def settled(
+    diagnosis: str,
+    ran: Sequence[str],
+    planned: Sequence[str],
+    explanation: str = "",
+    phase_done: bool = True,
+) -> bool:
+    """Whether a diagnosis reached after the phases ``ran`` can stand without the rest.
+
+    A crash or hang stands at once; any other finding once the control has run and the last
+    phase has run under every stream policy. A failure seen only in the burst never stands
+    early: it is what the diagnostic phases are for."""
+    if diagnosis == Diagnosis.CLEAN or explanation.startswith(BURST_ONLY):
         return False
     if diagnosis in (Diagnosis.CRASH, Diagnosis.HANG):
         return True
-    return "control" in ran or "control" not in planned
+    return phase_done and ("control" in ran or "control" not in planned)
 
 
 @dataclass

@@ -266,9 +266,13 @@ class Session:
             config = scheduler.config_for(i, time.monotonic() - self._t0)
             self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
             ran.append(step.phase)
-            diagnosis = build_report(writer.records)["diagnosis"]
+            report = build_report(writer.records)
+            diagnosis = report["diagnosis"]
             history.append((round(time.monotonic() - self._t0, 3), diagnosis))
-            if self.config.fail_fast and settled(diagnosis, ran, self.config.phases):
+            done = i + 1 == len(steps) or steps[i + 1].phase != step.phase
+            if self.config.fail_fast and settled(
+                diagnosis, ran, self.config.phases, report["explanation"], done
+            ):
                 skipped = [f"{s.phase} {s.variant}".strip() for s in steps[i + 1 :]]
                 if skipped:
                     note = (
