@@ -281,3 +281,14 @@ def test_fault_description_of_an_unknown_name_is_null():
     api = acl.runtime("sim").api
     assert api.aclsimFaultDescription(b"no-such-fault") is None
     assert b"lock" in api.aclsimFaultDescription(b"hang")
+
+
+def test_operator_symbols_come_from_the_domain_libraries(rt):
+    """Current CANN splits the operators by domain (libopapi_math.so: Add; _transformer: mHC);
+    the binding looks there before libopapi.so and says where each function came from."""
+    assert rt.api.library_of("aclnnAdd").endswith("lib64/libopapi_math.so")
+    assert rt.api.library_of("aclnnAddGetWorkspaceSize").endswith("lib64/libopapi_math.so")
+    assert rt.api.library_of("aclnnMhcPreSinkhornBackward").endswith(
+        "lib64/libopapi_transformer.so"
+    )
+    assert rt.api.library_of("aclCreateTensor").endswith("lib64/libnnopbase.so")

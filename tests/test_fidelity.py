@@ -81,6 +81,18 @@ def test_async_copies_and_events_sample(tmp_path):
 
 
 @needs_cxx
+def test_cat_sample_with_a_tensor_list(tmp_path):
+    """aclnnCat over an aclTensorList (aclCreateTensorList; aclDestroyTensorList destroys the
+    members, as real nnopbase does, so the program does not destroy them again) compiles with the
+    documented line and prints the concatenation."""
+    exe = tmp_path / "cat_sample"
+    _build(FIDELITY / "cat_sample.cpp", exe, CXX, "-std=c++11", "-Wall", "-Werror")
+    parts = [np.arange(6).reshape(2, 3), np.arange(10, 13).reshape(1, 3)]
+    parts.append(np.arange(20, 29).reshape(3, 3))
+    np.testing.assert_array_equal(_results(_run(exe)), np.concatenate(parts).ravel())
+
+
+@needs_cxx
 @pytest.mark.parametrize("std", ["c++11", "c++17"])
 def test_all_headers_together_in_cxx(tmp_path, std):
     """Every installed header in one C++ translation unit: no redefinition, enums usable as

@@ -46,6 +46,7 @@ class Api:
         self._functions: dict[str, Any] = {}
         self._origin: dict[str, str] = {}
         self._extra: dict[str, Prototype] = {}
+        self._operators: dict[str, tuple[Any, Any]] = {}
         self.raw = _Raw(self)
 
     # -- loading --------------------------------------------------------------------------
@@ -116,6 +117,30 @@ class Api:
             raise ValueError(f"{proto.name} is a built-in prototype: it cannot be redeclared")
         with self._lock:
             self._extra[proto.name] = proto
+
+    def has_prototype(self, name: str) -> bool:
+        """Whether ``name`` is declared (built-in table or :meth:`add_prototype`)."""
+        return name in PROTOTYPES or name in self._extra
+
+    def operator(self, function: str, signature: Any = None) -> tuple[Any, Any]:
+        """The bare (``<function>GetWorkspaceSize``, ``<function>``) ctypes functions, cached.
+
+        With ``signature`` (an :class:`stress.ops.signature.OpSignature` read from the
+        operator's header) their argtypes come from it and the symbols are looked up in the
+        backend's operator libraries (domain libraries, libopapi.so, custom packages); without,
+        from the prototype table."""
+        fns = self._operators.get(function)
+        if fns is None:
+            names = (f"{function}GetWorkspaceSize", function)
+            if signature is not None:
+                from stress.ops.signature import phase1_argtypes, phase2_argtypes
+
+                argtypes = (phase1_argtypes(signature), phase2_argtypes(signature))
+                for name, types in zip(names, argtypes, strict=True):
+                    if not self.has_prototype(name):
+                        self.add_prototype(Prototype(name, OPAPI, ctypes.c_int32, types))
+            fns = self._operators[function] = (self.function(names[0]), self.function(names[1]))
+        return fns
 
     def library_of(self, name: str) -> str:
         """Path of the library that exports ``name`` (binding it first): for an operator, the

@@ -141,11 +141,6 @@ class DeviceTensor(OwnedHandle):
     def download_bytes(self) -> bytes:
         return self.buffer.download() if self.buffer else b""
 
-    def fill_bytes(self, byte: int) -> None:
-        """Set every byte of the tensor's memory (e.g. a canary before a call)."""
-        if self.buffer:
-            self.buffer.fill(byte)
-
     def close(self) -> None:
         """Destroy the aclTensor, then free its memory."""
         super().close()

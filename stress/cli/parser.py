@@ -147,6 +147,36 @@ def _add_ops(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=c.cmd_ops)
 
 
+def _run_output_options(p: argparse.ArgumentParser) -> None:
+    o = p.add_argument_group("output")
+    o.add_argument(
+        "--out", metavar="DIR", help="result directory (default stress-out/<time>-s<seed>)"
+    )
+    o.add_argument("--json", action="store_true", help="print report.json instead of tables")
+    o.add_argument("--quiet", action="store_true", help="no progress output")
+    o.add_argument(
+        "--junit", metavar="FILE", help="also write JUnit XML (one testcase per case x phase)"
+    )
+    o.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=45.0,
+        metavar="S",
+        help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
+        "minimal reproducer written into the report (default 45; 0 turns it off)",
+    )
+    o.add_argument(
+        "--record-baseline",
+        action="store_true",
+        help="record the baseline first when it is missing",
+    )
+    o.add_argument(
+        "--force",
+        action="store_true",
+        help="compare against a baseline recorded on another backend or corpus anyway",
+    )
+
+
 def _add_run(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
@@ -217,33 +247,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "skipped after the first that settles it (default on; --no-fail-fast runs them all)",
     )
     g.add_argument("--seed", type=int, help="seed of every random choice (default: random)")
-    o = p.add_argument_group("output")
-    o.add_argument(
-        "--out", metavar="DIR", help="result directory (default stress-out/<time>-s<seed>)"
-    )
-    o.add_argument("--json", action="store_true", help="print report.json instead of tables")
-    o.add_argument("--quiet", action="store_true", help="no progress output")
-    o.add_argument(
-        "--junit", metavar="FILE", help="also write JUnit XML (one testcase per case x phase)"
-    )
-    o.add_argument(
-        "--shrink-budget",
-        type=float,
-        default=45.0,
-        metavar="S",
-        help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
-        "minimal reproducer written into the report (default 45; 0 turns it off)",
-    )
-    o.add_argument(
-        "--record-baseline",
-        action="store_true",
-        help="record the baseline first when it is missing",
-    )
-    o.add_argument(
-        "--force",
-        action="store_true",
-        help="compare against a baseline recorded on another backend or corpus anyway",
-    )
+    _run_output_options(p)
     _runtime_options(p)
     p.set_defaults(func=c.cmd_run)
 
@@ -304,7 +308,9 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from stress.cli.corpus import add_cli as add_corpus
+    from stress.cli.op import add_cli as add_op
     from stress.gradcheck.cli import add_cli as add_gradcheck
+    from stress.sanitize.rerun import add_cli as add_sanitize
 
     parser = argparse.ArgumentParser(
         prog="aclnn-stress",
@@ -323,4 +329,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report(sub)
     add_gradcheck(sub)
     add_corpus(sub)
+    add_op(sub)
+    add_sanitize(sub)
     return parser

@@ -22,6 +22,13 @@ A corpus file holds an optional ``[defaults]`` table merged into every case and 
     C = 128
     expect = { status = 161002 }   # a negative case: the call must fail with this code
 
+A file with an ``[op]`` table is a *declaration* instead (stress/ops/declaration.py: the
+operator named by header and function, its dims, dtypes, parameters and cases); its operator is
+registered in the catalogue under its name, so that every command takes it like a built-in one.
+A plain corpus may name declarations whose operators its cases use (their own cases are not
+loaded): ``declarations = ["ops/cat.toml"]`` (relative to the corpus file); this is how the
+engine's generated corpora (shrunk cases, reproducers, isolated children) refer to them.
+
 Every error names the file, the case and the field, and says what is allowed.
 """
 
@@ -164,8 +171,34 @@ def _parse_case(raw: Any, defaults: Mapping[str, Any], index: int, source: str) 
     )
 
 
-def load_corpus_file(path: str | Path) -> list[Case]:
-    """Parse and validate one corpus file."""
+def _declared(data: Mapping[str, Any], source: str, include_dirs: Sequence[str | Path]):
+    from stress.ops.declaration import parse_declaration
+    from stress.ops.declared import corpus_cases
+
+    decl = parse_declaration(data, source, include_dirs)
+    cases = corpus_cases(decl, ops.register_declaration(decl))
+    if not cases:
+        raise ConfigError(f"{source}: no cases; add at least one [[case]] table")
+    return cases
+
+
+def _register(paths: Any, corpus: Path, include_dirs: Sequence[str | Path]) -> None:
+    from stress.ops.declaration import load_declaration
+
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise ConfigError(f"{corpus}: field 'declarations': expected a list of declaration paths")
+    for p in paths:
+        full = corpus.parent / p
+        if not full.is_file():
+            raise ConfigError(
+                f"{corpus}: field 'declarations': {p} not found (relative to {corpus})"
+            )
+        ops.register_declaration(load_declaration(full, include_dirs))
+
+
+def load_corpus_file(path: str | Path, include_dirs: Sequence[str | Path] = ()) -> list[Case]:
+    """Parse and validate one corpus file (a declaration's headers are also looked for in
+    ``include_dirs``)."""
     path = Path(path)
     source = str(path)
     try:
@@ -178,11 +211,15 @@ def load_corpus_file(path: str | Path) -> list[Case]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML: {exc}") from None
-    unknown = sorted(set(data) - {"defaults", "case"})
+    if "op" in data:
+        return _declared(data, source, include_dirs)
+    unknown = sorted(set(data) - {"defaults", "case", "declarations"})
     if unknown:
         raise ConfigError(
-            f"{source}: unknown top-level key '{unknown[0]}'; a corpus has [defaults] and [[case]]"
+            f"{source}: unknown top-level key '{unknown[0]}'; a corpus has [defaults], [[case]] "
+            "and declarations = [...], or is a declaration ([op])"
         )
+    _register(data.get("declarations", []), path, include_dirs)
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         raise ConfigError(f"{source}: 'defaults' must be a table ([defaults])")
@@ -194,12 +231,12 @@ def load_corpus_file(path: str | Path) -> list[Case]:
     return [_parse_case(raw, defaults, i, source) for i, raw in enumerate(raw_cases)]
 
 
-def load_corpus(paths: Iterable[str | Path]) -> list[Case]:
+def load_corpus(paths: Iterable[str | Path], include_dirs: Sequence[str | Path] = ()) -> list[Case]:
     """Load several corpus files; case ids must be unique across all of them."""
     cases: list[Case] = []
     seen: dict[str, str] = {}
     for path in paths:
-        for case in load_corpus_file(path):
+        for case in load_corpus_file(path, include_dirs):
             if case.id in seen:
                 raise ConfigError(
                     f"{case.source}: case '{case.id}', field 'id': duplicate (also in "
@@ -226,4 +263,7 @@ def corpus_text(cases: Sequence[Case], comment: str = "") -> str:
             entry["expect"] = case.expect.to_json()
         entries.append(entry)
     header = "".join(f"# {line}\n" for line in comment.splitlines())
-    return header + tomli_w.dumps({"case": entries})
+    sources = [ops.declaration_source(c.op) for c in cases]
+    declared = sorted({str(Path(s).resolve()) for s in sources if s is not None})
+    body: dict[str, Any] = {"declarations": declared} if declared else {}
+    return header + tomli_w.dumps({**body, "case": entries})

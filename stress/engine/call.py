@@ -25,7 +25,20 @@ import numpy as np
 from stress import acl
 from stress.acl.enums import Format, MallocPolicy, MemcpyKind
 from stress.engine.digest import DEFAULT_CANARY
-from stress.ops.spec import AttrArg, OpSpec, Params, ScalarArg, TensorArg
+from stress.ops.spec import (
+    AttrArg,
+    BoolArrayArg,
+    DtypeArg,
+    FloatArrayArg,
+    IntArrayArg,
+    OpSpec,
+    Params,
+    ScalarArg,
+    ScalarListArg,
+    StringArg,
+    TensorArg,
+    TensorListArg,
+)
 
 __all__ = ["OpCall", "run_once"]
 
@@ -33,13 +46,14 @@ __all__ = ["OpCall", "run_once"]
 @dataclass(frozen=True)
 class _TensorSlot:
     name: str
-    output: bool
+    output: bool  # canary-filled, downloaded, graded
     shape: tuple[int, ...]
     dtype: np.dtype
     acl_dtype: int
     nbytes: int
     dims: Any  # ctypes int64 array
     strides: Any
+    inout: bool = False  # uploaded, then downloaded and graded (no canary)
 
 
 @dataclass(frozen=True)
@@ -47,6 +61,21 @@ class _ScalarSlot:
     name: str
     raw: bytes
     acl_dtype: int
+
+
+@dataclass(frozen=True)
+class _ArraySlot:
+    create: str  # aclCreateIntArray / aclCreateFloatArray / aclCreateBoolArray
+    destroy: str
+    values: Any  # ctypes array (read by CANN at creation, so shared between calls)
+    n: int
+
+
+_ARRAYS = {
+    IntArrayArg: ("aclCreateIntArray", "aclDestroyIntArray", ctypes.c_int64),
+    FloatArrayArg: ("aclCreateFloatArray", "aclDestroyFloatArray", ctypes.c_float),
+    BoolArrayArg: ("aclCreateBoolArray", "aclDestroyBoolArray", ctypes.c_bool),
+}
 
 
 def _freeze(value: Any) -> Any:
@@ -78,51 +107,93 @@ def _layout(spec: OpSpec, params: Params, key: str | None = None) -> tuple:
     return layout
 
 
+def _tensor_slot(name: str, output: bool, inout: bool, shape: Any, dtype: Any) -> _TensorSlot:
+    shape = tuple(int(d) for d in shape)
+    dtype = np.dtype(dtype)
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    n = max(len(shape), 1)
+    return _TensorSlot(
+        name,
+        output,
+        shape,
+        dtype,
+        int(acl.acl_dtype(dtype)),
+        int(np.prod(shape, dtype=np.int64)) * dtype.itemsize,
+        (ctypes.c_int64 * n)(*shape),
+        (ctypes.c_int64 * n)(*strides[::-1]),
+        inout,
+    )
+
+
+def _scalar_slot(name: str, dtype: Any, value: Any) -> _ScalarSlot:
+    dtype = np.dtype(dtype)
+    raw = np.array([value], dtype=dtype).tobytes()
+    return _ScalarSlot(name, raw, int(acl.acl_dtype(dtype)))
+
+
+def _slot(arg: Any, p: Params) -> tuple[str, Any]:
+    """One argument's (kind, slot): everything about it that depends on the case only."""
+    if isinstance(arg, AttrArg):
+        return ("attr", arg.value(p))
+    if isinstance(arg, ScalarArg):
+        return ("scalar", _scalar_slot(arg.name, arg.dtype(p), arg.value(p)))
+    if isinstance(arg, TensorArg):
+        if not arg.present(p):
+            return ("null", None)
+        return ("tensor", _tensor_slot(arg.name, arg.output, arg.inout, arg.shape(p), arg.dtype(p)))
+    if isinstance(arg, TensorListArg):
+        if not arg.present(p):
+            return ("null", None)
+        members = zip(arg.shapes(p), arg.dtypes(p), strict=True)
+        return (
+            "tensor_list",
+            tuple(
+                _tensor_slot(arg.member(i), arg.output, arg.inout, shape, dtype)
+                for i, (shape, dtype) in enumerate(members)
+            ),
+        )
+    if isinstance(arg, ScalarListArg):
+        values = arg.values(p)
+        if values is None:
+            return ("null", None)
+        dtypes = arg.dtypes(p)
+        return (
+            "scalar_list",
+            tuple(
+                _scalar_slot(f"{arg.name}[{i}]", d, v)
+                for i, (d, v) in enumerate(zip(dtypes, values, strict=True))
+            ),
+        )
+    if isinstance(arg, tuple(_ARRAYS)):
+        values = arg.value(p)
+        if values is None:
+            return ("null", None)
+        create, destroy, ctype = _ARRAYS[type(arg)]
+        n = len(values)
+        return ("array", _ArraySlot(create, destroy, (ctype * max(n, 1))(*values), n))
+    if isinstance(arg, DtypeArg):
+        return ("attr", int(acl.acl_dtype(arg.value(p))))
+    if isinstance(arg, StringArg):
+        value = arg.value(p)
+        return ("attr", None if value is None else value.encode("utf-8"))
+    raise TypeError(f"{type(arg).__name__} {getattr(arg, 'name', '?')}: no binding for this kind")
+
+
 def _build_layout(spec: OpSpec, p: Params) -> tuple:
-    slots: list[Any] = []
-    for arg in spec.args:
-        if isinstance(arg, AttrArg):
-            slots.append(("attr", arg.value(p)))
-        elif isinstance(arg, ScalarArg):
-            dtype = np.dtype(arg.dtype(p))
-            raw = np.array([arg.value(p)], dtype=dtype).tobytes()
-            slots.append(("scalar", _ScalarSlot(arg.name, raw, int(acl.acl_dtype(dtype)))))
-        else:
-            assert isinstance(arg, TensorArg)
-            if not arg.present(p):
-                slots.append(("null", None))
-                continue
-            shape = tuple(int(d) for d in arg.shape(p))
-            dtype = np.dtype(arg.dtype(p))
-            strides, step = [], 1
-            for d in reversed(shape):
-                strides.append(step)
-                step *= max(d, 1)
-            n = max(len(shape), 1)
-            slots.append(
-                (
-                    "tensor",
-                    _TensorSlot(
-                        arg.name,
-                        arg.output,
-                        shape,
-                        dtype,
-                        int(acl.acl_dtype(dtype)),
-                        int(np.prod(shape, dtype=np.int64)) * dtype.itemsize,
-                        (ctypes.c_int64 * n)(*shape),
-                        (ctypes.c_int64 * n)(*strides[::-1]),
-                    ),
-                )
-            )
-    return tuple(slots)
+    return tuple(_slot(arg, p) for arg in spec.args)
 
 
-def _release(raw, context_handle, executor, tensors, scalars, frees) -> None:
+def _release(raw, context_handle, executor, tensors, scalars, frees, others) -> None:
     """Free everything a call created (runs from close() or, as a fallback, from the GC)."""
     if context_handle:
         raw.aclrtSetCurrentContext(context_handle)
     if executor[0]:
         raw.aclDestroyAclOpExecutor(executor[0])  # never-run executor (UNVERIFIED on CANN)
+    for destroy, handle in others:  # lists destroy their members, as on CANN
+        getattr(raw, destroy)(handle)
     for t in tensors:
         raw.aclDestroyTensor(t)
     for s in scalars:
@@ -155,6 +226,7 @@ class OpCall:
         self._tensors: list[int] = []
         self._scalars: list[int] = []
         self._frees: list[int] = []
+        self._others: list[tuple[str, int]] = []  # (destroy function, handle): lists, arrays
         self._executor = [0]  # set while phase 1's executor has not been consumed by phase 2
         self._outputs: list[tuple[_TensorSlot, int | None]] = []
         self._args: list[Any] = []
@@ -170,6 +242,7 @@ class OpCall:
             self._tensors,
             self._scalars,
             self._frees,
+            self._others,
         )
         self._finalizer.atexit = False
         context.bind()
@@ -184,76 +257,105 @@ class OpCall:
             self._api.check(status, name)
 
     def _build(self, layout: tuple, host_inputs: Mapping[str, np.ndarray]) -> None:
-        raw = self._raw
+        args = self._args
         for kind, slot in layout:
             if kind == "attr":
-                self._args.append(slot)
+                args.append(slot)
             elif kind == "null":
-                self._args.append(None)
-            elif kind == "scalar":
-                buf = ctypes.create_string_buffer(slot.raw, len(slot.raw))
-                handle = raw.aclCreateScalar(buf, slot.acl_dtype)
-                if not handle:
-                    raise acl.AclNullHandleError(
-                        "aclCreateScalar", self._api.recent_error_message()
-                    )
-                self._scalars.append(handle)
-                self._args.append(handle)
-            else:
-                ptr = None
-                if slot.nbytes:
-                    dev = ctypes.c_void_p()
-                    self._check(
-                        raw.aclrtMalloc(ctypes.byref(dev), slot.nbytes, MallocPolicy.HUGE_FIRST),
-                        "aclrtMalloc",
-                    )
-                    ptr = dev.value
-                    self._frees.append(ptr)
-                    if slot.output:
-                        self._check(
-                            raw.aclrtMemset(ptr, slot.nbytes, self.canary, slot.nbytes),
-                            "aclrtMemset",
-                        )
-                    else:
-                        host = np.ascontiguousarray(host_inputs[slot.name])
-                        if host.nbytes != slot.nbytes or host.dtype != slot.dtype:
-                            raise ValueError(
-                                f"{self.spec.name}: input {slot.name} is {host.dtype}"
-                                f"{list(host.shape)}, the layout wants {slot.dtype}"
-                                f"{list(slot.shape)}"
-                            )
-                        self._check(
-                            raw.aclrtMemcpy(
-                                ptr,
-                                slot.nbytes,
-                                host.ctypes.data,
-                                slot.nbytes,
-                                MemcpyKind.HOST_TO_DEVICE,
-                            ),
-                            "aclrtMemcpy",
-                        )
-                ndim = len(slot.shape)
-                handle = raw.aclCreateTensor(
-                    slot.dims, ndim, slot.acl_dtype, slot.strides, 0, Format.ND, slot.dims, ndim,
-                    ptr,
-                )  # fmt: skip
-                if not handle:
-                    raise acl.AclNullHandleError(
-                        "aclCreateTensor", self._api.recent_error_message()
-                    )
+                args.append(None)
+            elif kind == "tensor":
+                handle = self._tensor(slot, host_inputs)
                 self._tensors.append(handle)
-                self._args.append(handle)
-                if slot.output:
-                    self._outputs.append((slot, ptr))
+                args.append(handle)
+            elif kind == "scalar":
+                handle = self._scalar(slot)
+                self._scalars.append(handle)
+                args.append(handle)
+            else:
+                args.append(self._aggregate(kind, slot, host_inputs))
+
+    def _aggregate(self, kind: str, slot: Any, host_inputs: Mapping[str, np.ndarray]) -> int:
+        """A tensor list, scalar list or array; only the aggregate is destroyed later (a list
+        destroys its members, as on CANN)."""
+        raw = self._raw
+        if kind == "array":
+            create, destroy = slot.create, slot.destroy
+            handle = getattr(raw, create)(slot.values, slot.n)
+        else:
+            tensors = kind == "tensor_list"
+            create = "aclCreateTensorList" if tensors else "aclCreateScalarList"
+            destroy = "aclDestroyTensorList" if tensors else "aclDestroyScalarList"
+            members: list[int] = []
+            handle = None
+            try:
+                for s in slot:
+                    members.append(self._tensor(s, host_inputs) if tensors else self._scalar(s))
+                handle = getattr(raw, create)((ctypes.c_void_p * max(len(members), 1))(*members),
+                                              len(members))  # fmt: skip
+            finally:
+                if not handle:  # no list owns the members: free them here
+                    free = raw.aclDestroyTensor if tensors else raw.aclDestroyScalar
+                    for m in members:
+                        free(m)
+        if not handle:
+            raise acl.AclNullHandleError(create, self._api.recent_error_message())
+        self._others.append((destroy, handle))
+        return handle
+
+    def _scalar(self, slot: _ScalarSlot) -> int:
+        buf = ctypes.create_string_buffer(slot.raw, len(slot.raw))
+        handle = self._raw.aclCreateScalar(buf, slot.acl_dtype)
+        if not handle:
+            raise acl.AclNullHandleError("aclCreateScalar", self._api.recent_error_message())
+        return handle
+
+    def _tensor(self, slot: _TensorSlot, host_inputs: Mapping[str, np.ndarray]) -> int:
+        """Device memory (canary-filled for an output, uploaded otherwise) and its aclTensor."""
+        raw = self._raw
+        ptr = None
+        if slot.nbytes:
+            dev = ctypes.c_void_p()
+            self._check(
+                raw.aclrtMalloc(ctypes.byref(dev), slot.nbytes, MallocPolicy.HUGE_FIRST),
+                "aclrtMalloc",
+            )
+            ptr = dev.value
+            self._frees.append(ptr)
+            if slot.output:
+                self._check(
+                    raw.aclrtMemset(ptr, slot.nbytes, self.canary, slot.nbytes), "aclrtMemset"
+                )
+            else:
+                host = np.ascontiguousarray(host_inputs[slot.name])
+                if host.nbytes != slot.nbytes or host.dtype != slot.dtype:
+                    raise ValueError(
+                        f"{self.spec.name}: input {slot.name} is {host.dtype}"
+                        f"{list(host.shape)}, the layout wants {slot.dtype}{list(slot.shape)}"
+                    )
+                self._check(
+                    raw.aclrtMemcpy(
+                        ptr, slot.nbytes, host.ctypes.data, slot.nbytes, MemcpyKind.HOST_TO_DEVICE
+                    ),
+                    "aclrtMemcpy",
+                )
+        ndim = len(slot.shape)
+        handle = raw.aclCreateTensor(
+            slot.dims, ndim, slot.acl_dtype, slot.strides, 0, Format.ND, slot.dims, ndim, ptr
+        )
+        if not handle:
+            raise acl.AclNullHandleError("aclCreateTensor", self._api.recent_error_message())
+        if slot.output or slot.inout:
+            self._outputs.append((slot, ptr))
+        return handle
 
     def phase1(self) -> int:
         """``GetWorkspaceSize`` (creates the executor), then the workspace allocation.
 
         Returns the workspace size."""
         size, executor = ctypes.c_uint64(), ctypes.c_void_p()
-        fn = getattr(self._raw, f"{self.spec.function}GetWorkspaceSize")
+        phase1 = self._api.operator(self.spec.function, self.spec.signature)[0]
         self._check(
-            fn(*self._args, ctypes.byref(size), ctypes.byref(executor)),
+            phase1(*self._args, ctypes.byref(size), ctypes.byref(executor)),
             f"{self.spec.function}GetWorkspaceSize",
         )
         self._executor[0] = executor.value
@@ -274,7 +376,8 @@ class OpCall:
             raise RuntimeError(f"{self.spec.name}: phase2 without a phase-1 executor")
         executor = self._executor[0]
         self._executor[0] = 0  # consumed by phase 2, even when it fails (single-use)
-        status = getattr(self._raw, self.spec.function)(
+        phase2 = self._api.operator(self.spec.function, self.spec.signature)[1]
+        status = phase2(
             self._workspace, self.workspace_size, executor, stream.handle if stream else None
         )
         self.launched = True

@@ -23,8 +23,8 @@ __all__ = ["InputCache", "generate_inputs"]
 
 
 def _zeros(case: Case) -> dict[str, np.ndarray]:
-    p = case.params
-    return {a.name: np.zeros(a.shape(p), a.dtype(p)) for a in case.spec.inputs}
+    uploaded = case.spec.uploaded(case.params)
+    return {name: np.zeros(shape, dtype) for name, (shape, dtype) in uploaded.items()}
 
 
 def generate_inputs(

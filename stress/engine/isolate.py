@@ -165,11 +165,19 @@ def _supervise(
         {k: v for k, v in r.items() if k in ("case", "worker", "round", "aggressor")}
         for r in in_flight.values()
     ]
-    if killed_for_silence:
+    return _ending(returncode, end, flying, silence_timeout if killed_for_silence else None)
+
+
+def _ending(
+    returncode: int, end: dict[str, Any], flying: list[dict[str, Any]], silenced: float | None
+) -> ChildResult:
+    """How the child ended, from its exit status and its own ``child-end`` record;
+    ``silenced``: the silence (seconds) it was killed for, if it was."""
+    if silenced is not None:
         return ChildResult(
             PhaseStatus.HUNG,
             returncode,
-            detail=f"no progress for {silence_timeout:.0f} s; child killed",
+            detail=f"no progress for {silenced:.0f} s; child killed",
             in_flight=flying,
             end=end,
         )

@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -213,6 +213,53 @@ def _backward_gradients(
     return fn(p, host)
 
 
+def _chosen_elements(
+    p: Params, elements: Sequence[str | Element], sample: int, seed: int
+) -> list[Element]:
+    """The elements to check: the given ones (range-checked) plus ``sample`` random ones."""
+    shapes = tensor_shapes(p)
+    chosen: list[Element] = []
+    for e in elements:
+        el = e if isinstance(e, Element) else parse_element(e, shapes)
+        if isinstance(e, Element):
+            parse_element(str(e), shapes)  # range check
+        chosen.append(el)
+    chosen.extend(sample_elements(shapes, sample, seed))
+    chosen = list(dict.fromkeys(chosen))
+    if not chosen:
+        raise ConfigError("no elements to check: give --element TENSOR[i,...] or --sample K")
+    return chosen
+
+
+def _check_element(
+    evaluator: _Evaluator,
+    el: Element,
+    gt: np.ndarray,
+    n: int,
+    steps: Sequence[float],
+    x_dtype: np.dtype,
+    step_done: Callable[[int], None],
+) -> ElementResult:
+    """FD estimates of one element at every step, classified against the backward's value."""
+    g = float(gt[el.index])
+    scale = block_scale(el, gt, n)
+    q = evaluator.quantum(el)
+    eff, vals = [], []
+    for k, h in enumerate(steps, 1):
+        plus, minus, h_eff = evaluator.steps(el, h)
+        if h_eff > 0:
+            vals.append(evaluator.delta(el, plus, minus) / (2 * h_eff))
+            eff.append(h_eff)
+        else:
+            vals.append(math.nan)
+            eff.append(math.nan)
+        step_done(k)
+    noise = noise_per_step(q, [h if h > 0 else math.inf for h in eff])
+    tol = backward_rtol(el.tensor, x_dtype) * max(abs(g), scale)
+    res = classify(eff, vals, g, noise=noise, tolerance=tol, scale=scale, k=K_SIGMA)
+    return ElementResult(el, g, scale, tuple(eff), tuple(vals), q, noise, res)
+
+
 def gradcheck(
     params: Mapping[str, Any],
     seed: int,
@@ -245,17 +292,7 @@ def gradcheck(
     if dtype_of(p["dtype"]) not in (_BF16, _F16):
         raise ConfigError(f"--dtype {p['dtype']}: the mHC operators take bf16 or fp16 x")
     steps = parse_eps(eps)
-    shapes = tensor_shapes(p)
-    chosen: list[Element] = []
-    for e in elements:
-        el = e if isinstance(e, Element) else parse_element(e, shapes)
-        if isinstance(e, Element):
-            parse_element(str(e), shapes)  # range check
-        chosen.append(el)
-    chosen.extend(sample_elements(shapes, sample, seed))
-    chosen = list(dict.fromkeys(chosen))
-    if not chosen:
-        raise ConfigError("no elements to check: give --element TENSOR[i,...] or --sample K")
+    chosen = _chosen_elements(p, elements, sample, seed)
 
     functions: list[str] = []
     if fd == "backend" or backward == "backend":
@@ -280,29 +317,15 @@ def gradcheck(
             else _ReferenceFD(p, inputs, grads)
         )
         total = 2 * len(steps) * len(chosen)
-        done = 0
         rows: list[ElementResult] = []
-        for el in chosen:
-            gt = np.asarray(grad_out[GRAD_OF[el.tensor]], _F8)
-            g = float(gt[el.index])
-            scale = block_scale(el, gt, p["N"])
-            q = evaluator.quantum(el)
-            eff, vals = [], []
-            for h in steps:
-                plus, minus, h_eff = evaluator.steps(el, h)
-                if h_eff > 0:
-                    vals.append(evaluator.delta(el, plus, minus) / (2 * h_eff))
-                    eff.append(h_eff)
-                else:
-                    vals.append(math.nan)
-                    eff.append(math.nan)
-                done += 2
+        for i, el in enumerate(chosen):
+
+            def step_done(k: int, el: Element = el, i: int = i) -> None:
                 if progress is not None:
-                    progress(done, total, str(el))
-            noise = noise_per_step(q, [h if h > 0 else math.inf for h in eff])
-            tol = backward_rtol(el.tensor, x_dtype) * max(abs(g), scale)
-            res = classify(eff, vals, g, noise=noise, tolerance=tol, scale=scale, k=K_SIGMA)
-            rows.append(ElementResult(el, g, scale, tuple(eff), tuple(vals), q, noise, res))
+                    progress(2 * (i * len(steps) + k), total, str(el))
+
+            gt = np.asarray(grad_out[GRAD_OF[el.tensor]], _F8)
+            rows.append(_check_element(evaluator, el, gt, p["N"], steps, x_dtype, step_done))
 
     notes = [evaluator.note] if evaluator.note and any(e.tensor == "x" for e in chosen) else []
     return GradcheckResult(

@@ -18,6 +18,7 @@ import jinja2
 from stress.htmlreport import charts
 from stress.htmlreport.commands import rerun_command
 from stress.htmlreport.load import Call, Run, load_run
+from stress.model import Verdict
 
 __all__ = ["FAILING_CALLS_SHOWN", "environment", "render_html", "render_xdist_summary"]
 
@@ -25,13 +26,13 @@ __all__ = ["FAILING_CALLS_SHOWN", "environment", "render_html", "render_xdist_su
 FAILING_CALLS_SHOWN = 25
 
 VERDICT_CLASS = {
-    "PASS": "pass",
-    "MISMATCH_STABLE": "mismatch",
-    "MISMATCH_RANDOM": "mismatch",
-    "UNWRITTEN": "unwritten",
-    "ERROR": "error",
-    "CRASH": "crash",
-    "HANG": "crash",
+    Verdict.PASS: "pass",
+    Verdict.MISMATCH_STABLE: "mismatch",
+    Verdict.MISMATCH_RANDOM: "mismatch",
+    Verdict.UNWRITTEN: "unwritten",
+    Verdict.ERROR: "error",
+    Verdict.CRASH: "crash",
+    Verdict.HANG: "crash",
 }
 
 
@@ -80,7 +81,7 @@ def _failing(run: Run) -> list[Failing]:
     out = []
     for p in run.phases:
         for case in p.cases:
-            if case.verdict == "PASS":
+            if case.verdict == Verdict.PASS:
                 continue
             calls = wrong.get((p.name, p.variant, case.id), [])
             out.append(

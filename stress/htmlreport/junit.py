@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from stress.htmlreport.load import CaseResult, Phase, Run, load_run
+from stress.model import PhaseStatus, Verdict
 
 __all__ = ["junit_tree", "write_junit"]
 
@@ -29,7 +30,7 @@ def _failure_text(run: Run, phase: Phase, case: CaseResult) -> str:
 
 
 def _suite(run: Run, phase: Phase) -> ET.Element:
-    failures = [c for c in phase.cases if c.verdict != "PASS"]
+    failures = [c for c in phase.cases if c.verdict != Verdict.PASS]
     suite = ET.Element(
         "testsuite",
         name=f"aclnn-stress.{phase.title}",
@@ -43,10 +44,10 @@ def _suite(run: Run, phase: Phase) -> ET.Element:
         tc = ET.SubElement(
             suite, "testcase", classname=f"aclnn-stress.{phase.title}", name=case.id, time="0"
         )
-        if case.verdict != "PASS":
+        if case.verdict != Verdict.PASS:
             failure = ET.SubElement(tc, "failure", type=case.verdict, message=case.detail)
             failure.text = _failure_text(run, phase, case)
-    if phase.status != "done" and not failures:
+    if phase.status != PhaseStatus.DONE and not failures:
         suite.set("errors", "1")
         tc = ET.SubElement(
             suite, "testcase", classname=f"aclnn-stress.{phase.title}", name="(phase)", time="0"

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
+from stress.model import PhaseStatus, is_failure
 
 __all__ = [
     "Call",
@@ -169,40 +169,22 @@ class Run:
 
 
 def read_journal(path: Path) -> tuple[list[dict[str, Any]], bool]:
-    """The journal's records and whether its last line was truncated (then skipped)."""
+    """The journal's records (through :func:`stress.report.journal.read_results`, which skips a
+    truncated last line) and whether its last line was truncated."""
+    from stress.report.journal import read_results
+
+    records = list(read_results(path))
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ConfigError(
-            f"{path}: no result file; point the report at a directory written by "
-            "`aclnn-stress run --out DIR`"
-        ) from None
-    records: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):
-                return records, True
-            raise ConfigError(
-                f"{path}: line {number} is not a JSON record; the journal is damaged "
-                "(only a truncated last line is tolerated)"
-            ) from None
-        if not isinstance(rec, dict) or "type" not in rec:
-            raise ConfigError(f"{path}: line {number} has no 'type'; not an aclnn-stress journal")
-        records.append(rec)
-    return records, False
+        truncated = bool(lines) and not isinstance(json.loads(lines[-1]), dict)
+    except json.JSONDecodeError:
+        truncated = True
+    return records, truncated
 
 
 def call_is_wrong(rec: Mapping[str, Any]) -> bool:
-    """A call that is a finding: wrong digest, canary left, crash/hang, unexpected error."""
-    if rec.get("status") == "error" and rec.get("match"):
-        return False
-    return bool(
-        rec.get("match") is False or rec.get("unwritten") or rec.get("status") in ("crash", "hang")
-    )
+    """A call that is a finding (the model's one predicate, :func:`stress.model.is_failure`)."""
+    return is_failure(rec)
 
 
 def _call(rec: Mapping[str, Any]) -> Call:
@@ -242,39 +224,15 @@ def worst_verdict(verdicts: Iterator[str] | list[str]) -> str:
 def _grade(
     records: list[dict[str, Any]], case_order: list[str]
 ) -> tuple[list[Any], dict[str, Any], str, str]:
-    """Phase verdicts, interference matrix and diagnosis through :mod:`stress.engine.grading`.
+    """Phase verdicts, interference matrix and diagnosis, graded exactly as ``report.json`` is
+    (:func:`stress.report.document.grade_journal`): the one place this package depends on
+    grading code rather than on a file format."""
+    from stress.engine.grading import interference_matrix
+    from stress.report.document import grade_journal
 
-    The one place this package depends on the grading code (not on a file format)."""
-    from stress.engine.grading import diagnose, grade_phase, interference_matrix
-
-    order: list[tuple[str, str]] = []
-    ends: dict[tuple[str, str], Mapping[str, Any]] = {}
-    calls: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for rec in records:
-        key = (rec.get("phase", "?"), rec.get("variant", ""))
-        if rec["type"] == "phase-start":
-            order.append(key)
-        elif rec["type"] == "phase-end":
-            ends[key] = rec
-        elif rec["type"] == "call":
-            calls[key].append(rec)
-    phases = []
-    for key in order:
-        end = ends.get(key) or {}
-        phases.append(
-            grade_phase(
-                key[0],
-                calls.get(key, []),
-                status=end.get("status", "done") if end else "interrupted",
-                detail=end.get("detail", "") if end else "the run stopped during this phase",
-                variant=key[1],
-                case_order=case_order,
-                seconds=end.get("seconds", 0.0),
-            )
-        )
-    interleaved = [r for (name, _), rs in calls.items() if name == "interleaved" for r in rs]
-    diagnosis, explanation = diagnose(phases)
-    return phases, interference_matrix(interleaved), diagnosis, explanation
+    del case_order  # the journal's run header carries the case order
+    g = grade_journal(records)
+    return list(g.phases), interference_matrix(g.interleaved), str(g.diagnosis), g.explanation
 
 
 def _phase(p: Any) -> Phase:
@@ -351,7 +309,7 @@ def load_run(run_dir: Path) -> Run:
         versions={str(k): str(v) for k, v in (header.get("versions") or {}).items()},
         started=str(header.get("started", "")),
         ended=str(end.get("ended", "")),
-        status=str(end.get("status", "interrupted")),
+        status=str(end.get("status", PhaseStatus.INTERRUPTED)),
         backend=header.get("backend") or {},
         config=header.get("config") or {},
         corpus=tuple(header.get("corpus", [])),

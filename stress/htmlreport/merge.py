@@ -16,6 +16,7 @@ from stress.errors import ConfigError
 from stress.htmlreport import charts
 from stress.htmlreport.html import _write, environment, render_html
 from stress.htmlreport.load import Run, load_run, worst_verdict
+from stress.model import Verdict
 
 __all__ = ["Flakiness", "MergedCell", "merge_runs"]
 
@@ -70,7 +71,9 @@ def _cells(run: Run, page: str) -> dict[str, MergedCell]:
         v = worst_verdict([c.verdict for _, c in verdicts])
         bad = next((p for p, c in verdicts if c.verdict == v), None)
         anchor = (
-            f"#{charts.slug('fail', bad.name, bad.variant, cid)}" if bad and v != "PASS" else ""
+            f"#{charts.slug('fail', bad.name, bad.variant, cid)}"
+            if bad and v != Verdict.PASS
+            else ""
         )
         out[cid] = MergedCell(v, page + anchor)
     return out
@@ -82,7 +85,7 @@ def _flakiness(runs: Sequence[Run]) -> list[Flakiness]:
         for p in r.phases:
             for c in p.cases:
                 cell = seen.setdefault((c.id, p.title), [0, 0])
-                cell[0] += c.verdict != "PASS"
+                cell[0] += c.verdict != Verdict.PASS
                 cell[1] += 1
     rows = [Flakiness(cid, ph, f, n) for (cid, ph), (f, n) in seen.items()]
     return sorted(rows, key=lambda f: (-f.rate, f.case, f.phase))

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from stress.model import PhaseStatus, Status
+
 __all__ = ["synthetic_records", "write_synthetic_run"]
 
 
@@ -31,7 +33,7 @@ def _call(phase: str, seq: int, worker: int, rnd: int, case: str, t: float, **kw
         "worker": worker,
         "round": rnd,
         "case": case,
-        "status": "ok",
+        "status": Status.OK,
         "digest": _digest(case) if ok else _digest(case, "wrong", seq),
         "match": ok,
         "t": round(t, 6),
@@ -62,7 +64,8 @@ def synthetic_records(
         "baseline": {
             "path": "baselines/synthetic.json",
             "cases": {
-                c: {"digest": _digest(c), "grading": "digest", "status": "ok"} for c in case_ids
+                c: {"digest": _digest(c), "grading": "digest", "status": Status.OK}
+                for c in case_ids
             },
         },
         "faults": "",
@@ -71,7 +74,13 @@ def synthetic_records(
     yield {"type": "phase-start", "phase": "serial", "variant": "", "cases": len(cases)}
     for i, c in enumerate(case_ids):
         yield _call("serial", next(seq), 0, i, c, i * 0.003)
-    yield {"type": "phase-end", "phase": "serial", "variant": "", "status": "done", "seconds": 0.1}
+    yield {
+        "type": "phase-end",
+        "phase": "serial",
+        "variant": "",
+        "status": PhaseStatus.DONE,
+        "seconds": 0.1,
+    }
     yield {"type": "phase-start", "phase": "interleaved", "variant": "", "cases": len(cases)}
     for i, (a, b) in enumerate(itertools.product(case_ids, repeat=2)):
         t = i * 0.005
@@ -80,14 +89,20 @@ def synthetic_records(
             yield _call(
                 "interleaved", next(seq), 0, i, case, t, aggressor=other, order=order, ok=ok
             )
-    yield {"type": "phase-end", "phase": "interleaved", "variant": "", "status": "done"}
+    yield {"type": "phase-end", "phase": "interleaved", "variant": "", "status": PhaseStatus.DONE}
     left = calls - len(case_ids) - 2 * len(case_ids) ** 2
     yield {"type": "phase-start", "phase": "mixed", "variant": "", "cases": len(cases)}
     for k in range(max(left, 0)):
         rnd, worker = divmod(k, threads)
         yield _call("mixed", next(seq), worker, rnd, case_ids[k % len(case_ids)], rnd * 0.0025)
-    yield {"type": "phase-end", "phase": "mixed", "variant": "", "status": "done", "seconds": 1}
-    yield {"type": "run-end", "status": "done", "ended": "2026-01-01T00:01:00+00:00"}
+    yield {
+        "type": "phase-end",
+        "phase": "mixed",
+        "variant": "",
+        "status": PhaseStatus.DONE,
+        "seconds": 1,
+    }
+    yield {"type": "run-end", "status": PhaseStatus.DONE, "ended": "2026-01-01T00:01:00+00:00"}
 
 
 def write_synthetic_run(

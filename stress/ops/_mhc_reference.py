@@ -72,8 +72,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
+
+from stress.ops._mhc_backward import backward
+from stress.ops._mhc_common import _float_array, _out_dtype, _params, _sigmoid
 
 __all__ = [
     "BACKWARD_KEYS",
@@ -96,46 +98,6 @@ FORWARD_KEYS = (
     "normOut",
 )
 BACKWARD_KEYS = ("gradX", "gradPhi", "gradAlpha", "gradBias")
-
-_LOW_PRECISION = (np.dtype(ml_dtypes.bfloat16), np.dtype(np.float16))
-_FLOATS = (*_LOW_PRECISION, np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _sigmoid(v: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return 1 / (1 + np.exp(-v))
-
-
-def _float_array(a: Any, name: str) -> np.ndarray:
-    a = np.asarray(a)
-    if a.dtype not in _FLOATS:
-        raise ValueError(f"{name}: dtype {a.dtype} not supported (bf16, fp16, fp32 or fp64)")
-    return a
-
-
-def _check_shape(a: np.ndarray, shape: tuple[int, ...], name: str) -> None:
-    if a.shape != shape:
-        raise ValueError(f"{name}: shape {a.shape}, expected {shape}")
-
-
-def _params(
-    phi: Any, alpha: Any, bias: Any, n: int, c: int, cd: np.dtype
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Check phi/alpha/bias and return them in ``cd`` plus the per-column alpha vector."""
-    d = n * n + 2 * n
-    phi = _float_array(phi, "phi")
-    alpha = _float_array(alpha, "alpha")
-    bias = _float_array(bias, "bias")
-    _check_shape(phi, (d, n * c), "phi")
-    _check_shape(alpha, (3,), "alpha")
-    _check_shape(bias, (d,), "bias")
-    alpha_c = alpha.astype(cd)
-    a_vec = np.repeat(alpha_c, (n, n, n * n))
-    return phi.astype(cd), alpha_c, bias.astype(cd), a_vec
-
-
-def _out_dtype(like: np.dtype, cd: np.dtype) -> np.dtype:
-    return like if like in _LOW_PRECISION else cd
 
 
 def _sinkhorn_forward(
@@ -212,125 +174,6 @@ def forward(
         "invRms": inv_rms.reshape(b, s, 1),
         "sumOut": sum_out.reshape(t2, b, s, n),
         "normOut": norm_out.reshape(t2, b, s, n, n),
-    }
-
-
-def backward(
-    grad_hin: Any,
-    grad_hpost: Any,
-    grad_hres: Any,
-    x: Any,
-    phi: Any,
-    alpha: Any,
-    bias: Any,
-    hPre: Any,
-    hcBeforeNorm: Any,
-    invRms: Any,
-    sumOut: Any,
-    normOut: Any,
-    *,
-    hc_eps: float = 1e-6,
-    compute_dtype: Any = np.float32,
-    kernel_eps: bool = False,
-) -> dict[str, np.ndarray]:
-    """Reference ``aclnnMhcPreSinkhornBackward``: gradX, gradPhi, gradAlpha, gradBias.
-
-    Exact gradient of :func:`forward` by default; ``kernel_eps=True`` places eps like the
-    A2/A3 kernel (see the module docstring).  ``grad_hres`` may be (B,S,N,N) or (B,S,N*N).
-    gradX has grad_hin's dtype when that is bf16/fp16 (RNE), else ``compute_dtype``.
-    With no tokens, gradX is empty and gradPhi/gradAlpha/gradBias are zero.
-    """
-    cd = np.dtype(compute_dtype)
-    x = _float_array(x, "x")
-    if x.ndim != 4:
-        raise ValueError(f"x: expected 4-D (B, S, N, C), got shape {x.shape}")
-    b, s, n, c = x.shape
-    m, k, d = b * s, n * c, n * n + 2 * n
-    phi_c, _, bias_c, a_vec = _params(phi, alpha, bias, n, c, cd)
-    grad_hin = _float_array(grad_hin, "grad_hin")
-    grad_hpost = _float_array(grad_hpost, "grad_hpost")
-    grad_hres = _float_array(grad_hres, "grad_hres")
-    saved = {
-        "hPre": _float_array(hPre, "hPre"),
-        "hcBeforeNorm": _float_array(hcBeforeNorm, "hcBeforeNorm"),
-        "invRms": _float_array(invRms, "invRms"),
-        "sumOut": _float_array(sumOut, "sumOut"),
-        "normOut": _float_array(normOut, "normOut"),
-    }
-    t2 = saved["sumOut"].shape[0] if saved["sumOut"].ndim == 4 else -1
-    if t2 < 2 or t2 % 2:
-        raise ValueError(f"sumOut: shape {saved['sumOut'].shape}, expected (2*T, B, S, N)")
-    _check_shape(grad_hin, (b, s, c), "grad_hin")
-    _check_shape(grad_hpost, (b, s, n), "grad_hpost")
-    if grad_hres.shape != (b, s, n * n):
-        _check_shape(grad_hres, (b, s, n, n), "grad_hres")
-    for name, shape in (
-        ("hPre", (b, s, n)),
-        ("hcBeforeNorm", (b, s, d)),
-        ("invRms", (b, s, 1)),
-        ("sumOut", (t2, b, s, n)),
-        ("normOut", (t2, b, s, n, n)),
-    ):
-        _check_shape(saved[name], shape, name)
-
-    eps = cd.type(hc_eps)
-    zero = cd.type(0)
-    extra = eps if kernel_eps else zero  # eps re-added to the already-eps'd stored sums
-    soft_eps = zero if kernel_eps else eps  # normOut[0] - soft_eps is the softmax
-
-    xf = x.reshape(m, k).astype(cd)
-    gh = grad_hin.reshape(m, c).astype(cd)
-    h_pre = saved["hPre"].reshape(m, n).astype(cd)
-    hcbn = saved["hcBeforeNorm"].reshape(m, d).astype(cd)
-    inv_rms = saved["invRms"].reshape(m).astype(cd)
-    sum_out = saved["sumOut"].reshape(t2, m, n).astype(cd, copy=False)
-    norm_out = saved["normOut"].reshape(t2, m, n, n).astype(cd, copy=False)
-
-    nf = hcbn * inv_rms[:, None]
-    z = nf * a_vec + bias_c
-
-    # pre / post groups
-    g_hpre = np.einsum("mnc,mc->mn", xf.reshape(m, n, c), gh)
-    s_pre = _sigmoid(z[:, :n])
-    s_post = _sigmoid(z[:, n : 2 * n])
-    dz = np.empty((m, d), dtype=cd)
-    dz[:, :n] = g_hpre * s_pre * (1 - s_pre)
-    dz[:, n : 2 * n] = 2 * grad_hpost.reshape(m, n).astype(cd) * s_post * (1 - s_post)
-
-    # Sinkhorn, backwards through the column/row normalisations
-    g = grad_hres.reshape(m, n, n).astype(cd)
-    for t in range(t2 // 2 - 1, 0, -1):
-        y = norm_out[2 * t]
-        col = (sum_out[2 * t + 1] + extra)[:, None, :]
-        row = (sum_out[2 * t] + extra)[:, :, None]
-        g1 = (g - (g * y).sum(axis=-2, keepdims=True) / col) / col
-        g2 = g1 / row
-        g = g2 - (g2 * y).sum(axis=-1, keepdims=True)
-    y = norm_out[0]
-    col = (sum_out[1] + eps)[:, None, :]
-    g1 = (g - (g * y).sum(axis=-2, keepdims=True) / col) / col
-    soft = y - soft_eps
-    dz[:, 2 * n :] = (soft * (g1 - (g1 * soft).sum(axis=-1, keepdims=True))).reshape(m, n * n)
-
-    # shared tail: bias, alpha, phi, x
-    grad_bias = dz.sum(axis=0)
-    nf_dz = nf * dz
-    grad_alpha = np.array(
-        [nf_dz[:, :n].sum(), nf_dz[:, n : 2 * n].sum(), nf_dz[:, 2 * n :].sum()], dtype=cd
-    )
-    g_nf = dz * a_vec
-    g_hcbn = g_nf * inv_rms[:, None]
-    g_inv_rms = np.einsum("md,md->m", hcbn, g_nf)
-    grad_phi = g_hcbn.T @ xf
-    grad_x = g_hcbn @ phi_c
-    grad_x -= (inv_rms**3 * g_inv_rms / cd.type(k))[:, None] * xf
-    grad_x += (h_pre[:, :, None] * gh[:, None, :]).reshape(m, k)
-
-    return {
-        "gradX": grad_x.astype(_out_dtype(grad_hin.dtype, cd)).reshape(b, s, n, c),
-        "gradPhi": grad_phi,
-        "gradAlpha": grad_alpha,
-        "gradBias": grad_bias,
     }
 
 

@@ -273,5 +273,19 @@ class OpSpec:
                 out[p.name] = p.default
         return out
 
+    def uploaded(self, params: Params) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+        """(shape, dtype) of every host input the engine uploads: input and in-out tensors and
+        tensor-list members (``name[i]``) that are present."""
+        out: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+        for a in self.args:
+            if isinstance(a, TensorArg) and not a.output and a.present(params):
+                out[a.name] = (tuple(a.shape(params)), np.dtype(a.dtype(params)))
+            elif isinstance(a, TensorListArg) and not a.output and a.present(params):
+                for i, (shape, dtype) in enumerate(
+                    zip(a.shapes(params), a.dtypes(params), strict=True)
+                ):
+                    out[a.member(i)] = (tuple(shape), np.dtype(dtype))
+        return out
+
     def output_shapes(self, params: Params) -> dict[str, tuple[int, ...]]:
         return {o.name: tuple(o.shape(params)) for o in self.outputs if o.present(params)}

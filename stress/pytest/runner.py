@@ -127,6 +127,40 @@ class StressRunner:
         self._dirs.add(name)
         return self.out_root / name
 
+    def _run_config(
+        self,
+        phases: tuple[str, ...],
+        threads: int | None,
+        duration: float | None,
+        iterations: int | None,
+        seed: int | None,
+        stream: str | Sequence[str] | None,
+        context: str | None,
+        repeats: int | None,
+    ) -> RunConfig:
+        """The runner's config with one run's overrides (None: keep the runner's value)."""
+        if stream is None:
+            streams = self.config.streams
+        else:
+            streams = (stream,) if isinstance(stream, str) else tuple(stream)
+        if streams == ("both",):
+            streams = ("shared", "per-thread")
+        base = self.config
+        return replace(
+            base,
+            seed=base.seed if seed is None else seed,
+            threads=base.threads if threads is None else threads,
+            context=base.context if context is None else context,
+            streams=streams,
+            duration=None if iterations is not None else (duration or base.duration),
+            iterations=iterations,
+            repeats=base.repeats if repeats is None else repeats,
+            device=self.device,
+            deterministic=self.baseline_store.deterministic,
+            canary=self.baseline_store.canary,
+            phases=phases,
+        ).validate()
+
     def run(
         self,
         cases: Sequence[Case],
@@ -162,27 +196,9 @@ class StressRunner:
         if dup is not None:
             raise ConfigError(f"stress_run: case id {dup!r} appears twice in the run")
         chosen, control = _choose_phases(phases, cases, control)
-        if stream is None:
-            streams = self.config.streams
-        else:
-            streams = (stream,) if isinstance(stream, str) else tuple(stream)
-        if streams == ("both",):
-            streams = ("shared", "per-thread")
-        base = self.config
-        config = replace(
-            base,
-            seed=base.seed if seed is None else seed,
-            threads=base.threads if threads is None else threads,
-            context=base.context if context is None else context,
-            streams=streams,
-            duration=None if iterations is not None else (duration or base.duration),
-            iterations=iterations,
-            repeats=base.repeats if repeats is None else repeats,
-            device=self.device,
-            deterministic=self.baseline_store.deterministic,
-            canary=self.baseline_store.canary,
-            phases=chosen,
-        ).validate()
+        config = self._run_config(
+            chosen, threads, duration, iterations, seed, stream, context, repeats
+        )
 
         run_dir = self.new_dir(nodeid)
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -203,6 +219,7 @@ class StressRunner:
             isolate=self.isolate if isolate is None else isolate,
             shrink_budget=self.shrink_budget,
         )
+        session.cases, session.control_cases = cases, control  # in memory: no reading back
         report = session.run()
         header = session.header
         result = StressResult(

@@ -208,6 +208,37 @@ def _worker(config: pytest.Config) -> tuple[str, int, bool]:
     return wid, int(m.group(1)) if m else 0, False
 
 
+def _case_paths(
+    config: pytest.Config, invocation: Path, rootdir: Path, ini_base: Path
+) -> tuple[list[Path], list[Path] | None]:
+    """Corpus and control files: the option, else the ini value, else ``<rootdir>/corpus``
+    (``None`` for the control: the built-in aclnnAdd set)."""
+    opt = config.option
+    # corpus: the option, else the ini value, else <rootdir>/corpus/*.toml (lazy, not checked)
+    control_opt = opt.stress_control
+    control_paths: list[Path] | None
+    if control_opt is not None and control_opt.strip().lower() == "none":
+        control_paths = []
+    elif control_opt is not None:
+        control_paths = _expand([control_opt], invocation, "--stress-control")
+    elif config.getini("stress_control"):
+        control_paths = _expand(config.getini("stress_control"), ini_base, "stress_control (ini)")
+    elif (rootdir / "corpus" / "control.toml").is_file():
+        control_paths = [rootdir / "corpus" / "control.toml"]
+    else:
+        control_paths = None
+    explicit = bool(opt.stress_corpus)
+    if explicit:
+        corpus_paths = _expand(opt.stress_corpus, invocation, "--stress-corpus")
+    elif config.getini("stress_corpus"):
+        corpus_paths = _expand(config.getini("stress_corpus"), ini_base, "stress_corpus (ini)")
+    else:
+        corpus_paths = sorted((rootdir / "corpus").glob("*.toml"))
+    skip = {p.resolve() for p in (control_paths or [])}
+    corpus_paths = [p for p in corpus_paths if p.resolve() not in skip]
+    return corpus_paths, control_paths
+
+
 def build_state(config: pytest.Config) -> tuple[State, bool, str | None]:
     """The session's state from its options (a bad option is a ``pytest.UsageError``), whether
     the corpus was given explicitly, and the control option as given."""
@@ -234,28 +265,9 @@ def build_state(config: pytest.Config) -> tuple[State, bool, str | None]:
     rootdir = Path(config.rootpath)
     ini_base = Path(config.inipath).parent if config.inipath else rootdir
 
-    # corpus: the option, else the ini value, else <rootdir>/corpus/*.toml (lazy, not checked)
     control_opt = opt.stress_control
-    control_paths: list[Path] | None
-    if control_opt is not None and control_opt.strip().lower() == "none":
-        control_paths = []
-    elif control_opt is not None:
-        control_paths = _expand([control_opt], invocation, "--stress-control")
-    elif config.getini("stress_control"):
-        control_paths = _expand(config.getini("stress_control"), ini_base, "stress_control (ini)")
-    elif (rootdir / "corpus" / "control.toml").is_file():
-        control_paths = [rootdir / "corpus" / "control.toml"]
-    else:
-        control_paths = None
     explicit = bool(opt.stress_corpus)
-    if explicit:
-        corpus_paths = _expand(opt.stress_corpus, invocation, "--stress-corpus")
-    elif config.getini("stress_corpus"):
-        corpus_paths = _expand(config.getini("stress_corpus"), ini_base, "stress_corpus (ini)")
-    else:
-        corpus_paths = sorted((rootdir / "corpus").glob("*.toml"))
-    skip = {p.resolve() for p in (control_paths or [])}
-    corpus_paths = [p for p in corpus_paths if p.resolve() not in skip]
+    corpus_paths, control_paths = _case_paths(config, invocation, rootdir, ini_base)
 
     wid, index, controller = _worker(config)
     workerinput = getattr(config, "workerinput", None) or {}

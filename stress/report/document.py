@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,9 @@ from stress.report.journal import RESULTS_FILE, read_results
 
 __all__ = [
     "REPORT_SCHEMA",
+    "GradedJournal",
     "build_report",
+    "grade_journal",
     "render_console",
     "render_markdown",
     "write_reports",
@@ -32,11 +35,23 @@ def _phase_key(rec: Mapping[str, Any]) -> tuple[str, str]:
     return rec.get("phase", "?"), rec.get("variant", "")
 
 
-def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The report document (see README "Reports") from result records."""
+@dataclass(frozen=True)
+class GradedJournal:
+    """A journal's records grouped and graded: what every report format renders."""
+
+    header: Mapping[str, Any]
+    phases: tuple[PhaseVerdict, ...]
+    interleaved: tuple[Mapping[str, Any], ...]  # the interleaved phase's call records
+    run_end: Mapping[str, Any]
+    notes: tuple[str, ...]
+    diagnosis: Diagnosis
+    explanation: str
+
+
+def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
+    """Group result records by phase (in the order they started), grade each, diagnose."""
     header: dict[str, Any] = {}
     order: list[tuple[str, str]] = []
-    starts: dict[tuple[str, str], Mapping[str, Any]] = {}
     ends: dict[tuple[str, str], Mapping[str, Any]] = {}
     calls: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     run_end: Mapping[str, Any] = {}
@@ -47,9 +62,7 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         if kind == "run":
             header = dict(rec)
         elif kind == "phase-start":
-            key = _phase_key(rec)
-            order.append(key)
-            starts[key] = rec
+            order.append(_phase_key(rec))
         elif kind == "phase-end":
             ends[_phase_key(rec)] = rec
         elif kind == "call":
@@ -61,25 +74,37 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         elif kind == "note":
             notes.append(rec.get("message", ""))
     case_order = [c["id"] for c in header.get("cases", []) + header.get("control_cases", [])]
-    phases: list[PhaseVerdict] = []
-    for key in order:
-        end = ends.get(key)
-        status = end.get("status", PhaseStatus.DONE) if end else PhaseStatus.INTERRUPTED
-        detail = end.get("detail", "") if end else "the run stopped during this phase"
-        seconds = end.get("seconds", 0.0) if end else 0.0
-        phases.append(
-            grade_phase(
-                key[0],
-                calls.get(key, []),
-                status=status,
-                detail=detail,
-                variant=key[1],
-                case_order=case_order,
-                seconds=seconds,
-            )
-        )
+    phases = tuple(
+        _grade_phase(key, ends.get(key), calls.get(key, []), case_order) for key in order
+    )
     diagnosis, explanation = diagnose(phases)
-    interleaved = [r for (name, _), rs in calls.items() if name == "interleaved" for r in rs]
+    interleaved = tuple(r for (name, _), rs in calls.items() if name == "interleaved" for r in rs)
+    return GradedJournal(header, phases, interleaved, run_end, tuple(notes), diagnosis, explanation)
+
+
+def _grade_phase(
+    key: tuple[str, str],
+    end: Mapping[str, Any] | None,
+    calls: list[Mapping[str, Any]],
+    case_order: list[str],
+) -> PhaseVerdict:
+    return grade_phase(
+        key[0],
+        calls,
+        status=end.get("status", PhaseStatus.DONE) if end else PhaseStatus.INTERRUPTED,
+        detail=end.get("detail", "") if end else "the run stopped during this phase",
+        variant=key[1],
+        case_order=case_order,
+        seconds=end.get("seconds", 0.0) if end else 0.0,
+    )
+
+
+def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The report document (see README "Reports") from result records."""
+    g = grade_journal(records)
+    header, phases, run_end = g.header, g.phases, g.run_end
+    diagnosis, explanation, notes = g.diagnosis, g.explanation, list(g.notes)
+    interleaved = g.interleaved
     complete = bool(run_end) and run_end.get("status") == PhaseStatus.DONE
     return {
         "schema": REPORT_SCHEMA,
@@ -243,6 +268,9 @@ def write_reports(
     if records is None:
         records = read_results(out_dir / RESULTS_FILE)
     report = build_report(records)
+    sanitized = out_dir / "sanitize.json"  # `aclnn-stress sanitize DIR` findings survive re-renders
+    if sanitized.is_file():
+        report["sanitizer"] = json.loads(sanitized.read_text(encoding="utf-8")).get("report")
     atomic_write_bytes(out_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
     atomic_write_bytes(out_dir / "report.md", render_markdown(report).encode())
     if html:

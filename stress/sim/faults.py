@@ -1,9 +1,10 @@
 """The simulator's opt-in faults and what the framework should say about each.
 
-The names and one-line mechanisms live in the simulator (``k_faults`` in ``src/runtime/rt_faults.c``,
-read through ``aclsimKnownFaults`` / ``aclsimFaultDescription``); this table adds what the
-framework is expected to conclude and which protocol phase should see it first, so the CLI,
-the tests and ``benchmarks/detection.py`` share one answer. A test keeps both lists equal.
+The names and one-line mechanisms live in the simulator (``k_faults`` in
+``src/runtime/rt_faults.c``, read through ``aclsimKnownFaults`` / ``aclsimFaultDescription``);
+this table adds what the framework is expected to conclude and which protocol phase should see
+it first, so the CLI, the tests and ``benchmarks/detection.py`` share one answer. A test keeps
+both lists equal.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "aclsim.h"
+#include "sanitize.h"
 
 #ifdef __cplusplus
 extern "C" {

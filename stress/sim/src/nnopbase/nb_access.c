@@ -34,6 +34,7 @@ int aclsim_tensor_read(const aclsim_tensor_desc *d, int64_t index, double *value
     union { float f; double g; int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8;
             uint16_t u16; uint32_t u32; uint64_t u64; } u;
     memcpy(&u, p, (size_t)aclsim_dtype_size(d->dtype));
+    ACLSIM_SAN_LOAD(p, aclsim_dtype_size(d->dtype));
     switch (d->dtype) {
     case ACL_FLOAT: *value = u.f; return 0;
     case ACL_DOUBLE: *value = u.g; return 0;
@@ -76,5 +77,6 @@ int aclsim_tensor_write(const aclsim_tensor_desc *d, int64_t index, double value
     default: return -1;
     }
     memcpy(p, &u, (size_t)aclsim_dtype_size(d->dtype));
+    ACLSIM_SAN_STORE(p, aclsim_dtype_size(d->dtype));
     return 0;
 }

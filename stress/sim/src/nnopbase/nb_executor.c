@@ -39,6 +39,8 @@ struct aclsim_executor {
     void *attrs;
     size_t attrs_size;
     aclsim_launch_hook launch_hook; /* optional, run at phase 2 on the launching thread */
+    uint64_t san_call;              /* the sanitizer's call number (0 when it is off) */
+    int san_own_loads;              /* the kernel reports its input loads itself */
 };
 
 typedef struct {
@@ -91,6 +93,8 @@ aclsim_executor *aclsim_executor_create(const char *op, aclsim_kernel_fn kernel,
     ex->kernel = kernel;
     ex->workspace_size = workspace_size;
     ex->deterministic = aclsim_deterministic();
+    if (aclsim_sanitize_on)
+        ex->san_call = aclsim_san_call_new(op);
     return ex;
 }
 
@@ -111,6 +115,11 @@ static int list_add(aclsim_executor *ex, tensor_list *l, const char *name, const
     snprintf(l->names[l->n], NAME_CAP, "%s", name ? name : "?");
     l->n++;
     return 0;
+}
+
+void aclsim_executor_san_own_loads(aclsim_executor *ex)
+{
+    ex->san_own_loads = 1;
 }
 
 void aclsim_executor_set_launch_hook(aclsim_executor *ex, aclsim_launch_hook hook)
@@ -177,6 +186,8 @@ static int pin_tensor(const launch *L, const char *role, int idx, const char *na
         return 0; /* empty tensors touch no memory; NULL data is fine */
     const uint8_t *p = (const uint8_t *)d->data + first;
     *pin = d->data ? aclsim_devmem_pin(p, nbytes) : NULL;
+    if (!*pin && aclsim_sanitize_on)
+        aclsim_san_bad_range(L->ex->op, p, nbytes, role[0] == 'i' ? ACLSIM_SAN_R : ACLSIM_SAN_W);
     if (!*pin) {
         aclsim_format(msg, cap,
                       "kernel %s: %s %d (%s) reads/writes %p + %llu bytes, which is not inside one "
@@ -198,6 +209,8 @@ static int launch_task(void *arg, char *msg, size_t cap)
         return ACL_ERROR_RT_INTERNAL_ERROR;
     }
     int rc = 0;
+    if (aclsim_sanitize_on)
+        aclsim_san_call_enter(ex->san_call, ex->op, "kernel");
     for (int i = 0; i < n_in && !rc; i++)
         rc = pin_tensor(L, "input", i, ex->in.names[i], &L->in[i], &pins[i], msg, cap);
     for (int i = 0; i < n_out && !rc; i++)
@@ -213,6 +226,8 @@ static int launch_task(void *arg, char *msg, size_t cap)
             rc = ACL_ERROR_RT_AICORE_EXCEPTION;
         }
     }
+    for (int i = 0; i < n_in && !rc && aclsim_sanitize_on && !ex->san_own_loads; i++) /* reads */
+        aclsim_san_tensor(&L->in[i], ACLSIM_SAN_R, __FILE__, __LINE__);
     if (!rc && ex->kernel) {
         aclsim_kernel_ctx k = {
             .op = ex->op,
@@ -246,6 +261,8 @@ static int launch_task(void *arg, char *msg, size_t cap)
     for (int i = 0; i < n_in + n_out + 1; i++)
         aclsim_devmem_unpin(pins[i]);
     free(pins);
+    if (aclsim_sanitize_on)
+        aclsim_san_call_leave();
     return rc;
 }
 
@@ -330,6 +347,9 @@ aclnnStatus aclsim_executor_run(const char *op, void *workspace, uint64_t worksp
                               op, src, stream);
         goto out;
     }
+    for (int i = 0; i < ex->out.n && aclsim_sanitize_on; i++) /* the launch's to write */
+        aclsim_san_output(&ex->out.d[i], ex->in.d, ex->in.n, ex->san_call, ex->op,
+                          ex->out.names[i]);
     if (!ex->kernel)
         goto out; /* nothing to compute (empty tensors) */
     L = calloc(1, sizeof *L);
@@ -349,8 +369,12 @@ aclnnStatus aclsim_executor_run(const char *op, void *workspace, uint64_t worksp
     L->workspace = workspace;
     L->workspace_size = ex->workspace_size;
     L->launch_id = atomic_fetch_add(&g_launch_id, 1) + 1;
+    if (ex->launch_hook && aclsim_sanitize_on)
+        aclsim_san_call_enter(ex->san_call, ex->op, "phase2");
     if (ex->launch_hook)
         ex->launch_hook(ex->attrs, L->launch_args); /* on the launching thread, now */
+    if (ex->launch_hook && aclsim_sanitize_on)
+        aclsim_san_call_leave();
     if (aclsim_stream_enqueue(s, launch_task, L, launch_release) != 0) {
         L->ex = NULL;
         rc = aclsim_set_error(ACLNN_ERR_RUNTIME_ERROR,

@@ -118,6 +118,8 @@ void aclsim_stage_commit(aclsim_stage *st, const aclsim_tensor_desc *out)
             idx[d] = 0;
         }
     }
+    if (aclsim_sanitize_on) /* the kernel's store into its output */
+        aclsim_san_tensor(out, ACLSIM_SAN_W, __FILE__, __LINE__);
     pool_release(st);
 }
 

@@ -47,6 +47,8 @@ static int check_side(const char *api, const char *what, const void *p, uint64_t
     *pin = NULL;
     if (is_dev) {
         *pin = aclsim_devmem_pin(p, n);
+        if (!*pin && aclsim_sanitize_on)
+            aclsim_san_bad_range(api, p, n, what[0] == 'd' ? ACLSIM_SAN_W : ACLSIM_SAN_R);
         if (!*pin)
             return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
                                     "%s: %s range %p + %llu bytes is not inside one live device "
@@ -137,6 +139,8 @@ ACLSIM_API aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size
     if (rc || !c.count)
         return rc;
     memmove(c.dst, c.src, c.count);
+    if (aclsim_sanitize_on)
+        aclsim_san_copy(c.dst, c.src, c.count, "aclrtMemcpy", __FILE__, __LINE__);
     plan_release(&c);
     return ACL_SUCCESS;
 }
@@ -148,6 +152,9 @@ static int copy_task(void *arg, char *msg, size_t cap)
     copy_plan *c = arg;
     if (c->count)
         memmove(c->dst, c->staged ? c->staged : c->src, c->count);
+    if (c->count && aclsim_sanitize_on)
+        aclsim_san_copy(c->dst, c->staged ? c->staged : c->src, c->count, "aclrtMemcpyAsync",
+                        __FILE__, __LINE__);
     return 0;
 }
 
@@ -226,7 +233,9 @@ static int plan_set(const char *api, void *devPtr, size_t maxCount, size_t count
                                 "%s: no current context in this thread (call aclrtSetDevice or "
                                 "aclrtSetCurrentContext first)",
                                 api);
-    if (!(c->pd = aclsim_devmem_pin(devPtr, count)))
+    if (!(c->pd = aclsim_devmem_pin(devPtr, count)) && aclsim_sanitize_on)
+        aclsim_san_bad_range(api, devPtr, count, ACLSIM_SAN_W);
+    if (!c->pd)
         return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
                                 "%s: range %p + %zu bytes is not inside one live device allocation",
                                 api, devPtr, count);
@@ -239,6 +248,8 @@ ACLSIM_API aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, si
     int rc = plan_set("aclrtMemset", devPtr, maxCount, count, &c);
     if (!rc && c.count)
         memset(c.dst, value, c.count);
+    if (!rc && c.count && aclsim_sanitize_on)
+        aclsim_san_access(c.dst, c.count, ACLSIM_SAN_W, __FILE__, __LINE__);
     plan_release(&c);
     return rc;
 }
@@ -250,6 +261,8 @@ static int set_task(void *arg, char *msg, size_t cap)
     copy_plan *c = arg;
     if (c->count) /* src carries the value */
         memset(c->dst, (int)(intptr_t)c->src, c->count);
+    if (c->count && aclsim_sanitize_on)
+        aclsim_san_access(c->dst, c->count, ACLSIM_SAN_W, __FILE__, __LINE__);
     return 0;
 }
 

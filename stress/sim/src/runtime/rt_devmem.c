@@ -184,6 +184,8 @@ int aclsim_devmem_check_guard(aclsim_devmem_ref *a, const char *who, char *msg, 
     }
     if (!n_bad)
         return 0;
+    if (aclsim_sanitize_on)
+        aclsim_san_guard(a->base, a->size, first_bad - a->size, who);
     aclsim_format(msg, cap,
                   "%s wrote past the end of device allocation %p of %llu bytes (%llu of the %llu "
                   "guard bytes after it changed, first at offset %llu)",
@@ -259,6 +261,8 @@ ACLSIM_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
         free(a);
         return aclsim_set_error(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc: out of host memory");
     }
+    if (aclsim_sanitize_on)
+        aclsim_san_alloc(base, size);
     *devPtr = base;
     return ACL_SUCCESS;
 }
@@ -272,6 +276,8 @@ ACLSIM_API aclError aclrtFree(void *devPtr)
     rt_alloc *a = registry_take(&g_dev, devPtr, &inside);
     void *inside_base = inside ? inside->base : NULL;
     pthread_mutex_unlock(&g_dev.lock);
+    if (aclsim_sanitize_on)
+        aclsim_san_free(devPtr, a != NULL, inside_base);
     if (!a) {
         if (inside_base)
             return aclsim_set_error(ACL_ERROR_INVALID_PARAM,

@@ -139,6 +139,8 @@ static int queue_event_task(const char *api, aclrtStream stream, rt_event *e, ui
     t->ev = e;
     t->n = n;
     rc = aclsim_stream_enqueue(s, fn, t, task_release);
+    if (!rc && aclsim_sanitize_on)
+        aclsim_san_event(e, s, fn == record_task);
     aclsim_stream_put(s);
     if (rc) {
         task_release(t);
@@ -191,6 +193,8 @@ ACLSIM_API aclError aclrtSynchronizeEvent(aclrtEvent event)
     uint64_t n = e->recorded;
     pthread_mutex_unlock(&e->mu);
     wait_done(e, n);
+    if (aclsim_sanitize_on)
+        aclsim_san_event_sync(e);
     aclsim_obj_release(&e->obj);
     return ACL_SUCCESS;
 }

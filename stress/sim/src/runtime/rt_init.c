@@ -89,6 +89,11 @@ ACLSIM_API aclError aclInit(const char *configPath)
         pthread_mutex_unlock(&g_lock);
         return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclInit: %s", err);
     }
+    if (aclsim_san_configure(getenv("ACLSIM_SANITIZE"), getenv("ACLSIM_SANITIZE_LOG"), err,
+                             sizeof err) != 0) {
+        pthread_mutex_unlock(&g_lock);
+        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclInit: %s", err);
+    }
     atomic_store(&g_device_count, ndev);
     atomic_store(&g_initialized, 1);
     pthread_mutex_unlock(&g_lock);
@@ -105,6 +110,8 @@ ACLSIM_API aclError aclFinalize(void)
                                 "aclFinalize already ran)");
     }
     rt_faults_clear();
+    if (aclsim_sanitize_on)
+        aclsim_san_finalize(); /* leak report */
     atomic_store(&g_initialized, 0);
     pthread_mutex_unlock(&g_lock);
     return ACL_SUCCESS;

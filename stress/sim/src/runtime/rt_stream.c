@@ -25,6 +25,7 @@ typedef struct rt_task {
     aclsim_task_fn fn;
     void *arg;
     void (*release)(void *);
+    void *san; /* the sanitizer's ordering token (NULL when it is off) */
 } rt_task;
 
 struct aclsim_stream {
@@ -78,10 +79,14 @@ static void *worker_main(void *p)
         int rc = 0;
         if (msg)
             msg[0] = '\0';
+        if (t->san)
+            aclsim_san_task_begin(t->san);
         if (t->fn)
             rc = t->fn(t->arg, msg ? msg : (char[1]){0}, msg ? ACLSIM_MSG_CAP : 1);
         if (t->release)
             t->release(t->arg);
+        if (t->san)
+            aclsim_san_task_end(t->san);
         free(t);
 
         pthread_mutex_lock(&s->mu);
@@ -167,6 +172,8 @@ static void stop_and_join(aclsim_stream *s)
         pthread_detach(s->thread); /* a task destroying its own stream: never wait on ourselves */
     else
         pthread_join(s->thread, NULL);
+    if (aclsim_sanitize_on)
+        aclsim_san_sync_stream(s); /* destroy synchronizes */
 }
 
 void rt_streams_destroy_for_context(void *ctx)
@@ -239,12 +246,15 @@ int aclsim_stream_enqueue(aclsim_stream *s, aclsim_task_fn fn, void *arg, void (
     t->fn = fn;
     t->arg = arg;
     t->release = release;
+    t->san = NULL;
     pthread_mutex_lock(&s->mu);
     if (s->stopping) {
         pthread_mutex_unlock(&s->mu);
         free(t);
         return ACL_ERROR_INVALID_PARAM;
     }
+    if (aclsim_sanitize_on)
+        t->san = aclsim_san_enqueue(s); /* in FIFO order, under the stream's lock */
     if (s->tail)
         s->tail->next = t;
     else
@@ -294,6 +304,8 @@ static int stream_wait(const char *api, aclsim_stream *s, int32_t timeout_ms)
         s->err_msg[0] = '\0';
     }
     pthread_mutex_unlock(&s->mu);
+    if (aclsim_sanitize_on)
+        aclsim_san_sync_stream(s);
     if (code)
         return aclsim_set_error(code, "%s: %s", api, msg);
     return 0;

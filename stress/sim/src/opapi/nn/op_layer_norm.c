@@ -85,10 +85,12 @@ static int ln_kernel(aclsim_kernel_ctx *k)
             op_store_c(dst + (r * R + j) * oes, o->dtype, row[j], 0.0);
         if (md) {
             op_store_c((uint8_t *)op_iter_ptr(&mi, 0), md->dtype, mean, 0.0);
+            ACLSIM_SAN_STORE(op_iter_ptr(&mi, 0), aclsim_dtype_size(md->dtype));
             op_iter_next(&mi);
         }
         if (rd) {
             op_store_c((uint8_t *)op_iter_ptr(&ri, 0), rd->dtype, rstd, 0.0);
+            ACLSIM_SAN_STORE(op_iter_ptr(&ri, 0), aclsim_dtype_size(rd->dtype));
             op_iter_next(&ri);
         }
         op_iter_next(&rows);

@@ -51,6 +51,7 @@ static int rms_kernel(aclsim_kernel_ctx *k)
         for (int64_t j = 0; j < R; j++)
             op_store_c(dst + (r * R + j) * yes, y->dtype, (row[j] * rstd) * g[j], 0.0);
         op_store_c((uint8_t *)op_iter_ptr(&stat, 0), rs->dtype, rstd, 0.0);
+        ACLSIM_SAN_STORE(op_iter_ptr(&stat, 0), aclsim_dtype_size(rs->dtype));
         op_iter_next(&rows);
         op_iter_next(&stat);
     }

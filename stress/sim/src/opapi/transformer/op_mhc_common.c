@@ -168,6 +168,8 @@ int mhc_input_open(aclsim_kernel_ctx *k, int index, mhc_input *in)
     int es = aclsim_dtype_size(d->dtype);
     const uint8_t *base = (const uint8_t *)d->data;
     in->owned = NULL;
+    if (aclsim_sanitize_on) /* the kernel's load of this input */
+        aclsim_san_tensor(d, ACLSIM_SAN_R, __FILE__, __LINE__);
     if (mhc_is_contiguous(d)) {
         in->p = base + d->offset * es;
         return 0;
@@ -264,11 +266,14 @@ typedef struct {
     mhc_thread_fn fn;
     void *arg;
     int tid;
+    const void *san; /* the launching thread's sanitizer context (NULL when off) */
 } thread_start;
 
 static void *thread_main(void *p)
 {
     thread_start *s = p;
+    if (s->san)
+        aclsim_san_ctx_set(s->san); /* this thread's accesses belong to the same launch */
     s->fn(s->arg, s->tid);
     return NULL;
 }
@@ -285,7 +290,7 @@ void mhc_parallel(int nthreads, mhc_thread_fn fn, void *arg)
     thread_start st[MHC_MAX_THREADS];
     int started[MHC_MAX_THREADS] = {0};
     for (int i = 1; i < nthreads; i++) {
-        st[i] = (thread_start){fn, arg, i};
+        st[i] = (thread_start){fn, arg, i, aclsim_sanitize_on ? aclsim_san_ctx_get() : NULL};
         started[i] = pthread_create(&th[i], NULL, thread_main, &st[i]) == 0;
     }
     fn(arg, 0);

@@ -102,13 +102,17 @@ static void fwd_sinkhorn(const fwd_run *r, int64_t m, const float *R)
     float s[MHC_N];
 #define SAVE_SUM(kk)                                                                            \
     do {                                                                                        \
-        if (r->sum)                                                                             \
+        if (r->sum) {                                                                           \
             memcpy(r->sum + ((int64_t)(kk) * M + m) * MHC_N, s, sizeof s);                      \
+            ACLSIM_SAN_STORE(r->sum + ((int64_t)(kk) * M + m) * MHC_N, sizeof s);               \
+        }                                                                                       \
     } while (0)
 #define SAVE_NORM(kk)                                                                           \
     do {                                                                                        \
-        if (r->norm)                                                                            \
+        if (r->norm) {                                                                          \
             memcpy(r->norm + ((int64_t)(kk) * M + m) * MHC_N * MHC_N, p, sizeof p);             \
+            ACLSIM_SAN_STORE(r->norm + ((int64_t)(kk) * M + m) * MHC_N * MHC_N, sizeof p);      \
+        }                                                                                       \
     } while (0)
 
     /* k = 0: row softmax (+ eps); sumOut[0] = row sums of exp (no eps) */
@@ -166,6 +170,7 @@ static void fwd_sinkhorn(const fwd_run *r, int64_t m, const float *R)
 #undef SAVE_SUM
 #undef SAVE_NORM
     memcpy(r->hres + m * MHC_N * MHC_N, p, sizeof p);
+    ACLSIM_SAN_STORE(r->hres + m * MHC_N * MHC_N, sizeof p);
 }
 
 /* Everything after the dot products, for token m. */
@@ -187,11 +192,16 @@ static void fwd_token(const fwd_run *r, int64_t m, const float *xf, float ss, co
     }
     fwd_hin_row(xf, hp, C, hin_row);
     mhc_f32_to_half(hin_row, t->out_dtype, (uint16_t *)r->hin + m * C, C);
+    ACLSIM_SAN_STORE((uint16_t *)r->hin + m * C, C * sizeof(uint16_t));
     memcpy(r->hpost + m * MHC_N, hq, sizeof hq);
+    ACLSIM_SAN_STORE(r->hpost + m * MHC_N, sizeof hq);
     if (r->hpre) {
         memcpy(r->hpre + m * MHC_N, hp, sizeof hp);
         memcpy(r->hcbn + m * MHC_D, hc, MHC_D * sizeof(float));
         r->invrms[m] = inv;
+        ACLSIM_SAN_STORE(r->hpre + m * MHC_N, sizeof hp);
+        ACLSIM_SAN_STORE(r->hcbn + m * MHC_D, MHC_D * sizeof(float));
+        ACLSIM_SAN_STORE(&r->invrms[m], sizeof(float));
     }
     fwd_sinkhorn(r, m, z + 2 * MHC_N);
 }
@@ -267,38 +277,35 @@ static int fwd_kernel(aclsim_kernel_ctx *k)
 
 /* ---- phase 1 ----------------------------------------------------------------------------------- */
 
-ACLSIM_API aclnnStatus aclnnMhcPreSinkhornGetWorkspaceSize(
-    const aclTensor *x, const aclTensor *phi, const aclTensor *alpha, const aclTensor *bias,
-    int64_t hcMult, int64_t numIters, double hcEps, double normEps, bool needBackward,
-    aclTensor *hin, aclTensor *hPost, aclTensor *hRes, aclTensor *hPre, aclTensor *hcBeforeNorm,
-    aclTensor *invRms, aclTensor *sumOut, aclTensor *normOut, uint64_t *workspaceSize,
-    aclOpExecutor **executor)
-{
-    static const char *const names[] = {"x",   "phi",  "alpha", "bias",         "hin",
-                                        "hPost", "hRes", "hPre",  "hcBeforeNorm", "invRms",
-                                        "sumOut", "normOut"};
-    const aclTensor *handles[] = {x,   phi,  alpha, bias,         hin,    hPost,
-                                  hRes, hPre, hcBeforeNorm, invRms, sumOut, normOut};
-    const int n_tensors = needBackward ? 12 : 7; /* the saved five only with needBackward */
-    int rc;
+static const char *const k_names[] = {"x",   "phi",  "alpha", "bias",         "hin",
+                                      "hPost", "hRes", "hPre",  "hcBeforeNorm", "invRms",
+                                      "sumOut", "normOut"};
 
-    /* 1. NULL pointers (161001) */
-    for (int i = 0; i < n_tensors; i++)
+/* 1. NULL pointers (161001), then the descriptors of the n used tensors. */
+static int fwd_read_handles(const aclTensor *const *handles, int n, const uint64_t *workspaceSize,
+                            aclOpExecutor *const *executor, aclsim_tensor_desc *d)
+{
+    int rc;
+    for (int i = 0; i < n; i++)
         if (!handles[i])
-            return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL%s", API, names[i],
+            return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL%s", API, k_names[i],
                                     i >= 7 ? " (required when needBackward is true)" : "");
     if (!workspaceSize)
         return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: workspaceSize is NULL", API);
     if (!executor)
         return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: executor is NULL", API);
-
-    aclsim_tensor_desc d[12];
-    for (int i = 0; i < n_tensors; i++)
-        if ((rc = aclsim_tensor_get(API, names[i], handles[i], &d[i])))
+    for (int i = 0; i < n; i++)
+        if ((rc = aclsim_tensor_get(API, k_names[i], handles[i], &d[i])))
             return rc;
-    const aclsim_tensor_desc *dx = &d[0];
+    return 0;
+}
 
-    /* 2. dtypes, ranks, the operator's constraints, shapes, formats (161002) */
+/* 2a. dtypes, x's rank and the operator's constraints on the attributes (161002). */
+static int fwd_check_dtypes(const aclsim_tensor_desc *d, int n_tensors, int64_t hcMult,
+                            int64_t numIters)
+{
+    const aclsim_tensor_desc *dx = &d[0];
+    int rc;
     if ((rc = mhc_check_dtype(API, "x", dx, 1)))
         return rc;
     for (int i = 1; i < n_tensors; i++) {
@@ -309,7 +316,7 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornGetWorkspaceSize(
                                         aclsim_dtype_name(dx->dtype), aclsim_dtype_name(d[4].dtype));
             continue;
         }
-        if ((rc = mhc_check_dtype(API, names[i], &d[i], 0)))
+        if ((rc = mhc_check_dtype(API, k_names[i], &d[i], 0)))
             return rc;
     }
     if (dx->ndim == 3) {
@@ -332,6 +339,14 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornGetWorkspaceSize(
         return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: numIters must be %d, got %lld", API,
                                 MHC_ITERS, (long long)numIters);
 
+    return 0;
+}
+
+/* 2b. shapes, formats, output contiguity (161002). */
+static int fwd_check_shapes(const aclsim_tensor_desc *d, int n_tensors, int64_t numIters)
+{
+    const aclsim_tensor_desc *dx = &d[0];
+    int rc;
     const int64_t B = dx->dims[0], S = dx->dims[1], N = MHC_N, C = dx->dims[3], D = MHC_D;
     const int64_t T2 = 2 * numIters;
     struct {
@@ -353,19 +368,26 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornGetWorkspaceSize(
         {{T2, B, S, N, N}, 5, "[2*numIters, B, S, N, N]"},
     };
     for (int i = 1; i < n_tensors; i++)
-        if ((rc = mhc_check_shape(API, names[i], &d[i], want[i].dims, want[i].nd, want[i].layout)))
+        if ((rc = mhc_check_shape(API, k_names[i], &d[i], want[i].dims, want[i].nd, want[i].layout)))
             return rc;
     for (int i = 0; i < n_tensors; i++)
-        if ((rc = mhc_check_format(API, names[i], &d[i])))
+        if ((rc = mhc_check_format(API, k_names[i], &d[i])))
             return rc;
     for (int i = 4; i < n_tensors; i++)
-        if ((rc = mhc_check_contiguous_output(API, names[i], &d[i])))
+        if ((rc = mhc_check_contiguous_output(API, k_names[i], &d[i])))
             return rc;
 
-    /* 3. tiling */
-    fwd_attrs attrs;
-    memset(&attrs, 0, sizeof attrs);
-    mhc_tiling *t = &attrs.tiling;
+    return 0;
+}
+
+/* 3. the tiling, into attrs (zeroed here). */
+static void fwd_plan(const aclsim_tensor_desc *d, int64_t numIters, double hcEps, double normEps,
+                     bool needBackward, fwd_attrs *out)
+{
+    const aclsim_tensor_desc *dx = &d[0];
+    const int64_t B = dx->dims[0], S = dx->dims[1], N = MHC_N, C = dx->dims[3];
+    memset(out, 0, sizeof *out);
+    mhc_tiling *t = &out->tiling;
     t->B = B;
     t->S = S;
     t->M = B * S;
@@ -381,15 +403,38 @@ ACLSIM_API aclnnStatus aclnnMhcPreSinkhornGetWorkspaceSize(
     t->norm_eps = (float)normEps;
     t->need_backward = needBackward;
     mhc_tiling_blocks(t, 0);
+}
+
+ACLSIM_API aclnnStatus aclnnMhcPreSinkhornGetWorkspaceSize(
+    const aclTensor *x, const aclTensor *phi, const aclTensor *alpha, const aclTensor *bias,
+    int64_t hcMult, int64_t numIters, double hcEps, double normEps, bool needBackward,
+    aclTensor *hin, aclTensor *hPost, aclTensor *hRes, aclTensor *hPre, aclTensor *hcBeforeNorm,
+    aclTensor *invRms, aclTensor *sumOut, aclTensor *normOut, uint64_t *workspaceSize,
+    aclOpExecutor **executor)
+{
+    const aclTensor *handles[] = {x,   phi,  alpha, bias,         hin,    hPost,
+                                  hRes, hPre, hcBeforeNorm, invRms, sumOut, normOut};
+    const int n_tensors = needBackward ? 12 : 7; /* the saved five only with needBackward */
+    aclsim_tensor_desc d[12];
+    int rc;
+    if ((rc = fwd_read_handles(handles, n_tensors, workspaceSize, executor, d)) ||
+        (rc = fwd_check_dtypes(d, n_tensors, hcMult, numIters)) ||
+        (rc = fwd_check_shapes(d, n_tensors, numIters)))
+        return rc;
+    fwd_attrs attrs;
+    fwd_plan(d, numIters, hcEps, normEps, needBackward, &attrs);
+    const mhc_tiling *t = &attrs.tiling;
 
     /* 4. empty (B*S == 0): every output is empty, nothing to launch */
     aclsim_executor *ex = aclsim_executor_create(OP, t->M == 0 ? NULL : fwd_kernel, 0);
+    if (ex && aclsim_sanitize_on)
+        aclsim_executor_san_own_loads(ex); /* mhc_input_open reports the loads */
     if (!ex)
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     for (int i = 0; i < 4 && !rc; i++)
-        rc = aclsim_executor_add_input(ex, names[i], &d[i]);
+        rc = aclsim_executor_add_input(ex, k_names[i], &d[i]);
     for (int i = 4; i < n_tensors && !rc; i++)
-        rc = aclsim_executor_add_output(ex, names[i], &d[i]);
+        rc = aclsim_executor_add_output(ex, k_names[i], &d[i]);
     if (!rc)
         rc = aclsim_executor_set_attrs(ex, &attrs, sizeof attrs);
     if (rc) {

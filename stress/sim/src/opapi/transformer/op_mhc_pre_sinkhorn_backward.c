@@ -181,6 +181,7 @@ static void race_launch_hook(const void *attrs, int64_t *args)
     if (g) {
         args[0] = atomic_load(&g->race_tpb);
         args[1] = atomic_load(&g->race_blocks);
+        ACLSIM_SAN_LOAD(&g->race_tpb, 2 * sizeof(atomic_llong));
     }
 }
 
@@ -487,6 +488,7 @@ static void bwd_block(bwd_run *r, int64_t b, float *xf, float *ghf, float *gxf)
                        ghf, tt, gxf);
         for (int i = 0; i < tt; i++)
             mhc_f32_to_half(gxf + i * K, t->out_dtype, (uint8_t *)r->gx + (m + i) * K * os, K);
+        ACLSIM_SAN_STORE((uint8_t *)r->gx + m * K * os, tt * K * os);
         bwd_gradphi_tile(P, K, (const float(*)[MHC_D])g, xf, tt, (r->faults & BWD_F_DRIFT) != 0);
     }
     /* like atomics: into the outputs as soon as the block is done (tiling-race: only the blocks
@@ -494,9 +496,12 @@ static void bwd_block(bwd_run *r, int64_t b, float *xf, float *ghf, float *gxf)
     if (!r->deterministic && b < r->reduce_n) {
         pthread_mutex_lock(&r->out_mu);
         add_partial(r->gphi, P, DK);
+        ACLSIM_SAN_UPDATE(r->gphi, DK * sizeof(float));
         if (!r->ub) {
             add_partial(r->gbias, pbias, MHC_D);
             add_partial(r->galpha, palpha, 3);
+            ACLSIM_SAN_UPDATE(r->gbias, MHC_D * sizeof(float));
+            ACLSIM_SAN_UPDATE(r->galpha, 3 * sizeof(float));
         }
         pthread_mutex_unlock(&r->out_mu);
     }
@@ -549,11 +554,19 @@ static void bwd_reduce_thread(void *arg, int tid)
     int64_t e0 = tid * chunk, e1 = e0 + chunk;
     if (e1 > DK)
         e1 = DK;
-    if (e0 < e1)
+    const int mode = acc ? ACLSIM_SAN_RW : ACLSIM_SAN_W;
+    if (e0 < e1) {
         reduce_slice(r->gphi, r->part + t->ws_phi, DK, nblocks, e0, e1, acc);
+        if (aclsim_sanitize_on)
+            aclsim_san_access(r->gphi + e0, (e1 - e0) * sizeof(float), mode, __FILE__, __LINE__);
+    }
     if (tid == 0 && !r->ub) {
         reduce_slice(r->gbias, r->part + t->ws_bias, MHC_D, nblocks, 0, MHC_D, acc);
         reduce_slice(r->galpha, r->part + t->ws_alpha, 3, nblocks, 0, 3, acc);
+        if (aclsim_sanitize_on) {
+            aclsim_san_access(r->gbias, MHC_D * sizeof(float), mode, __FILE__, __LINE__);
+            aclsim_san_access(r->galpha, 3 * sizeof(float), mode, __FILE__, __LINE__);
+        }
     }
 }
 
@@ -573,6 +586,11 @@ static void ub_reduce(bwd_run *r, int64_t nblocks)
     const int acc = (r->faults & BWD_F_SHARED_SCRATCH) != 0;
     reduce_slice(r->gbias, ub[0], MHC_D + 3, MHC_CORES, 0, MHC_D, acc);
     reduce_slice(r->galpha, ub[0] + MHC_D, MHC_D + 3, MHC_CORES, 0, 3, acc);
+    if (aclsim_sanitize_on) {
+        const int mode = acc ? ACLSIM_SAN_RW : ACLSIM_SAN_W;
+        aclsim_san_access(r->gbias, MHC_D * sizeof(float), mode, __FILE__, __LINE__);
+        aclsim_san_access(r->galpha, 3 * sizeof(float), mode, __FILE__, __LINE__);
+    }
 }
 
 /* hang: the kernel's side of the lock order (B, then A while holding B). */
@@ -646,6 +664,9 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
             r.gbias = scratch + DK;
             r.galpha = scratch + DK + MHC_D;
             memset(scratch, 0, (DK + MHC_D + 3) * sizeof(float));
+            if (aclsim_sanitize_on)
+                aclsim_san_region(scratch, BWD_SCRATCH_FLOATS * sizeof(float), "mhc_bwd.scratch");
+            ACLSIM_SAN_STORE(scratch, (DK + MHC_D + 3) * sizeof(float));
         } else {
             r.faults &= ~(uint32_t)BWD_F_SHARED_SCRATCH;
         }
@@ -666,6 +687,9 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
             memset(r.gphi, 0, DK * sizeof(float));
             memset(r.gbias, 0, MHC_D * sizeof(float));
             memset(r.galpha, 0, 3 * sizeof(float));
+            ACLSIM_SAN_STORE(r.gphi, DK * sizeof(float));
+            ACLSIM_SAN_STORE(r.gbias, MHC_D * sizeof(float));
+            ACLSIM_SAN_STORE(r.galpha, 3 * sizeof(float));
         }
         if (!r.deterministic) /* the blocks reduce as they complete */
             hang_reduce_begin(&r);
@@ -681,6 +705,10 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
             memcpy(out_phi, r.gphi, DK * sizeof(float));
             memcpy(out_bias, r.gbias, MHC_D * sizeof(float));
             memcpy(out_alpha, r.galpha, 3 * sizeof(float));
+            ACLSIM_SAN_LOAD(r.gphi, (DK + MHC_D + 3) * sizeof(float));
+            ACLSIM_SAN_STORE(out_phi, DK * sizeof(float));
+            ACLSIM_SAN_STORE(out_bias, MHC_D * sizeof(float));
+            ACLSIM_SAN_STORE(out_alpha, 3 * sizeof(float));
         }
         pthread_mutex_destroy(&r.out_mu);
     }
@@ -697,6 +725,9 @@ static int bwd_zero_kernel(aclsim_kernel_ctx *k)
     memset(mhc_output_ptr(k, OUT_GPHI), 0, (size_t)(MHC_D * t->K) * sizeof(float));
     memset(mhc_output_ptr(k, OUT_GALPHA), 0, 3 * sizeof(float));
     memset(mhc_output_ptr(k, OUT_GBIAS), 0, MHC_D * sizeof(float));
+    ACLSIM_SAN_STORE(mhc_output_ptr(k, OUT_GPHI), (size_t)(MHC_D * t->K) * sizeof(float));
+    ACLSIM_SAN_STORE(mhc_output_ptr(k, OUT_GALPHA), 3 * sizeof(float));
+    ACLSIM_SAN_STORE(mhc_output_ptr(k, OUT_GBIAS), MHC_D * sizeof(float));
     return 0;
 }
 
@@ -858,6 +889,11 @@ static int bwd_faults(bwd_attrs *attrs)
         attrs->faults |= BWD_F_TILING_RACE;
         atomic_store(&g->race_tpb, t->tokens_per_block); /* read back at phase 2 */
         atomic_store(&g->race_blocks, t->blocks);
+        if (aclsim_sanitize_on) {
+            aclsim_san_region(&g->race_tpb, 2 * sizeof(atomic_llong), "mhc_bwd.tiling");
+            aclsim_san_phase1(OP, &g->race_tpb, 2 * sizeof(atomic_llong), ACLSIM_SAN_W, __FILE__,
+                              __LINE__);
+        }
     }
     if (aclsim_fault("shared-scratch"))
         attrs->faults |= BWD_F_SHARED_SCRATCH;
@@ -889,6 +925,8 @@ static int bwd_publish(const aclsim_tensor_desc *d, aclsim_kernel_fn fn, bwd_att
 {
     int rc = 0;
     aclsim_executor *ex = aclsim_executor_create(OP, fn, attrs->tiling.ws_floats * sizeof(float));
+    if (ex && aclsim_sanitize_on)
+        aclsim_executor_san_own_loads(ex); /* mhc_input_open reports the loads */
     if (!ex) {
         if (published)
             heap_free(published);

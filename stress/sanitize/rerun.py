@@ -1,0 +1,226 @@
+"""`aclnn-stress sanitize DIR`: re-run a finished run's reproducers under the sanitizer.
+
+Reads DIR/report.json (file formats only: no engine modules), then for the run's reproducer
+(report["reproducer"]["command"], the minimal failing pair or mix) or, when there is none, for
+each failing case of the phases alone (one serial call each), spawns
+`python -m stress run ...` with ACLSIM_SANITIZE=initcheck,racecheck,memcheck and
+ACLSIM_SANITIZE_LOG set (on the simulator), or under `mssanitizer --tool=<tool>` with its log
+parsed (on a real CANN install).  Findings go to DIR/sanitize.json and DIR/sanitize.jsonl, and
+report.json gains a "sanitizer" entry next to its diagnosis.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from stress.baseline.store import atomic_write_bytes
+from stress.errors import ConfigError
+
+from .findings import TOOLS, Finding, read_jsonl
+from .mslog import parse_log
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """One re-run: what it reproduces, the `run` arguments and the extra environment."""
+
+    label: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class SanitizeResult:
+    run_dir: Path
+    reruns: tuple[Rerun, ...]
+    findings: tuple[Finding, ...]
+    labels: tuple[str, ...]  # the re-run each finding came from
+    exit_codes: tuple[int, ...]
+
+
+def _load_report(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "report.json"
+    if not path.is_file():
+        raise ConfigError(f"{path}: no report.json; pass the --out folder of a finished run")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path}: not JSON ({e.msg}); re-render it: `aclnn-stress report`") from e
+
+
+def _from_command(command: str) -> Rerun:
+    """The reproducer's shell command: VAR=value ... aclnn-stress run ARGS."""
+    words = shlex.split(command)
+    env = []
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        key, _, value = words.pop(0).partition("=")
+        env.append((key, value))
+    if len(words) < 2 or words[1] != "run":
+        raise ConfigError(f"report.json: reproducer.command {command!r} is not an aclnn-stress run")
+    return Rerun("reproducer", tuple(words[2:]), tuple(env))
+
+
+def _failing_cases(report: dict[str, Any]) -> list[str]:
+    ids: list[str] = []
+    for phase in report.get("phases", []):
+        for case in phase.get("cases", []) or []:
+            if case.get("verdict", "PASS") != "PASS" and case.get("id") not in ids:
+                ids.append(case["id"])
+    return ids
+
+
+def _case_corpus(report: dict[str, Any], case_id: str, out: Path) -> Path | None:
+    """A corpus file with just `case_id`, copied from the run's corpus files."""
+    for name in report.get("corpus", []):
+        path = Path(name)
+        if not path.is_file():
+            continue
+        data = tomllib.loads(path.read_text())
+        cases = [c for c in data.get("case", []) if c.get("id") == case_id]
+        if cases:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(tomli_w.dumps({**data, "case": cases}))
+            return out
+    return None
+
+
+def plan_reruns(report: dict[str, Any], work: Path) -> list[Rerun]:
+    """The reproducer, or one serial single-call run per failing case."""
+    faults = ",".join(report.get("backend", {}).get("faults", []) or [])
+    repro = report.get("reproducer")
+    if isinstance(repro, dict) and repro.get("command"):
+        return [_from_command(str(repro["command"]))]
+    reruns = []
+    for case_id in _failing_cases(report):
+        corpus = _case_corpus(report, case_id, work / f"{case_id}.toml")
+        if corpus is None:
+            continue
+        args = ["--corpus", str(corpus), "--control", "none", "--phases", "serial",
+                "--iterations", "1", "--repeats", "1", "--threads", "1"]  # fmt: skip
+        if report.get("baseline"):
+            args += ["--baseline", str(report["baseline"])]
+        reruns.append(Rerun(case_id, tuple(args), (("ACLSIM_FAULTS", faults),) if faults else ()))
+    return reruns
+
+
+def _spawn(argv: list[str], env: dict[str, str], timeout: float) -> int:
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    return proc.returncode
+
+
+def _run_one(rerun: Rerun, out: Path, on_cann: bool, timeout: float) -> tuple[list[Finding], int]:
+    base = [sys.executable, "-m", "stress", "run", *rerun.args, "--out", str(out / "run")]
+    env = {**os.environ, **dict(rerun.env)}
+    if not on_cann:
+        log = out / "aclsim.jsonl"
+        env["ACLSIM_SANITIZE"] = ",".join(TOOLS)
+        env["ACLSIM_SANITIZE_LOG"] = str(log)
+        rc = _spawn(base, env, timeout)
+        return read_jsonl(log), rc
+    findings: list[Finding] = []
+    rc = 0
+    for tool in TOOLS:  # mssanitizer runs one tool at a time
+        log = out / f"mssanitizer-{tool}.log"
+        argv = ["mssanitizer", f"--tool={tool}", f"--log-file={log}"]
+        base_t = [*base[:-1], str(out / f"run-{tool}")]
+        rc = max(rc, _spawn([*argv, *base_t], env, timeout))
+        if log.exists():
+            findings += parse_log(log.read_text(errors="replace"), tool)
+    return findings, rc
+
+
+def _write(run_dir: Path, report: dict[str, Any], result: SanitizeResult) -> None:
+    pairs = zip(result.labels, result.findings, strict=True)
+    records = [f.to_json() | {"rerun": lab} for lab, f in pairs]
+    atomic_write_bytes(
+        run_dir / "sanitize.jsonl", "".join(json.dumps(r) + "\n" for r in records).encode()
+    )
+    report["sanitizer"] = {
+        "file": "sanitize.json",
+        "findings": len(records),
+        "explains": report.get("diagnosis", ""),
+        "summary": sorted({f.summary() for f in result.findings}),
+    }
+    summary = {
+        "reruns": [
+            {"label": r.label, "args": list(r.args), "env": dict(r.env), "exit": rc}
+            for r, rc in zip(result.reruns, result.exit_codes, strict=True)
+        ],
+        "findings": records,
+        "report": report["sanitizer"],  # what report.json shows; re-renders keep it from here
+    }
+    atomic_write_bytes(run_dir / "sanitize.json", (json.dumps(summary, indent=2) + "\n").encode())
+    atomic_write_bytes(run_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
+
+
+def sanitize_run(run_dir: Path | str, timeout: float = 600.0) -> SanitizeResult:
+    """Re-run the reproducers of a finished run under the sanitizer; write the findings there."""
+    run_dir = Path(run_dir)
+    report = _load_report(run_dir)
+    work = run_dir / "sanitize"
+    if work.exists() and any(work.iterdir()):
+        raise ConfigError(f"{work}: already holds a sanitizer re-run; remove it to run again")
+    reruns = plan_reruns(report, work / "corpus")
+    on_cann = not report.get("backend", {}).get("simulator", True)
+    findings: list[Finding] = []
+    labels: list[str] = []
+    codes: list[int] = []
+    for i, rerun in enumerate(reruns):
+        out = work / f"{i:02d}-{rerun.label}"
+        out.mkdir(parents=True, exist_ok=True)
+        found, rc = _run_one(rerun, out, on_cann, timeout)
+        findings += found
+        labels += [rerun.label] * len(found)
+        codes.append(rc)
+    result = SanitizeResult(run_dir, tuple(reruns), tuple(findings), tuple(labels), tuple(codes))
+    _write(run_dir, report, result)
+    return result
+
+
+def add_cli(sub: argparse._SubParsersAction) -> None:
+    """The ``aclnn-stress sanitize DIR`` subcommand."""
+    p = sub.add_parser(
+        "sanitize",
+        help="re-run a finished run's reproducers under the sanitizer",
+        description="Re-run the minimal reproducer (or the failing cases) of the run in DIR under "
+        "the simulator's sanitizer (ACLSIM_SANITIZE=initcheck,racecheck,memcheck), or under "
+        "mssanitizer on a real CANN install, and add the findings to DIR/report.json next to the "
+        "diagnosis they explain (DIR/sanitize.json, one finding a line in DIR/sanitize.jsonl).",
+        epilog="Exit codes: 0 no findings, 1 findings, 2 usage/configuration error.",
+    )
+    p.add_argument("run_dir", metavar="DIR", type=Path, help="the --out folder of a run")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per re-run")
+    p.set_defaults(func=cmd_sanitize)
+
+
+def cmd_sanitize(args: argparse.Namespace) -> int:
+    """Run the command (a ConfigError reaches the CLI's one-line error, exit 2)."""
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        raise ConfigError(f"--timeout: must be a finite number of seconds > 0, got {args.timeout}")
+    result = sanitize_run(args.run_dir, args.timeout)
+    if not result.reruns:
+        print("nothing to re-run: the run has no reproducer and no failing case")
+    for line in sorted({f.summary() for f in result.findings}):
+        print(line)
+    print(f"{len(result.findings)} finding(s); {result.run_dir / 'sanitize.json'}")
+    return 1 if result.findings else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`aclnn-stress sanitize DIR` as a function: 0 no findings, 1 findings, 2 error."""
+    from stress.cli import main as cli_main
+
+    return cli_main(["sanitize", *(argv if argv is not None else sys.argv[1:])])
