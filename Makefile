@@ -48,7 +48,7 @@ browser:
 STRESS_ARGS ?=
 STRESS_PYTEST_ARGS ?= -n auto --stress-duration 2
 stress: $(STAMP)
-	$(CLI) run --record-baseline --stream both $(STRESS_ARGS)
+	$(CLI) run --record-baseline --stream both --budget 20 $(STRESS_ARGS)
 	$(PY) -m pytest -p stress -m stress -q $(STRESS_PYTEST_ARGS)
 
 lint: $(STAMP)

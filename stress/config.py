@@ -36,8 +36,10 @@ __all__ = [
     "RunConfig",
 ]
 
-PHASES = ("serial", "shuffled", "interleaved", "isolated", "mixed", "control")
-CONCURRENT_PHASES = ("isolated", "mixed", "control")
+#: In the order the diagnosis weighs them (see :mod:`stress.engine.schedule`): the fail-fast
+#: burst first, the control next, so a fail-fast run stops as soon as a diagnosis stands.
+PHASES = ("burst", "control", "serial", "shuffled", "isolated", "interleaved", "mixed")
+CONCURRENT_PHASES = ("burst", "isolated", "mixed", "control")
 CONTEXT_POLICIES = ("shared", "per-thread")
 STREAM_POLICIES = ("shared", "per-thread")
 
@@ -69,6 +71,8 @@ class RunConfig:
     device: int = 0
     deterministic: bool = True
     phases: tuple[str, ...] = PHASES
+    fail_fast: bool = True  # stop once a diagnosis stands (see stress.engine.schedule)
+    budget_s: float | None = None  # seconds for the whole run, divided across phases
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
@@ -100,6 +104,8 @@ class RunConfig:
         if self.iterations is not None:
             _int_in("--iterations", self.iterations, 1, 2**31 - 1)
         _seconds("--call-timeout", self.call_timeout, MAX_CALL_TIMEOUT)
+        if self.budget_s is not None:
+            _seconds("--budget", self.budget_s, MAX_CALL_TIMEOUT)
         unknown = [p for p in self.phases if p not in PHASES]
         if unknown:
             raise ConfigError(
@@ -178,6 +184,8 @@ class RunConfig:
             device=_given(args, "device", cls.device),
             deterministic=_given(args, "deterministic", cls.deterministic),
             phases=tuple(phases) if phases is not None else _given(args, "phases", PHASES),
+            fail_fast=_given(args, "fail_fast", cls.fail_fast),
+            budget_s=getattr(args, "budget", None),
         ).validate()
 
     @classmethod
@@ -204,7 +212,9 @@ class RunConfig:
             f"--stream {stream}",
             f"--context {self.context}",
         ]
-        if budget and self.iterations is not None:
+        if budget and self.budget_s is not None:
+            args.append(f"--budget {self.budget_s:g}")
+        elif budget and self.iterations is not None:
             args.append(f"--iterations {self.iterations}")
         elif budget:
             seconds = self.duration if self.duration is not None else DEFAULT_DURATION
@@ -220,6 +230,8 @@ class RunConfig:
             args.append(f"--canary {self.canary:#x}")
         if not self.deterministic:
             args.append("--no-deterministic")
+        if not self.fail_fast:
+            args.append("--no-fail-fast")
         return args
 
 

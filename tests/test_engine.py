@@ -14,7 +14,7 @@ import pytest
 from _cli import stress_cli
 
 from stress import cli
-from stress.config import RunConfig
+from stress.config import PHASES, RunConfig
 from stress.engine.session import Session
 from stress.report.document import build_report, write_reports
 from stress.report.journal import read_results
@@ -49,7 +49,7 @@ def test_clean_run_passes_everywhere_and_report_rerenders(tmp_path, baseline):
     report = s.run()
     assert report["diagnosis"] == "clean" and report["verdict"] == "clean"
     names = [p["name"] for p in report["phases"]]
-    assert names == ["serial", "shuffled", "interleaved", "isolated", "mixed", "control"]
+    assert names == list(PHASES)
     for p in report["phases"]:
         assert p["verdict"] == "PASS" and p["calls"] > 0, p
         for c in p["cases"]:
@@ -164,18 +164,19 @@ def test_mismatched_baseline_refused_then_forced(tmp_path, baseline):
 
 
 def _start_long_run(out, baseline, **popen):
-    """A CLI run with a long budget, returned once it streams isolated-phase records."""
+    """A CLI run with a long budget, returned once it streams control-phase records (the
+    control runs right after the burst, 60 s long here)."""
     argv = [sys.executable, "-m", "stress", "run", "--corpus", ADD, "--baseline", str(baseline),
             "--out", str(out), "--duration", "60", "--quiet", "--seed", "5"]  # fmt: skip
     proc = subprocess.Popen(argv, **popen)
     results = out / "results.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if results.exists() and '"phase":"isolated"' in results.read_text():
+        if results.exists() and '"phase":"control"' in results.read_text():
             return proc
         time.sleep(0.1)
     proc.kill()
-    pytest.fail("the run never reached the isolated phase")
+    pytest.fail("the run never reached the control phase")
 
 
 def test_interrupted_run_keeps_a_renderable_result_file(tmp_path, baseline):
@@ -186,12 +187,7 @@ def test_interrupted_run_keeps_a_renderable_result_file(tmp_path, baseline):
     assert proc.returncode == 130, err
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "interrupted" and not report["complete"]
-    assert [p["name"] for p in report["phases"]][:4] == [
-        "serial",
-        "shuffled",
-        "interleaved",
-        "isolated",
-    ]
+    assert [p["name"] for p in report["phases"]][:2] == ["burst", "control"]
     assert report["phases"][0]["verdict"] == "PASS"
     # `aclnn-stress report` renders the same from the JSONL alone
     (out / "report.json").unlink()

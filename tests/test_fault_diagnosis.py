@@ -63,8 +63,10 @@ def run_fault(
     duration: float | None = None,
     call_timeout: float = 10.0,
     shrink_budget: float = 0,
+    fail_fast: bool = False,
 ) -> dict:
-    """One isolated run with ``ACLSIM_FAULTS=fault``; returns the report."""
+    """One isolated run with ``ACLSIM_FAULTS=fault``; returns the report (every listed phase
+    runs unless ``fail_fast``: these tests pin each phase's verdict)."""
     control = "control" in phases
     baseline = _baseline(tmp, fault, control)
     config = RunConfig(
@@ -73,6 +75,7 @@ def run_fault(
         duration=duration,
         call_timeout=call_timeout,
         phases=phases,
+        fail_fast=fail_fast,
     )
     session = Session(
         config,

@@ -183,12 +183,14 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         help="run the stress protocol over a corpus",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run the protocol phases over the corpus and diagnose:\n"
+        "  burst        fail-fast first: each case's first call serially against the baseline,\n"
+        "               then short mixed rounds with the control interleaved (T threads)\n"
+        "  control      the control corpus under the same pool (runtime fault?)\n"
         "  serial       each case K times in one thread (baseline check)\n"
         "  shuffled     one thread, random order (order dependence)\n"
         "  interleaved  one thread, A.phase1 B.phase1 A.phase2 B.phase2 for every pair\n"
         "  isolated     each case alone on T threads (self-race)\n"
         "  mixed        all cases on T threads, barrier-aligned (cross-call contamination)\n"
-        "  control      the control corpus under the same pool (runtime fault?)\n"
         "Results stream to OUT/results.jsonl; OUT/report.json, report.md and the "
         "self-contained report.html are rendered from it.",
         epilog="Exit codes: 0 clean, 1 findings, 2 usage/configuration/environment error.",
@@ -228,6 +230,21 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         type=_positive(int),
         metavar="N",
         help="rounds per concurrent phase (per case in isolated) instead of a duration",
+    )
+    g.add_argument(
+        "--budget",
+        type=_positive(float),
+        metavar="S",
+        help="seconds for the whole run: the scheduler gives the burst a tenth (at most 1 s per "
+        "stream policy) and divides the rest across the concurrent phases (overrides --duration)",
+    )
+    g.add_argument(
+        "--fail-fast",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="stop once a diagnosis stands: the phases run in the order the diagnosis weighs "
+        "them (burst, control, serial, shuffled, isolated, interleaved, mixed) and the rest are "
+        "skipped after the first that settles it (default on; --no-fail-fast runs them all)",
     )
     g.add_argument("--seed", type=int, help="seed of every random choice (default: random)")
     _run_output_options(p)

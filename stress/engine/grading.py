@@ -225,6 +225,12 @@ class _Phases:
         return text
 
 
+#: The explanation's start when only the burst failed (no diagnostic phase reproduced it yet).
+BURST_ONLY = (
+    "the burst (serial first calls, then the corpus mixed with the control on many threads) "
+    "failed and no diagnostic phase isolated it: "
+)
+
 _CONTAMINATION = (Verdict.MISMATCH_RANDOM, Verdict.MISMATCH_STABLE, Verdict.ERROR)
 
 
@@ -281,4 +287,6 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
             f"different cases in flight corrupt each other "
             f"({ph.ruled_out(('isolated', 'control'))}): " + ph.where(lambda v: v in _CONTAMINATION)
         )
+    if ph.fails("burst"):
+        return Diagnosis.CROSS_CALL_CONTAMINATION, BURST_ONLY + ph.where(_failed)
     return Diagnosis.CLEAN, "every phase passed"

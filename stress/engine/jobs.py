@@ -73,7 +73,9 @@ def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
         rt, config, cases, control, baseline, sink=send, announce=job.get("announce", True)
     )
     phase = job["phase"]
-    runner.prepare_inputs(control if phase == "control" else cases)
+    runner.prepare_inputs(
+        control if phase == "control" else [*cases, *control] if phase == "burst" else cases
+    )
     send({"type": "ready"})
     stream = job.get("stream", "shared") if phase in CONCURRENT_PHASES else "shared"
     status, detail = runner.run(phase, stream)

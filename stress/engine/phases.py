@@ -1,5 +1,8 @@
 """The stress protocol's phases, run on one backend in one process.
 
+``burst``       the fail-fast first stage: each case (and each control case) once serially
+                against the baseline, then short barrier-aligned rounds on T threads that mix
+                the corpus with the control, every third round one case on all threads.
 ``serial``      each case K times in one thread (after one unrecorded warm-up call):
                 baseline check and determinism calibration.
 ``shuffled``    one thread, every case K times in a seeded random order: order dependence.
@@ -242,6 +245,35 @@ class PhaseRunner:
 
     def _phase_mixed(self, pool: WorkerPool) -> None:
         self._mix(pool, "mixed", self.cases, 5)
+
+    def _phase_burst(self, pool: WorkerPool) -> None:
+        """Cheap and sensitive first: a serial baseline check of every case's first call, then
+        mixed rounds with the control interleaved and self-race rounds (one case everywhere)."""
+        everything = [*self.cases, *self.control]
+        if not everything:
+            return
+
+        def serial(worker: Worker, rnd: int) -> None:
+            for i, case in enumerate(everything):  # the first call of each case, no warm-up
+                self._call("burst", worker, i, case, rep=0)
+
+        pool.run(serial, Budget(rounds=1), threads=1)
+        n, seed = len(everything), self.config.seed
+
+        def pick(worker: Worker, rnd: int) -> Case:
+            if rnd % 3 == 2:  # a self-race round: one case on every thread
+                return self.cases[(rnd // 3) % len(self.cases)] if self.cases else everything[0]
+            perm = np.random.default_rng([seed, 7, rnd]).permutation(n)
+            return everything[perm[worker.index % n]]
+
+        def task(worker: Worker, rnd: int) -> None:
+            self._call("burst", worker, rnd, pick(worker, rnd))
+
+        def fill(worker: Worker, rnd: int, k: int) -> None:
+            i = np.random.default_rng([seed, 7, rnd, worker.index, k + 1]).integers(n)
+            self._call("burst", worker, rnd, everything[int(i)], fill=k)
+
+        pool.run(task, self.config.budget(), fill=fill)
 
     def _phase_control(self, pool: WorkerPool) -> None:
         if not self.control:

@@ -18,12 +18,13 @@ from typing import Any
 
 from stress import __version__
 from stress.baseline.store import Baseline, backend_tag, default_baseline_path
-from stress.config import CONCURRENT_PHASES, RunConfig
+from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.engine.isolate import ChildResult, run_child
 from stress.engine.reproducer import Reproducer
+from stress.engine.schedule import Scheduler, plan, settled
 from stress.errors import ConfigError
-from stress.model import PhaseStatus, Status
+from stress.model import PhaseStatus, Status, is_failure
 from stress.report.document import build_report, write_reports
 from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
 
@@ -76,6 +77,7 @@ class Session:
 
     cases: list[Case] = field(init=False, default_factory=list)
     _t0: float = field(init=False, default=0.0)
+    _first: dict[str, Any] | None = field(init=False, default=None)  # the first failing call
     control_cases: list[Case] = field(init=False, default_factory=list)
     header: dict[str, Any] = field(init=False, default_factory=dict)  # the journal's first record
 
@@ -130,7 +132,8 @@ class Session:
     # -- the run ----------------------------------------------------------------------------
     def load(self) -> None:
         self.cases = load_corpus(self.corpus)
-        if "control" in self.config.phases:
+        phases = self.config.phases
+        if "control" in phases or ("burst" in phases and self.control):
             if not self.control:
                 raise ConfigError(
                     "the control phase needs --control PATH (or drop it from --phases)"
@@ -169,9 +172,10 @@ class Session:
                 writer.write({"type": "note", "message": f"baseline forced: {w}"})
             status = PhaseStatus.DONE
             reproducer = None
+            timing: dict[str, Any] = {"first_detection_s": None, "diagnosis_s": None}
             try:
-                for phase, variant, stream in self._phase_plan():
-                    self._run_phase(writer, phase, variant, stream, str(path))
+                timing["diagnosis_s"] = self._run_phases(writer, str(path))
+                timing["first_detection_s"] = self._first["elapsed"] if self._first else None
                 writer.sync()
                 if self.shrink_budget > 0:
                     try:
@@ -191,6 +195,7 @@ class Session:
                         "status": status,
                         "ended": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                         "reproducer": reproducer,
+                        "timing": timing,
                     }
                 )
                 writer.sync()
@@ -250,21 +255,58 @@ class Session:
             "faults": os.environ.get("ACLSIM_FAULTS", "") or self.env.get("ACLSIM_FAULTS", ""),
         }
 
-    def _phase_plan(self) -> list[tuple[str, str, str]]:
-        plan = []
-        for phase in self.config.phases:
-            if phase in CONCURRENT_PHASES:
-                for stream in self.config.streams:
-                    variant = f"stream={stream}" if len(self.config.streams) > 1 else ""
-                    plan.append((phase, variant, stream))
-            else:
-                plan.append((phase, "", "shared"))
-        return plan
+    def _run_phases(self, writer: ResultWriter, baseline: str) -> float | None:
+        """Run the scheduled phases (stopping early under fail-fast); returns the seconds since
+        the start at which the final diagnosis first stood (None when clean)."""
+        steps = plan(self.config)
+        scheduler = Scheduler(self.config, steps)
+        ran: list[str] = []
+        history: list[tuple[float, str]] = []
+        for i, step in enumerate(steps):
+            config = scheduler.config_for(i, time.monotonic() - self._t0)
+            self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
+            ran.append(step.phase)
+            report = build_report(writer.records)
+            diagnosis = report["diagnosis"]
+            history.append((round(time.monotonic() - self._t0, 3), diagnosis))
+            done = i + 1 == len(steps) or steps[i + 1].phase != step.phase
+            if self.config.fail_fast and settled(
+                diagnosis, ran, self.config.phases, report["explanation"], done
+            ):
+                skipped = [f"{s.phase} {s.variant}".strip() for s in steps[i + 1 :]]
+                if skipped:
+                    note = (
+                        f"fail-fast: the diagnosis {diagnosis} stands after {step.phase}; "
+                        f"skipped {', '.join(skipped)} (--no-fail-fast runs every phase)"
+                    )
+                    writer.write({"type": "note", "message": note})
+                    self.ui.message(note)
+                break
+        return _settled_at(history)
+
+    def _first_failure(self, rec: dict[str, Any]) -> None:
+        if self._first is not None or rec.get("warmup") or not is_failure(rec):
+            return
+        self._first = rec
+        where = rec.get("phase", "?") + (f" ({rec['variant']})" if rec.get("variant") else "")
+        self.ui.message(
+            f"first failure: {rec['elapsed']:.2f} s after the start, case {rec.get('case')} "
+            f"in {where}: {rec.get('status')}"
+        )
 
     def _run_phase(
-        self, writer: ResultWriter, phase: str, variant: str, stream: str, baseline: str
+        self,
+        writer: ResultWriter,
+        phase: str,
+        variant: str,
+        stream: str,
+        baseline: str,
+        config: RunConfig | None = None,
     ) -> None:
+        config = config or self.config
         n_cases = len(self.control_cases if phase == "control" else self.cases)
+        if phase == "burst":
+            n_cases += len(self.control_cases)
         writer.write(
             {
                 "type": "phase-start",
@@ -286,14 +328,15 @@ class Session:
                 rec["elapsed"] = round(time.monotonic() - self._t0, 4)  # since the run began
                 writer.write(rec)
                 self.ui.record(rec)
+                self._first_failure(rec)
 
         job = {
             "kind": "phase",
             "phase": phase,
             "stream": stream,
-            "config": self.config.to_json(),
+            "config": config.to_json(),
             "corpus": list(self.corpus),
-            "control": list(self.control),
+            "control": [str(c) for c in self.control] if self.control_cases else [],
             "baseline": baseline,
         }
         status, detail, extra = PhaseStatus.INTERRUPTED, "interrupted by the user", {}
@@ -339,6 +382,19 @@ class Session:
             )
             writer.sync()
             self.ui.phase_end(phase, variant, status, calls, seconds)
+
+
+def _settled_at(history: list[tuple[float, str]]) -> float | None:
+    """When the last diagnosis of ``history`` (seconds, diagnosis per phase) first stood and
+    stayed; None when the run is clean."""
+    if not history or history[-1][1] == "clean":
+        return None
+    at = history[-1][0]
+    for seconds, diagnosis in reversed(history):
+        if diagnosis != history[-1][1]:
+            break
+        at = seconds
+    return at
 
 
 def _recording_summary(path: str | Path, recorded: list[dict[str, Any]]) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from stress.baseline.store import atomic_write_bytes
 from stress.engine.grading import PhaseVerdict, diagnose, grade_phase, interference_matrix
-from stress.model import Diagnosis, PhaseStatus, Verdict, schema
+from stress.model import Diagnosis, PhaseStatus, Verdict, is_failure, schema
 from stress.report.journal import RESULTS_FILE, read_results
 
 __all__ = [
@@ -56,6 +56,7 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
     calls: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     run_end: Mapping[str, Any] = {}
     notes: list[str] = []
+    first: float | None = None
     for rec in records:
         kind = rec["type"]
         if kind == "run":
@@ -66,6 +67,8 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
             ends[_phase_key(rec)] = rec
         elif kind == "call":
             calls[_phase_key(rec)].append(rec)
+            if first is None and not rec.get("warmup") and is_failure(rec):
+                first = rec.get("elapsed")
         elif kind == "run-end":
             run_end = rec
         elif kind == "note":
@@ -123,6 +126,10 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "reproducer": run_end.get("reproducer") if run_end else None,
         "notes": notes,
         "calls": sum(p.calls for p in phases),
+        "timing": {
+            "first_detection_s": first if diagnosis != Diagnosis.CLEAN else None,
+            "diagnosis_s": (run_end.get("timing") or {}).get("diagnosis_s") if run_end else None,
+        },
     }
 
 
