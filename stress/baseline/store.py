@@ -15,8 +15,6 @@ from __future__ import annotations
 import datetime as _dt
 import io
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,6 +26,7 @@ import numpy as np
 from stress.config import CANARY
 from stress.corpus.parse import Case
 from stress.errors import ConfigError
+from stress.files import atomic_write_bytes, load_json
 from stress.model import Status, schema
 
 __all__ = [
@@ -41,21 +40,6 @@ __all__ = [
 ]
 
 BASELINE_SCHEMA = schema("baseline")
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same directory and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass
@@ -155,17 +139,7 @@ class Baseline:
     def load(cls, path: str | Path) -> Baseline:
         """Read and validate a baseline file (errors name the file and the field)."""
         path = Path(path)
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(
-                f"{path}: no baseline; record one with `aclnn-stress baseline record`"
-            ) from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(
-                f"{path}: corrupt baseline ({exc}); delete it and re-record with "
-                "`aclnn-stress baseline record`"
-            ) from None
+        doc = load_json(path, "baseline", fix="re-record it with `aclnn-stress baseline record`")
         if not isinstance(doc, dict) or doc.get("schema", BASELINE_SCHEMA) != BASELINE_SCHEMA:
             # a file without a schema predates the field: version 1, read as such
             found = doc.get("schema") if isinstance(doc, dict) else None
@@ -173,21 +147,14 @@ class Baseline:
                 f"{path}, field 'schema': expected {BASELINE_SCHEMA!r}, found {found!r}; "
                 "re-record with `aclnn-stress baseline record`"
             )
-        for key in ("backend", "corpus", "deterministic", "repeats", "cases"):
-            if key not in doc:
-                raise ConfigError(f"{path}, field '{key}': missing; re-record the baseline")
-        try:
-            cases = {cid: CaseBaseline.from_json(c) for cid, c in doc["cases"].items()}
-        except (TypeError, AttributeError) as exc:
-            raise ConfigError(
-                f"{path}, field 'cases': malformed ({exc}); re-record the baseline"
-            ) from None
+        _check_schema(doc, path)
+        cases = {cid: CaseBaseline.from_json(c) for cid, c in doc["cases"].items()}
         baseline = cls(
             backend=doc["backend"],
             corpus=doc["corpus"],
-            deterministic=bool(doc["deterministic"]),
-            repeats=int(doc["repeats"]),
-            canary=int(doc.get("canary", CANARY)),
+            deterministic=doc["deterministic"],
+            repeats=doc["repeats"],
+            canary=doc.get("canary", CANARY),
             cases=cases,
             created=doc.get("created", ""),
             path=path,
@@ -255,6 +222,83 @@ class Baseline:
                 + "; re-record with `aclnn-stress baseline record`, or pass --force"
             )
         return problems
+
+
+# -- the schema of a baseline file -------------------------------------------------------------
+# field -> (accepted types, required, the check of the value or None). One table per level: the
+# file, a case, an output; Baseline.load checks a document against them before building anything.
+def _int_range(lo: int, hi: int):
+    return lambda v: lo <= v <= hi or f"must be in {lo}..{hi}"
+
+
+def _hex_digest(v: str):
+    return all(c in "0123456789abcdef" for c in v) or "must be a hex digest (sha256)"
+
+
+_FILE_FIELDS: dict[str, tuple[type | tuple[type, ...], bool, Any]] = {
+    "schema": (str, False, None),
+    "created": (str, False, None),
+    "backend": (dict, True, None),
+    "corpus": (dict, True, None),
+    "deterministic": (bool, True, None),
+    "repeats": (int, True, _int_range(1, 10_000)),
+    "canary": (int, False, _int_range(0, 255)),
+    "cases": (dict, True, None),
+}
+_CASE_FIELDS: dict[str, tuple[type | tuple[type, ...], bool, Any]] = {
+    "id": (str, True, None),
+    "key": (str, True, None),
+    "op": (str, True, None),
+    "status": (str, True, lambda v: v in (Status.OK, Status.ERROR) or "must be ok or error"),
+    "code": (int, False, None),
+    "message": (str, False, None),
+    "call_digest": (str, False, _hex_digest),
+    "outputs": (dict, False, None),
+    "bit_deterministic": (bool, False, None),
+    "digests_seen": (list, False, lambda v: all(isinstance(d, str) for d in v) or "strings"),
+    "reference": (dict, False, None),
+    "grading": (str, False, None),
+}
+_OUTPUT_FIELDS: dict[str, tuple[type | tuple[type, ...], bool, Any]] = {
+    "digest": (str, True, _hex_digest),
+    "shape": (list, True, lambda v: all(type(n) is int and n >= 0 for n in v) or "sizes >= 0"),
+    "dtype": (str, True, None),
+    "canary_chance": (int, False, _int_range(0, 2**63)),
+    "unwritten": (int, False, _int_range(0, 2**63)),
+}
+
+
+def _check_fields(doc: Any, table: Mapping[str, Any], path: Path, where: str) -> None:
+    fix = "; re-record the baseline with `aclnn-stress baseline record`"
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}, {where or 'document'}: must be a JSON object{fix}")
+    unknown = sorted(set(doc) - set(table))
+    if unknown:
+        raise ConfigError(f"{path}, field '{where}{unknown[0]}': unknown field{fix}")
+    for name, (kind, required, check) in table.items():
+        field_name = f"{where}{name}"
+        if name not in doc:
+            if required:
+                raise ConfigError(f"{path}, field '{field_name}': missing{fix}")
+            continue
+        value = doc[name]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ConfigError(
+                f"{path}, field '{field_name}': expected {getattr(kind, '__name__', kind)}, "
+                f"found {value!r:.40}{fix}"
+            )
+        verdict = check(value) if check else True
+        if verdict is not True:
+            raise ConfigError(f"{path}, field '{field_name}': {verdict}, found {value!r:.40}{fix}")
+
+
+def _check_schema(doc: Mapping[str, Any], path: Path) -> None:
+    """Validate a baseline document against the tables above (one line naming the field)."""
+    _check_fields(doc, _FILE_FIELDS, path, "")
+    for cid, case in doc["cases"].items():
+        _check_fields(case, _CASE_FIELDS, path, f"cases.{cid}.")
+        for name, out in case.get("outputs", {}).items():
+            _check_fields(out, _OUTPUT_FIELDS, path, f"cases.{cid}.outputs.{name}.")
 
 
 def _npz_path(path: Path) -> Path:

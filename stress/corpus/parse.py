@@ -38,7 +38,6 @@ import functools
 import hashlib
 import json
 import re
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ import tomli_w
 
 from stress import ops
 from stress.errors import ConfigError
+from stress.files import load_toml
 from stress.ops.spec import OpSpec
 
 __all__ = ["Case", "Expect", "corpus_text", "load_corpus", "load_corpus_file"]
@@ -201,16 +201,7 @@ def load_corpus_file(path: str | Path, include_dirs: Sequence[str | Path] = ()) 
     ``include_dirs``)."""
     path = Path(path)
     source = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{source}: corpus file not found (check --corpus)") from None
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read corpus file: {exc.strerror}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+    data = load_toml(path, "corpus file", fix="check --corpus")
     if "op" in data:
         return _declared(data, source, include_dirs)
     unknown = sorted(set(data) - {"defaults", "case", "declarations"})

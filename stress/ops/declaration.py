@@ -42,7 +42,6 @@ the field and the fix (:class:`~stress.errors.ConfigError`).
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -329,10 +328,7 @@ def parse_declaration(
 def load_declaration(path: str | Path, include_dirs: Sequence[str | Path] = ()) -> OpDeclaration:
     """Read and validate the declaration file at ``path``."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: declaration file not found") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    from stress.files import load_toml
+
+    data = load_toml(path, "declaration file")
     return parse_declaration(data, str(path), include_dirs)

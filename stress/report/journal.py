@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from stress.errors import ConfigError
+from stress.files import MAX_DEPTH, nesting_depth, read_text
 from stress.model import schema
 
 __all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "ResultWriter", "read_results"]
@@ -86,18 +87,17 @@ def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
     path = Path(path)
     if path.is_dir():
         path = path / RESULTS_FILE
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ConfigError(
-            f"{path}: no result file (run `aclnn-stress run --out DIR` first)"
-        ) from None
+    lines = read_text(
+        path, "result file", fix="run `aclnn-stress run --out DIR` first"
+    ).splitlines()
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
+            if nesting_depth(line) > MAX_DEPTH:
+                raise ValueError("nested too deep")
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             if number == len(lines):
                 return  # the run was killed mid-write
             raise ConfigError(
