@@ -39,7 +39,7 @@ def register_declaration(decl) -> OpSpec:
     if decl.name in _BUILT_IN and _DECLARED_SOURCE.get(decl.name) != decl.source:
         raise ConfigError(
             f"{decl.source} [op], field 'name': {decl.name!r} is a built-in operator; "
-            f"give the declaration another name (name = \"my_{decl.name}\")"
+            f'give the declaration another name (name = "my_{decl.name}")'
         )
     spec = to_opspec(decl)
     _CATALOGUE[spec.name] = spec

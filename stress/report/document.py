@@ -46,6 +46,7 @@ class GradedJournal:
     notes: tuple[str, ...]
     diagnosis: Diagnosis
     explanation: str
+    first_failure_s: float | None  # seconds from the run's start to its first failing call
 
 
 def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
@@ -79,7 +80,9 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
     )
     diagnosis, explanation = diagnose(phases)
     interleaved = tuple(r for (name, _), rs in calls.items() if name == "interleaved" for r in rs)
-    return GradedJournal(header, phases, interleaved, run_end, tuple(notes), diagnosis, explanation)
+    return GradedJournal(
+        header, phases, interleaved, run_end, tuple(notes), diagnosis, explanation, first
+    )
 
 
 def _grade_phase(
@@ -127,7 +130,7 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "notes": notes,
         "calls": sum(p.calls for p in phases),
         "timing": {
-            "first_detection_s": first if diagnosis != Diagnosis.CLEAN else None,
+            "first_detection_s": g.first_failure_s if diagnosis != Diagnosis.CLEAN else None,
             "diagnosis_s": (run_end.get("timing") or {}).get("diagnosis_s") if run_end else None,
         },
     }
