@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -181,3 +182,20 @@ def record_baseline(
         cases=result,
         canary=canary,
     )
+
+
+def recording_summary(path: str | Path, recorded: list[dict[str, Any]]) -> str:
+    """One line on a freshly recorded baseline, naming cases that deserve a look."""
+    ok = [r for r in recorded if r.get("status") == Status.OK]
+    det = sum(1 for r in ok if r.get("bit_deterministic"))
+    differs = [r["case"] for r in ok if (r.get("reference") or {}).get("ok") is False]
+    unwritten = [r["case"] for r in ok if r.get("unwritten")]
+    text = (
+        f"baseline recorded: {path} ({len(recorded)} cases: {len(ok)} succeed, {det} of them "
+        f"bit-deterministic; {len(recorded) - len(ok)} return an error status)"
+    )
+    if differs:
+        text += f"; differs from the numpy reference: {', '.join(differs)}"
+    if unwritten:
+        text += f"; unwritten outputs: {', '.join(unwritten)}"
+    return text

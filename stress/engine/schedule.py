@@ -111,3 +111,16 @@ class Scheduler:
         if seconds is None:
             return self.config
         return self.config.with_(duration=round(seconds, 3), iterations=None)
+
+
+def settled_at(history: list[tuple[float, str]]) -> float | None:
+    """When the last diagnosis of ``history`` (seconds, diagnosis per phase) first stood and
+    stayed; None when the run is clean."""
+    if not history or history[-1][1] == Diagnosis.CLEAN:
+        return None
+    at = history[-1][0]
+    for seconds, diagnosis in reversed(history):
+        if diagnosis != history[-1][1]:
+            break
+        at = seconds
+    return at

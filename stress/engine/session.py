@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from stress import __version__
+from stress.baseline.record import recording_summary
 from stress.baseline.store import Baseline, backend_tag, default_baseline_path
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.engine.isolate import ChildResult, run_child
 from stress.engine.reproducer import Reproducer
-from stress.engine.schedule import Scheduler, plan, settled
+from stress.engine.schedule import Scheduler, plan, settled, settled_at
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status, is_failure
 from stress.report.document import build_report, write_reports
@@ -216,7 +217,7 @@ class Session:
             self.record_baseline(
                 path, lambda r: recorded.append(r) if r.get("type") == "recorded" else None
             )
-            self.ui.message(_recording_summary(path, recorded))
+            self.ui.message(recording_summary(path, recorded))
         baseline = Baseline.load(path)
         warnings = baseline.check_compatible(
             fingerprint,
@@ -282,7 +283,7 @@ class Session:
                     writer.write({"type": "note", "message": note})
                     self.ui.message(note)
                 break
-        return _settled_at(history)
+        return settled_at(history)
 
     def _first_failure(self, rec: dict[str, Any]) -> None:
         if self._first is not None or rec.get("warmup") or not is_failure(rec):
@@ -382,33 +383,3 @@ class Session:
             )
             writer.sync()
             self.ui.phase_end(phase, variant, status, calls, seconds)
-
-
-def _settled_at(history: list[tuple[float, str]]) -> float | None:
-    """When the last diagnosis of ``history`` (seconds, diagnosis per phase) first stood and
-    stayed; None when the run is clean."""
-    if not history or history[-1][1] == "clean":
-        return None
-    at = history[-1][0]
-    for seconds, diagnosis in reversed(history):
-        if diagnosis != history[-1][1]:
-            break
-        at = seconds
-    return at
-
-
-def _recording_summary(path: str | Path, recorded: list[dict[str, Any]]) -> str:
-    """One line on a freshly recorded baseline, naming cases that deserve a look."""
-    ok = [r for r in recorded if r.get("status") == Status.OK]
-    det = sum(1 for r in ok if r.get("bit_deterministic"))
-    differs = [r["case"] for r in ok if (r.get("reference") or {}).get("ok") is False]
-    unwritten = [r["case"] for r in ok if r.get("unwritten")]
-    text = (
-        f"baseline recorded: {path} ({len(recorded)} cases: {len(ok)} succeed, {det} of them "
-        f"bit-deterministic; {len(recorded) - len(ok)} return an error status)"
-    )
-    if differs:
-        text += f"; differs from the numpy reference: {', '.join(differs)}"
-    if unwritten:
-        text += f"; unwritten outputs: {', '.join(unwritten)}"
-    return text
