@@ -69,9 +69,8 @@ def _figure(e: GradElement, pairs: list[tuple[float, float]]) -> Any:
         axis.set_major_formatter(ticker.LogFormatter(labelOnlyBase=True))  # most of the time
         axis.set_minor_locator(ticker.NullLocator())
     ax.set_xlabel("eps", labelpad=1)
-    ax.set_title(f"{e.element}: {e.verdict}", fontsize=7, pad=2)
     ax.tick_params(length=2, pad=1)
-    fig.subplots_adjust(left=0.2, right=0.97, bottom=0.2, top=0.88)
+    fig.subplots_adjust(left=0.2, right=0.97, bottom=0.2, top=0.95)
     return fig
 
 
