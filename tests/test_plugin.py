@@ -329,8 +329,10 @@ def test_a_failing_run_names_phase_case_verdict_digests_and_replay(pytester, cor
     # the run's own directory replays with the CLI, to the same verdict
     replay = next(ln for ln in out.splitlines() if "replay:  " in ln).split("replay:  ")[1]
     proc = subprocess.run(
+        # --force: this test process may hold a simulator build loaded by an earlier test, so
+        # the snapshot's library hashes need not be the fresh process's; the verdict must match.
         [sys.executable, "-m", "stress", *replay.split()[2:], "--no-isolate", "--quiet",
-         "--shrink-budget", "0", "--out", str(pytester.path / "replayed")],
+         "--shrink-budget", "0", "--force", "--out", str(pytester.path / "replayed")],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr
