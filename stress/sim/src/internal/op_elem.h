@@ -376,4 +376,25 @@ static inline int op_same_shape(const int64_t *a, int na, const int64_t *b, int 
     return 1;
 }
 
+/* Phase 1's last step for a one-input, one-output operator: an executor running `kernel` (no
+ * kernel when `launch` is 0, e.g. an empty output), its two tensors and its attributes,
+ * published to the caller. */
+static inline aclnnStatus op_publish_unary(const char *op, aclsim_kernel_fn kernel, int launch,
+                                           aclsim_tensor_desc *in, aclsim_tensor_desc *out,
+                                           const void *attrs, size_t attrs_size,
+                                           uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    aclsim_executor *ex = aclsim_executor_create(op, launch ? kernel : NULL, 0);
+    if (!ex)
+        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
+    int rc;
+    if ((rc = aclsim_executor_add_input(ex, "self", in)) ||
+        (rc = aclsim_executor_add_output(ex, "out", out)) ||
+        (rc = aclsim_executor_set_attrs(ex, attrs, attrs_size))) {
+        aclsim_executor_discard(ex);
+        return rc;
+    }
+    return aclsim_executor_publish(ex, workspaceSize, executor);
+}
+
 #endif /* ACLSIM_OP_ELEM_H */

@@ -172,16 +172,8 @@ ACLSIM_API aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self,
         (rc = aclsim_tensor_get(api, "out", out, &dout)) ||
         (rc = rs_validate(api, &ds, dim, keepDims, dtype, &dout, &attrs)))
         return rc;
-    aclsim_executor *ex = aclsim_executor_create(OP, aclsim_numel(&dout) ? rs_kernel : NULL, 0);
-    if (!ex)
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    if ((rc = aclsim_executor_add_input(ex, "self", &ds)) ||
-        (rc = aclsim_executor_add_output(ex, "out", &dout)) ||
-        (rc = aclsim_executor_set_attrs(ex, &attrs, sizeof attrs))) {
-        aclsim_executor_discard(ex);
-        return rc;
-    }
-    return aclsim_executor_publish(ex, workspaceSize, executor);
+    return op_publish_unary(OP, rs_kernel, aclsim_numel(&dout) != 0, &ds, &dout, &attrs, sizeof attrs,
+                            workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnReduceSum(void *workspace, uint64_t workspaceSize,

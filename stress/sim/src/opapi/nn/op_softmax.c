@@ -128,16 +128,8 @@ ACLSIM_API aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64
                                 api, (long long)dim, (int)ds.ndim, ds.ndim ? -(int)ds.ndim : -1,
                                 ds.ndim ? (int)ds.ndim - 1 : 0);
     softmax_attrs attrs = {.dim = d};
-    aclsim_executor *ex = aclsim_executor_create(OP, aclsim_numel(&ds) ? softmax_kernel : NULL, 0);
-    if (!ex)
-        return ACLNN_ERR_INNER_CREATE_EXECUTOR;
-    if ((rc = aclsim_executor_add_input(ex, "self", &ds)) ||
-        (rc = aclsim_executor_add_output(ex, "out", &dout)) ||
-        (rc = aclsim_executor_set_attrs(ex, &attrs, sizeof attrs))) {
-        aclsim_executor_discard(ex);
-        return rc;
-    }
-    return aclsim_executor_publish(ex, workspaceSize, executor);
+    return op_publish_unary(OP, softmax_kernel, aclsim_numel(&ds) != 0, &ds, &dout, &attrs, sizeof attrs,
+                            workspaceSize, executor);
 }
 
 ACLSIM_API aclnnStatus aclnnSoftmax(void *workspace, uint64_t workspaceSize,
