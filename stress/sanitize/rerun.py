@@ -29,8 +29,12 @@ import tomli_w
 from stress.baseline.store import atomic_write_bytes
 from stress.errors import ConfigError
 
-from .findings import TOOLS, Finding, read_jsonl
+from .findings import TOOLS, Finding, finding_from_json, read_jsonl
+from .hostsan import HOST_TOOLS, read_logs
 from .mslog import parse_log
+
+#: ``--tool``: the simulator's shadow-state checks (all three), or an instrumented variant.
+SHADOW = "shadow"
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,35 @@ def _spawn(argv: list[str], env: dict[str, str], timeout: float) -> int:
     return proc.returncode
 
 
-def _run_one(rerun: Rerun, out: Path, on_cann: bool, timeout: float) -> tuple[list[Finding], int]:
+def _run_host_tool(rerun: Rerun, out: Path, tool: str, timeout: float) -> tuple[list[Finding], int]:
+    """The re-run on the simulator's asan/tsan variant (its library hashes differ from the run's
+    baseline snapshot, hence --force); the sanitizer's logs parsed into findings."""
+    from stress.sim import _build, variant
+
+    var = variant.get(tool)
+    prefix = out / tool
+    env = {**os.environ, **dict(rerun.env)}
+    env.update(variant.runtime_env(var, _build._compiler(), str(prefix)))
+    env.pop("ACLSIM_SANITIZE", None)
+    argv = [
+        sys.executable,
+        "-m",
+        "stress",
+        "run",
+        *rerun.args,
+        "--force",
+        "--out",
+        str(out / "run"),
+    ]
+    rc = _spawn(argv, env, timeout)
+    return read_logs(prefix, (str(_build.SRC_DIR),)), rc
+
+
+def _run_one(
+    rerun: Rerun, out: Path, on_cann: bool, timeout: float, tool: str = SHADOW
+) -> tuple[list[Finding], int]:
+    if tool in HOST_TOOLS:
+        return _run_host_tool(rerun, out, tool, timeout)
     base = [sys.executable, "-m", "stress", "run", *rerun.args, "--out", str(out / "run")]
     env = {**os.environ, **dict(rerun.env)}
     if not on_cann:
@@ -142,21 +174,39 @@ def _run_one(rerun: Rerun, out: Path, on_cann: bool, timeout: float) -> tuple[li
     return findings, rc
 
 
-def _write(run_dir: Path, report: dict[str, Any], result: SanitizeResult) -> None:
+def _earlier(run_dir: Path, tool: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The records and re-runs of the other tools' earlier `sanitize` runs (sanitize.json), so
+    a `--tool tsan` after the shadow checks adds to them instead of replacing them."""
+    path = run_dir / "sanitize.json"
+    if not path.is_file():
+        return [], []
+    try:
+        old = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path}: not JSON ({e.msg}); remove it to start over") from e
+    keep = [r for r in old.get("findings", []) if r.get("via", SHADOW) != tool]
+    runs = [r for r in old.get("reruns", []) if r.get("via", SHADOW) != tool]
+    return keep, runs
+
+
+def _write(run_dir: Path, report: dict[str, Any], result: SanitizeResult, tool: str) -> None:
     pairs = zip(result.labels, result.findings, strict=True)
-    records = [f.to_json() | {"rerun": lab} for lab, f in pairs]
+    old_records, old_runs = _earlier(run_dir, tool)
+    records = old_records + [f.to_json() | {"rerun": lab, "via": tool} for lab, f in pairs]
     atomic_write_bytes(
         run_dir / "sanitize.jsonl", "".join(json.dumps(r) + "\n" for r in records).encode()
     )
+    every = [finding_from_json(r, "sanitize.json") for r in records]
     report["sanitizer"] = {
         "file": "sanitize.json",
         "findings": len(records),
         "explains": report.get("diagnosis", ""),
-        "summary": sorted({f.summary() for f in result.findings}),
+        "summary": sorted({f.summary() for f in every}),
     }
     summary = {
-        "reruns": [
-            {"label": r.label, "args": list(r.args), "env": dict(r.env), "exit": rc}
+        "reruns": old_runs
+        + [
+            {"label": r.label, "args": list(r.args), "env": dict(r.env), "exit": rc, "via": tool}
             for r, rc in zip(result.reruns, result.exit_codes, strict=True)
         ],
         "findings": records,
@@ -166,27 +216,32 @@ def _write(run_dir: Path, report: dict[str, Any], result: SanitizeResult) -> Non
     atomic_write_bytes(run_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
 
 
-def sanitize_run(run_dir: Path | str, timeout: float = 600.0) -> SanitizeResult:
-    """Re-run the reproducers of a finished run under the sanitizer; write the findings there."""
+def sanitize_run(run_dir: Path | str, timeout: float = 600.0, tool: str = SHADOW) -> SanitizeResult:
+    """Re-run the reproducers of a finished run under the sanitizer (``tool``: the shadow-state
+    checks, or the simulator's ``asan`` / ``tsan`` variant); write the findings there."""
     run_dir = Path(run_dir)
     report = _load_report(run_dir)
-    work = run_dir / "sanitize"
+    on_cann = not report.get("backend", {}).get("simulator", True)
+    if on_cann and tool in HOST_TOOLS:
+        raise ConfigError(
+            f"--tool {tool}: the run was on a real CANN install; it needs the simulator"
+        )
+    work = run_dir / ("sanitize" if tool == SHADOW else f"sanitize-{tool}")
     if work.exists() and any(work.iterdir()):
         raise ConfigError(f"{work}: already holds a sanitizer re-run; remove it to run again")
     reruns = plan_reruns(report, work / "corpus")
-    on_cann = not report.get("backend", {}).get("simulator", True)
     findings: list[Finding] = []
     labels: list[str] = []
     codes: list[int] = []
     for i, rerun in enumerate(reruns):
         out = work / f"{i:02d}-{rerun.label}"
         out.mkdir(parents=True, exist_ok=True)
-        found, rc = _run_one(rerun, out, on_cann, timeout)
+        found, rc = _run_one(rerun, out, on_cann, timeout, tool)
         findings += found
         labels += [rerun.label] * len(found)
         codes.append(rc)
     result = SanitizeResult(run_dir, tuple(reruns), tuple(findings), tuple(labels), tuple(codes))
-    _write(run_dir, report, result)
+    _write(run_dir, report, result, tool)
     return result
 
 
@@ -203,6 +258,13 @@ def add_cli(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("run_dir", metavar="DIR", type=Path, help="the --out folder of a run")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per re-run")
+    p.add_argument(
+        "--tool",
+        choices=(SHADOW, *HOST_TOOLS),
+        default=SHADOW,
+        help="shadow: the simulator's initcheck/racecheck/memcheck (default); asan / tsan: re-run "
+        "on the simulator built with AddressSanitizer / ThreadSanitizer (docs/sanitizer.md)",
+    )
     p.set_defaults(func=cmd_sanitize)
 
 
@@ -210,7 +272,7 @@ def cmd_sanitize(args: argparse.Namespace) -> int:
     """Run the command (a ConfigError reaches the CLI's one-line error, exit 2)."""
     if not math.isfinite(args.timeout) or args.timeout <= 0:
         raise ConfigError(f"--timeout: must be a finite number of seconds > 0, got {args.timeout}")
-    result = sanitize_run(args.run_dir, args.timeout)
+    result = sanitize_run(args.run_dir, args.timeout, args.tool)
     if not result.reruns:
         print("nothing to re-run: the run has no reproducer and no failing case")
     for line in sorted({f.summary() for f in result.findings}):

@@ -17,9 +17,11 @@ its header ``include/aclnnop/aclnn_<name>.h``; nothing else changes.
 ``include/`` is the public header tree, installed as ``<root>/include`` (``aclsim.h``,
 ``aclnnop/...``); ``internal/`` holds the headers shared between the libraries, never installed.
 
-The build goes to ``<cache>/<key>`` where ``key`` hashes the sources, the compiler command, the
-flags and ``cc --version``; it is written to a temporary directory next to it and renamed into
-place atomically, so concurrent builders (pytest-xdist workers) never see a half-built root.
+The build goes to ``<cache>/<key>`` (``<key>-asan`` / ``<key>-tsan`` for the sanitizer variants
+selected by ``ACLSIM_VARIANT``, stress/sim/variant.py) where ``key`` hashes the sources, the
+compiler command, the flags and ``cc --version``; it is written to a temporary directory next to
+it and renamed into place atomically, so concurrent builders (pytest-xdist workers) never see a
+half-built root.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+from stress.errors import ConfigError
+from stress.sim import variant
 
 SRC_DIR = Path(__file__).resolve().parent / "src"
 
@@ -57,10 +62,19 @@ CFLAGS = (
 )
 
 
+def _variant() -> variant.Variant:
+    try:
+        return variant.get()
+    except ConfigError as exc:
+        raise SimBuildError(str(exc)) from exc
+
+
 def cflags() -> tuple[str, ...]:
-    """The compile flags: CFLAGS, plus -Werror when ACLSIM_WERROR=1 (the test suite and CI set
-    it; users' builds do not, so a newer compiler's new warnings cannot break them)."""
-    return (*CFLAGS, "-Werror") if os.environ.get("ACLSIM_WERROR") == "1" else CFLAGS
+    """The compile flags: CFLAGS, then the ACLSIM_VARIANT's (stress/sim/variant.py: sanitizer
+    instrumentation), plus -Werror when ACLSIM_WERROR=1 (the test suite and CI set it; users'
+    builds do not, so a newer compiler's new warnings cannot break them)."""
+    flags = (*CFLAGS, *_variant().cflags)
+    return (*flags, "-Werror") if os.environ.get("ACLSIM_WERROR") == "1" else flags
 
 
 #: Folders of ``src/`` that are compiled, and the library each one becomes.
@@ -242,6 +256,7 @@ def _link(lib: Library, objects: dict[Path, Path], lib64: Path, cc: list[str]) -
         *cc,
         "-shared",
         "-pthread",
+        *_variant().ldflags,
         f"-Wl,-soname,{lib.soname}",
         "-Wl,-z,defs",  # every symbol resolved: catches a missing internal export
         "-Wl,-rpath,$ORIGIN",
@@ -282,6 +297,7 @@ def _compile_into(out: Path, key: str, cc: list[str], src_dir: Path) -> None:
         "key": key,
         "compiler": shlex.join(cc),
         "cflags": list(cflags()),
+        "variant": _variant().name,
         "libraries": {
             lib.soname: [p.relative_to(src_dir).as_posix() for p in lib.sources] for lib in plan
         },
@@ -307,7 +323,7 @@ def _build(force: bool, src_dir: Path | None = None) -> Path:
     cc = _compiler()
     key = build_key(src, cc)
     cache = cache_dir()
-    target = cache / key
+    target = cache / (key + _variant().suffix)  # the flags are in the key; the name says which
     if target.is_dir() and not force:
         return target
     try:

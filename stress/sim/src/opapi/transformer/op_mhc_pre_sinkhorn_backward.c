@@ -130,8 +130,9 @@ typedef struct {
 #define BWD_HEAP_PAGES 65536
 
 typedef struct {
-    /* tiling-race: the last phase 1's partition. */
-    atomic_llong race_tpb, race_blocks;
+    /* tiling-race: the last phase 1's partition, plain statics written and read without a lock
+     * (the bug as it is: ThreadSanitizer variants report these accesses as a data race). */
+    int64_t race_tpb, race_blocks;
     /* hang: A guards the tiling cache, B the reduction unit.  Phase 1 takes A then B; the
      * kernel takes B then A. */
     pthread_mutex_t cache_mu;  /* A */
@@ -179,9 +180,9 @@ static void race_launch_hook(const void *attrs, int64_t *args)
     (void)attrs;
     bwd_shared *g = shared();
     if (g) {
-        args[0] = atomic_load(&g->race_tpb);
-        args[1] = atomic_load(&g->race_blocks);
-        ACLSIM_SAN_LOAD(&g->race_tpb, 2 * sizeof(atomic_llong));
+        args[0] = g->race_tpb;
+        args[1] = g->race_blocks;
+        ACLSIM_SAN_LOAD(&g->race_tpb, 2 * sizeof(int64_t));
     }
 }
 
@@ -887,11 +888,11 @@ static int bwd_faults(bwd_attrs *attrs)
         return 0;
     if (aclsim_fault("tiling-race")) {
         attrs->faults |= BWD_F_TILING_RACE;
-        atomic_store(&g->race_tpb, t->tokens_per_block); /* read back at phase 2 */
-        atomic_store(&g->race_blocks, t->blocks);
+        g->race_tpb = t->tokens_per_block; /* read back at phase 2 */
+        g->race_blocks = t->blocks;
         if (aclsim_sanitize_on) {
-            aclsim_san_region(&g->race_tpb, 2 * sizeof(atomic_llong), "mhc_bwd.tiling");
-            aclsim_san_phase1(OP, &g->race_tpb, 2 * sizeof(atomic_llong), ACLSIM_SAN_W, __FILE__,
+            aclsim_san_region(&g->race_tpb, 2 * sizeof(int64_t), "mhc_bwd.tiling");
+            aclsim_san_phase1(OP, &g->race_tpb, 2 * sizeof(int64_t), ACLSIM_SAN_W, __FILE__,
                               __LINE__);
         }
     }
