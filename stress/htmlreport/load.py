@@ -19,6 +19,7 @@ from typing import Any
 
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, is_failure
+from stress.sanitize.findings import Finding, read_jsonl
 
 __all__ = [
     "Call",
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 JOURNAL = "results.jsonl"
+SANITIZE_LOG = "sanitize.jsonl"  # written by `aclnn-stress sanitize DIR` (stress.sanitize.rerun)
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,8 @@ class Run:
     notes: tuple[str, ...]
     gradchecks: tuple[Gradcheck, ...]
     truncated: bool  # the journal's last line was cut (killed mid-write)
+    #: ``aclnn-stress sanitize DIR`` findings (DIR/sanitize.jsonl: shadow-state checks, ASan, TSan)
+    sanitizer: tuple[Finding, ...] = ()
 
     @property
     def seed(self) -> Any:
@@ -330,4 +334,5 @@ def load_run(run_dir: Path) -> Run:
         notes=tuple(str(r.get("message", "")) for r in _of_type(records, "note")),
         gradchecks=tuple(load_gradcheck(p) for p in sorted(run_dir.glob("gradcheck*.json"))),
         truncated=truncated,
+        sanitizer=tuple(read_jsonl(run_dir / SANITIZE_LOG)),
     )
