@@ -139,6 +139,26 @@ def test_asan_report_and_leaks_keep_only_the_simulators():
         "aclnnAddGetWorkspaceSize", "phase1", "nb_executor.c", 120)  # fmt: skip
 
 
+SEGV_LOG = f"""\
+==9==ERROR: AddressSanitizer: SEGV on unknown address 0x7f0000001000 (pc 0x7f bp 0x7f sp 0x7f T3)
+==9==The signal is caused by a READ memory access.
+    #0 0x7f in bwd_block {SIM}/opapi/transformer/op_mhc_pre_sinkhorn_backward.c:620
+    #1 0x7f in bwd_kernel {SIM}/opapi/transformer/op_mhc_pre_sinkhorn_backward.c:700
+    #2 0x7f in launch_task {SIM}/nnopbase/nb_executor.c:248
+    #3 0x7f in worker_main {SIM}/runtime/rt_stream.c:85
+
+SUMMARY: AddressSanitizer: SEGV {SIM}/opapi/transformer/op_mhc_pre_sinkhorn_backward.c:620 in bwd_block
+==9==ABORTING
+"""
+
+
+def test_asan_segv_on_a_stream_worker_is_a_kernel_access():
+    (f,) = parse_report(SEGV_LOG, (SIM,))
+    assert (f.tool, f.kind, f.address) == ("asan", "SEGV", "0x7f0000001000")
+    (a,) = f.calls
+    assert (a.op, a.stage, a.access, a.line) == ("bwd_kernel", "kernel", "Read", 620)
+
+
 def test_logs_of_every_process_are_read(tmp_path):
     (tmp_path / "tsan.11").write_text(TSAN_LOG)
     (tmp_path / "tsan.12").write_text(ASAN_LOG)

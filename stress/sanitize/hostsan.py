@@ -31,9 +31,11 @@ from .findings import Access, Finding
 HOST_TOOLS = ("asan", "tsan")
 
 _ASAN_HEAD = re.compile(
-    r"ERROR: (?:AddressSanitizer|LeakSanitizer): ([\w-]+)(?: on (?:address )?(0x[0-9a-f]+))?"
+    r"ERROR: (?:AddressSanitizer|LeakSanitizer): ([\w-]+)"
+    r"(?: on (?:unknown )?(?:address )?(0x[0-9a-f]+))?"
 )
 _TSAN_HEAD = re.compile(r"WARNING: ThreadSanitizer: ([^(\n]+?)\s*(?:\(pid=\d+\))?$")
+_SIGNAL = re.compile(r"The signal is caused by a (READ|WRITE) memory access")
 _LEAK = re.compile(r"^(Direct|Indirect) leak of (\d+) byte\(s\) in (\d+) object")
 _ACCESS = re.compile(
     r"^\s*(?:(Previous|Atomic|Previous atomic)\s+)?(READ|WRITE|Read|Write|read|write) of size (\d+)"
@@ -87,6 +89,10 @@ def _stacks(lines: list[str]) -> list[_Stack]:
     stacks: list[_Stack] = []
     access, size, frames = "", 0, []
     for ln in lines:
+        signal = _SIGNAL.search(ln)  # asan SEGV: the access is named before the one stack
+        if signal:
+            access = signal.group(1).capitalize()
+            continue
         m = _ACCESS.match(ln) or _LEAK.match(ln)
         if m and m.re is _ACCESS:
             if frames:
@@ -136,7 +142,7 @@ def parse_report(text: str, sim_dirs: tuple[str, ...]) -> list[Finding]:
     findings: list[Finding] = []
     for tool, kind, addr, body in _blocks(text):
         stacks = _stacks(body)
-        if kind == "detected" or "memory leaks" in kind or kind == "detected memory leaks":
+        if kind == "detected":  # LeakSanitizer: detected memory leaks
             kind = "leak"
         if kind == "leak":
             for st in stacks:
