@@ -310,3 +310,29 @@ def test_generic_operators_clean_under_initcheck_and_racecheck(tmp_path):
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert read_jsonl(log) == [], [f.summary() for f in read_jsonl(log)][:5]
+
+
+@pytest.mark.parametrize("faults", ["scratch-pool", ""])
+def test_racecheck_sees_the_staging_pool_hand_over(tmp_path, faults):
+    """nnopbase's staging pool hands a block to the next kernel under its mutex (release, then
+    acquire: ordered); under `scratch-pool` a block still in use is handed out, so two kernels
+    on two streams write one staging block unordered: racecheck names it and both calls.  Same
+    concurrent Mul/Add child as tests/test_sim_scratch_pool.py."""
+    import _rawacl
+    from test_sim_scratch_pool import CHILD
+
+    log = tmp_path / "san.jsonl"
+    env = {"ACLSIM_FAULTS": faults, "ACLSIM_SANITIZE": "racecheck", "ACLSIM_SANITIZE_LOG": str(log)}
+    proc = _rawacl.run_py(CHILD, env=env, timeout=300, args=("mixed", "30", "0"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = read_jsonl(log)
+    if not faults:
+        assert found == [], [f.summary() for f in found]
+        return
+    assert found, "no race on the staging pool"
+    assert {f.alloc_kind for f in found} == {"nnopbase.stage"}
+    pairs = {tuple(sorted(c.op for c in f.calls)) for f in found}
+    assert ("aclnnAdd", "aclnnMul") in pairs
+    assert all(
+        c.file == "nb_scratch_pool.c" and c.stage == "kernel" for f in found for c in f.calls
+    )

@@ -62,6 +62,12 @@ ACLSIM_INTERNAL void aclsim_san_tensor(const aclsim_tensor_desc *d, int mode, co
 /* Register a simulator-internal buffer that faults share between calls (scratch, tiling): it
  * is then race-checked like device memory.  Idempotent. */
 ACLSIM_INTERNAL void aclsim_san_region(const void *p, uint64_t n, const char *name);
+/* Forget the registered buffer `name` at `p` (it is being freed; its history goes with it). */
+ACLSIM_INTERNAL void aclsim_san_region_drop(const void *p, const char *name);
+/* A hand-over of the simulator object `key` between tasks under a host mutex (nnopbase's staging
+ * pool): release stores the calling actor's clock in the key's; acquire joins it into the
+ * caller's, so the previous holder's accesses are ordered before the new holder's. */
+ACLSIM_INTERNAL void aclsim_san_handover(const void *key, int release);
 /* Phase-1 access (before the executor exists) by operator `op` on the calling thread. */
 ACLSIM_INTERNAL void aclsim_san_phase1(const char *op, const void *p, uint64_t n, int mode,
                                        const char *file, int line);

@@ -11,6 +11,8 @@
 
 #define POOL_MAX_BLOCKS 64
 #define POOL_MAX_CACHED ((uint64_t)256 << 20) /* bytes kept in free blocks */
+/* racecheck's name for a staging block (a registered buffer while it exists) */
+#define STAGE_REGION "nnopbase.stage"
 
 struct aclsim_stage {
     uint8_t *mem;
@@ -37,6 +39,8 @@ static void trim_locked(void)
             continue;
         }
         cached -= b->size;
+        if (aclsim_sanitize_on)
+            aclsim_san_region_drop(b->mem, STAGE_REGION);
         free(b->mem);
         free(b);
         g_blocks[i] = g_blocks[--g_n];
@@ -52,6 +56,8 @@ static aclsim_stage *pool_acquire(int32_t dtype, int64_t count, uint64_t size)
         /* the fault: a cached block of the right type is taken even while a kernel uses it */
         if (b->dtype == dtype && b->count == count && (sloppy || !b->in_use)) {
             b->in_use = 1;
+            if (aclsim_sanitize_on) /* ordered after the last holder's release (none: a race) */
+                aclsim_san_handover(b, 0);
             pthread_mutex_unlock(&g_mu);
             return b;
         }
@@ -82,9 +88,13 @@ static void pool_release(aclsim_stage *b)
 {
     pthread_mutex_lock(&g_mu);
     if (b->in_use == -1) {
+        if (aclsim_sanitize_on)
+            aclsim_san_region_drop(b->mem, STAGE_REGION);
         free(b->mem);
         free(b);
     } else {
+        if (aclsim_sanitize_on) /* the hand-over to the next holder, under g_mu */
+            aclsim_san_handover(b, 1);
         b->in_use = 0;
         trim_locked();
     }
@@ -96,6 +106,10 @@ uint8_t *aclsim_stage_begin(const aclsim_tensor_desc *out, aclsim_stage **st)
     int64_t n = aclsim_numel(out);
     uint64_t bytes = (uint64_t)(n > 0 ? n : 1) * (uint64_t)aclsim_dtype_size(out->dtype);
     *st = pool_acquire(out->dtype, n, bytes ? bytes : 1);
+    if (*st && aclsim_sanitize_on) { /* the block is the kernel's to write from here */
+        aclsim_san_region((*st)->mem, (*st)->size, STAGE_REGION);
+        aclsim_san_access((*st)->mem, bytes, ACLSIM_SAN_W, __FILE__, __LINE__);
+    }
     return *st ? (*st)->mem : NULL;
 }
 
@@ -118,8 +132,11 @@ void aclsim_stage_commit(aclsim_stage *st, const aclsim_tensor_desc *out)
             idx[d] = 0;
         }
     }
-    if (aclsim_sanitize_on) /* the kernel's store into its output */
+    if (aclsim_sanitize_on) { /* the staged bytes read back, then the store into the output */
+        aclsim_san_access(st->mem, (uint64_t)(total > 0 ? total : 1) * (uint64_t)es, ACLSIM_SAN_R,
+                          __FILE__, __LINE__);
         aclsim_san_tensor(out, ACLSIM_SAN_W, __FILE__, __LINE__);
+    }
     pool_release(st);
 }
 

@@ -366,6 +366,17 @@ void aclsim_san_region(const void *p, uint64_t n, const char *name)
     pthread_mutex_unlock(&rt_san_mu);
 }
 
+void aclsim_san_region_drop(const void *p, const char *name)
+{
+    if (!(aclsim_sanitize_on & ACLSIM_SAN_RACECHECK) || !p)
+        return;
+    pthread_mutex_lock(&rt_san_mu);
+    int i = rt_san_find_le((uintptr_t)p);
+    if (i >= 0 && rt_san_tab[i]->base == (uintptr_t)p && !strcmp(rt_san_tab[i]->kind, name))
+        rt_san_remove_at(i);
+    pthread_mutex_unlock(&rt_san_mu);
+}
+
 void aclsim_san_output_range(const void *p, uint64_t n, uint64_t call, const char *op,
                          const char *name)
 {

@@ -11,6 +11,7 @@
  * - record e on s:        vc[e] = vc[s]
  * - stream s waits e:     vc[s] = join(vc[s], vc[e])
  * - synchronize e:        host = join(host, vc[e])
+ * - hand-over of k:       release vc[k] = join(vc[k], vc[actor]); acquire vc[actor] = join(..., vc[k])
  * An access by actor a at clock c is ordered before an access with clock vector V iff
  * c <= V[a].  The tables are guarded by rt_san_mu (taken inside the stream locks, never the
  * other way round).
@@ -117,6 +118,22 @@ void aclsim_san_event(const void *event, const void *stream, int record)
         memcpy(e->vc, g_stream_vc[s], sizeof e->vc);
     else if (e)
         join(g_stream_vc[s], e->vc);
+    pthread_mutex_unlock(&rt_san_mu);
+}
+
+/* The key's sync clock is an event's (same table): release is a record by the calling actor, acquire
+ * a wait, both on the actor's own clock (the task's, mid-launch, or the host's). */
+void aclsim_san_handover(const void *key, int release)
+{
+    if (!(aclsim_sanitize_on & ACLSIM_SAN_RACECHECK))
+        return;
+    pthread_mutex_lock(&rt_san_mu);
+    san_event *e = event_of(key, 1);
+    uint32_t *vc = rt_san_ctx.tok ? rt_san_ctx.tok->vc : g_host;
+    if (e && release)
+        join(e->vc, vc);
+    else if (e)
+        join(vc, e->vc);
     pthread_mutex_unlock(&rt_san_mu);
 }
 
