@@ -264,6 +264,8 @@ def test_sanitize_run_attaches_findings(tmp_path):
     recs = [json.loads(x) for x in (out / "sanitize.jsonl").read_text().splitlines()]
     assert {r["tensor"] for r in recs} == {"gradPhi", "gradAlpha", "gradBias"}
     assert {r["rerun"] for r in recs} == {"empty-batch"}
+    page = (out / "report.html").read_text()
+    assert 'id="sanitizer-findings"' in page and "gradAlpha" in page
     assert main([str(out)]) == 2  # a second re-run refuses to overwrite
 
 

@@ -214,6 +214,10 @@ def _write(run_dir: Path, report: dict[str, Any], result: SanitizeResult, tool: 
     }
     atomic_write_bytes(run_dir / "sanitize.json", (json.dumps(summary, indent=2) + "\n").encode())
     atomic_write_bytes(run_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
+    if (run_dir / "report.html").is_file():  # the page lists the findings next to the diagnosis
+        from stress.htmlreport import render_html
+
+        render_html(run_dir)
 
 
 def sanitize_run(run_dir: Path | str, timeout: float = 600.0, tool: str = SHADOW) -> SanitizeResult:
