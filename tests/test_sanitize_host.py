@@ -98,6 +98,14 @@ def test_variant_is_chosen_by_the_environment(monkeypatch):
         variant.get("msan")
 
 
+def test_a_variant_without_its_runtime_preloaded_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setenv("ACLSIM_VARIANT", "tsan")
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    with pytest.raises(_build.SimBuildError, match=r"LD_PRELOAD lacks the libtsan.so") as info:
+        _build.root()
+    assert "\n" not in str(info.value) and "stress.sanitize.simenv tsan" in str(info.value)
+
+
 def test_runtime_env_preloads_the_sanitizer_runtime():
     cc = _build._compiler()
     try:
@@ -207,7 +215,7 @@ def _variant_env(name: str, log: Path) -> dict[str, str]:
     old = os.environ.get("ACLSIM_VARIANT")
     os.environ["ACLSIM_VARIANT"] = name
     try:
-        env["ASCEND_HOME_PATH"] = str(_build.root())
+        env["ASCEND_HOME_PATH"] = str(_build.build())
     finally:
         os.environ.pop("ACLSIM_VARIANT") if old is None else os.environ.update(ACLSIM_VARIANT=old)
     return env

@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         var = variant.get(args[0])
         os.environ["ACLSIM_VARIANT"] = var.name
         env = variant.runtime_env(var, _build._compiler(), args[1] if len(args) > 1 else "")
-        env["ASCEND_HOME_PATH"] = str(_build.root())
+        env["ASCEND_HOME_PATH"] = str(_build.build())
     except (ConfigError, _build.SimBuildError) as exc:
         print(f"stress.sanitize.simenv: {exc}", file=sys.stderr)
         return 2

@@ -367,7 +367,15 @@ def build(force: bool = False) -> Path:
 
 def root() -> Path:
     """The CANN-like root (``lib64/``, ``<arch>-linux/lib64``, ``include/``), building it first
-    if the cache has no build for the current sources."""
+    if the cache has no build for the current sources.  For a sanitizer variant, raises
+    SimBuildError (one line, the fix) unless its runtime is preloaded: the libraries could not
+    be loaded into this process otherwise."""
+    var = _variant()
+    if var.runtime and var.runtime.removesuffix(".so") not in os.environ.get("LD_PRELOAD", ""):
+        raise SimBuildError(
+            f"ACLSIM_VARIANT={var.name}: LD_PRELOAD lacks the {var.runtime} runtime this build "
+            f'needs; run under: eval "$(python -m stress.sanitize.simenv {var.name})"'
+        )
     return build(force=False)
 
 
