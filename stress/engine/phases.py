@@ -20,6 +20,7 @@ nothing of child processes; :mod:`stress.engine.isolate` runs each phase in one 
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import Case
 from stress.engine.execute import CallTimeout, Outcome, judge, run_call, run_interleaved
 from stress.engine.inputs import InputCache
+from stress.engine.pairs import MIN_PARTNERS, mixed_pick, pair_rounds
 from stress.engine.replay import Budget, PoolAborted, Worker, WorkerPool
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status
@@ -188,35 +190,55 @@ class PhaseRunner:
 
     def _phase_interleaved(self, pool: WorkerPool) -> None:
         cases = [c for c in self.cases if not c.negative]
-        pairs = list(itertools.product(cases, repeat=2))
+        # the time share: only under --budget (the scheduler sets duration); else every pair
+        share = self.config.duration if self.config.budget_s is not None else None
 
         def task(worker: Worker, rnd: int) -> None:
-            for i, (a, b) in enumerate(pairs):
-                self._begin(worker, case=a.id, aggressor=b.id, round=i)
-                try:
-                    outcomes = run_interleaved(
-                        worker.context,
-                        worker.stream,
-                        [a, b],
-                        [self.inputs.get(a), self.inputs.get(b)],
-                        canary=self.config.canary,
-                        timeout_ms=self.config.call_timeout_ms,
-                    )
-                except CallTimeout:
-                    detail = {
-                        "timeout_s": self.config.call_timeout,
-                        "stuck": [{"worker": 0, "case": a.id, "round": i}],
-                    }
-                    self._hang("interleaved", detail)
-                    raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
-                worker.end()
-                for case, other, outcome, order in (
-                    (a, b, outcomes[0], "first"),
-                    (b, a, outcomes[1], "second"),
-                ):
-                    self._emit("interleaved", 0, i, case, outcome, aggressor=other.id, order=order)
+            started, i = time.monotonic(), 0
+            for j, pairs in enumerate(pair_rounds(len(cases), self.config.seed)):
+                for a, b in pairs:
+                    if j >= MIN_PARTNERS and share is not None:
+                        if time.monotonic() - started > share:
+                            return
+                    self._interleave(worker, i, [cases[a], cases[b]])
+                    i += 1
 
         pool.run(task, Budget(rounds=1))
+
+    def _interleave(self, worker: Worker, i: int, group: Sequence[Case], **extra: Any) -> None:
+        """Phase 1 of every call of ``group`` before any launch (A.phase1, B.phase1, A.phase2,
+        B.phase2 for a pair), or in the order ``extra['schedule']`` gives."""
+        a = group[0]
+        self._begin(worker, case=a.id, aggressor=group[-1].id, round=i)
+        try:
+            outcomes = run_interleaved(
+                worker.context,
+                worker.stream,
+                group,
+                [self.inputs.get(c) for c in group],
+                canary=self.config.canary,
+                timeout_ms=self.config.call_timeout_ms,
+                **extra,
+            )
+        except CallTimeout:
+            detail = {
+                "timeout_s": self.config.call_timeout,
+                "stuck": [{"worker": 0, "case": a.id, "round": i}],
+            }
+            self._hang("interleaved", detail)
+            raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
+        worker.end()
+        if len(group) == 2:
+            b = group[1]
+            for case, other, outcome, order in (
+                (a, b, outcomes[0], "first"),
+                (b, a, outcomes[1], "second"),
+            ):
+                self._emit("interleaved", 0, i, case, outcome, aggressor=other.id, order=order)
+            return
+        for k, (case, outcome) in enumerate(zip(group, outcomes, strict=True)):
+            others = [c.id for j, c in enumerate(group) if j != k]
+            self._emit("interleaved", 0, i, case, outcome, group=others, position=k)
 
     def _phase_isolated(self, pool: WorkerPool) -> None:
         for case in self.cases:
@@ -233,9 +255,12 @@ class PhaseRunner:
         n = len(cases)
         seed = self.config.seed
 
+        threads = self.config.threads
+
         def task(worker: Worker, rnd: int) -> None:
-            perm = np.random.default_rng([seed, salt, rnd]).permutation(n)
-            self._call(phase, worker, rnd, cases[perm[worker.index % n]])
+            self._call(
+                phase, worker, rnd, cases[mixed_pick(n, threads, seed, salt, rnd, worker.index)]
+            )
 
         def fill(worker: Worker, rnd: int, k: int) -> None:
             pick = np.random.default_rng([seed, salt, rnd, worker.index, k + 1]).integers(n)
