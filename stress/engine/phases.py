@@ -20,6 +20,7 @@ nothing of child processes; :mod:`stress.engine.isolate` runs each phase in one 
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from stress.corpus.parse import Case
 from stress.engine.execute import CallTimeout, Outcome, judge, run_call, run_interleaved
 from stress.engine.inputs import InputCache
 from stress.engine.pairs import MIN_PARTNERS, mixed_pick, pair_rounds
+from stress.engine.pct import GROUP, groups, pct_order
 from stress.engine.replay import Budget, PoolAborted, Worker, WorkerPool
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status
@@ -42,6 +44,10 @@ __all__ = ["PhaseRunner"]
 
 
 Sink = Callable[[dict[str, Any]], None]
+
+#: PCT schedules in the interleaved phase without --budget; with it, at least this many:
+PCT_SCHEDULES = 120
+PCT_MIN_SCHEDULES = 30
 
 
 @dataclass
@@ -189,21 +195,48 @@ class PhaseRunner:
         self._serial_pass(pool, "shuffled", order, warmup=False)
 
     def _phase_interleaved(self, pool: WorkerPool) -> None:
+        """The pair rounds (:mod:`stress.engine.pairs`), then PCT schedules of three calls
+        (:mod:`stress.engine.pct`). Under ``--budget`` the pairs take up to half the phase's
+        share (never fewer than k rounds) and the schedules the rest; without it every pair,
+        then :data:`PCT_SCHEDULES` schedules."""
         cases = [c for c in self.cases if not c.negative]
         # the time share: only under --budget (the scheduler sets duration); else every pair
         share = self.config.duration if self.config.budget_s is not None else None
 
         def task(worker: Worker, rnd: int) -> None:
-            started, i = time.monotonic(), 0
-            for j, pairs in enumerate(pair_rounds(len(cases), self.config.seed)):
-                for a, b in pairs:
-                    if j >= MIN_PARTNERS and share is not None:
-                        if time.monotonic() - started > share:
-                            return
-                    self._interleave(worker, i, [cases[a], cases[b]])
-                    i += 1
+            started = time.monotonic()
+            half = None if share is None else started + share / 2
+            i = self._pair_rounds(worker, cases, half)
+            self._pct_schedules(worker, cases, i, None if share is None else started + share)
 
         pool.run(task, Budget(rounds=1))
+
+    def _pair_rounds(self, worker: Worker, cases: Sequence[Case], until: float | None) -> int:
+        """Ordered pairs round by round; after k rounds stop at ``until``. Returns the count."""
+        i = 0
+        for j, pairs in enumerate(pair_rounds(len(cases), self.config.seed)):
+            for a, b in pairs:
+                if j >= MIN_PARTNERS and until is not None and time.monotonic() > until:
+                    return i
+                self._interleave(worker, i, [cases[a], cases[b]])
+                i += 1
+        return i
+
+    def _pct_schedules(
+        self, worker: Worker, cases: Sequence[Case], first: int, until: float | None
+    ) -> None:
+        """PCT schedules of :data:`~stress.engine.pct.GROUP` calls, numbered from ``first``."""
+        if len(cases) < GROUP:
+            return
+        keys = [(c.op, json.dumps(c.params, sort_keys=True, default=str)) for c in cases]
+        for s in itertools.count():
+            if until is None and s >= PCT_SCHEDULES:
+                return
+            if until is not None and s >= PCT_MIN_SCHEDULES and time.monotonic() > until:
+                return
+            rng = np.random.default_rng([self.config.seed, 13, s])
+            group = [cases[g] for g in groups(keys, rng)]
+            self._interleave(worker, first + s, group, order=pct_order(len(group), rng))
 
     def _interleave(self, worker: Worker, i: int, group: Sequence[Case], **extra: Any) -> None:
         """Phase 1 of every call of ``group`` before any launch (A.phase1, B.phase1, A.phase2,
@@ -238,7 +271,9 @@ class PhaseRunner:
             return
         for k, (case, outcome) in enumerate(zip(group, outcomes, strict=True)):
             others = [c.id for j, c in enumerate(group) if j != k]
-            self._emit("interleaved", 0, i, case, outcome, group=others, position=k)
+            order = extra.get("order") or ()
+            steps = [f"{group[c].id}.{step}" for c, step in order]
+            self._emit("interleaved", 0, i, case, outcome, group=others, position=k, schedule=steps)
 
     def _phase_isolated(self, pool: WorkerPool) -> None:
         for case in self.cases:
