@@ -6,9 +6,11 @@
 ``serial``      each case K times in one thread (after one unrecorded warm-up call):
                 baseline check and determinism calibration.
 ``shuffled``    one thread, every case K times in a seeded random order: order dependence.
-``interleaved`` one thread, for every ordered pair (A, B): A.phase1, B.phase1, A.phase2,
-                B.phase2 — host-side state shared between two-stage calls; gives a victim x
-                aggressor matrix.
+``interleaved`` one thread, ordered pairs (A, B): A.phase1, B.phase1, A.phase2, B.phase2 —
+                host-side state shared between two-stage calls; gives a victim x aggressor
+                matrix. Every pair, or under ``--budget`` seeded rounds with each case paired
+                with >= k others (:mod:`stress.engine.pairs`); then seeded PCT schedules of
+                three calls at the phase-1 / launch boundaries (:mod:`stress.engine.pct`).
 ``isolated``    each case alone on T threads (self-race).
 ``mixed``       all cases on T threads, barrier-aligned rounds (cross-call contamination).
 ``control``     the control corpus (aclnnAdd) under the same pool, context and stream policy.
