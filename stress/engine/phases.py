@@ -48,7 +48,7 @@ __all__ = ["PhaseRunner"]
 Sink = Callable[[dict[str, Any]], None]
 
 #: PCT schedules in the interleaved phase without --budget; with it, at least this many:
-PCT_SCHEDULES = 120
+PCT_SCHEDULES = 60
 PCT_MIN_SCHEDULES = 30
 
 
