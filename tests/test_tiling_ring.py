@@ -119,3 +119,19 @@ def test_the_interleaved_phase_finds_it_by_pct_and_never_by_a_pair(tmp_path, see
     report = json.loads((out / "report.json").read_text())
     assert report["diagnosis"] == Diagnosis.CROSS_CALL_CONTAMINATION
     assert report["coverage"]["interleaved"]["pairs_run"] == 64  # 8 positive cases, all pairs
+
+
+@pytest.mark.slow
+def test_a_pct_only_failure_shrinks_to_the_three_cases(tmp_path):
+    """No pair fails, so the reproducer is shrunk by re-running the interleaved phase on
+    subsets: it ends at three backward cases of distinct shapes."""
+    out = tmp_path / "run"
+    env = {**os.environ, "ACLSIM_FAULTS": "tiling-ring"}
+    cmd = [sys.executable, "-m", "stress", "run", "--corpus", "corpus/mhc.toml",
+           "--baseline", str(tmp_path / "b.json"), "--record-baseline", "--phases",
+           "interleaved", "--seed", "2", "--shrink-budget", "300", "--out", str(out),
+           "--quiet"]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    repro = json.loads((out / "report.json").read_text())["reproducer"]
+    assert repro["verified"] and len(repro["cases"]) == 3, repro
