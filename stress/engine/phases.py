@@ -242,7 +242,7 @@ class PhaseRunner:
 
     def _interleave(self, worker: Worker, i: int, group: Sequence[Case], **extra: Any) -> None:
         """Phase 1 of every call of ``group`` before any launch (A.phase1, B.phase1, A.phase2,
-        B.phase2 for a pair), or in the order ``extra['schedule']`` gives."""
+        B.phase2 for a pair), or in the order ``extra['order']`` gives (a PCT schedule)."""
         a = group[0]
         self._begin(worker, case=a.id, aggressor=group[-1].id, round=i)
         try:
