@@ -36,7 +36,8 @@ def test_budget_is_divided_across_the_concurrent_phases_left():
     assert s.duration(0, 0.0) == pytest.approx(min(BURST_SECONDS, 2.0))
     i = [st.phase for st in steps].index("isolated")
     rest = steps[i:]
-    expect = (20.0 - 5.0 - STEP_OVERHEAD_S * len(rest)) / 2  # isolated and mixed are left
+    # isolated, interleaved (sampling pairs to fit its share) and mixed are left
+    expect = (20.0 - 5.0 - STEP_OVERHEAD_S * len(rest)) / 3
     assert s.duration(i, 5.0) == pytest.approx(expect)
     assert s.duration([st.phase for st in steps].index("serial"), 5.0) is None
     assert s.duration(i, 19.0) > 0  # never zero or negative, however late
@@ -44,6 +45,10 @@ def test_budget_is_divided_across_the_concurrent_phases_left():
     # without a budget, --duration per concurrent phase and the short burst
     plain = Scheduler(RunConfig(duration=3.0), plan(RunConfig(duration=3.0)))
     assert plain.duration(0, 0.0) == BURST_SECONDS and plain.duration(1, 0.0) == 3.0
+    inter = [st.phase for st in plan(RunConfig())].index("interleaved")
+    assert plain.duration(inter, 0.0) is None  # every pair: only --budget bounds the matrix
+    left = len(steps) - inter  # interleaved and mixed
+    assert s.duration(inter, 5.0) == pytest.approx((15.0 - STEP_OVERHEAD_S * left) / 2)
 
 
 def test_fail_fast_run_times_first_failure_and_diagnosis(tmp_path):

@@ -178,11 +178,14 @@ def run_interleaved(
     *,
     canary: int = DEFAULT_CANARY,
     timeout_ms: int | None = None,
+    order: Sequence[tuple[int, str]] | None = None,
 ) -> list[Outcome]:
     """Calls with their phases interleaved: every phase 1, then every phase 2, then one sync.
 
     For two cases this is A.phase1, B.phase1, A.phase2, B.phase2: host-side state that phase 1
-    leaves for phase 2 (tiling, caches) is overwritten by the other call in between.
+    leaves for phase 2 (tiling, caches) is overwritten by the other call in between. ``order``
+    gives another order as (call index, "phase1" | "phase2") steps (a PCT schedule,
+    :mod:`stress.engine.pct`); each call's phase 1 must come before its phase 2.
     """
     start = time.perf_counter()
     outcomes: list[Outcome | None] = [None] * len(cases)
@@ -195,14 +198,16 @@ def run_interleaved(
         except acl.AclError as exc:
             calls.append(None)
             outcomes[i] = Outcome.failed(exc, start)
-    for step in ("phase1", "phase2"):
-        for i, call in enumerate(calls):
-            if call is None or outcomes[i] is not None:
-                continue
-            try:
-                call.phase1() if step == "phase1" else call.phase2(stream)
-            except acl.AclError as exc:
-                outcomes[i] = Outcome.failed(exc, start)
+    if order is None:
+        order = [(i, step) for step in ("phase1", "phase2") for i in range(len(calls))]
+    for i, step in order:
+        call = calls[i]
+        if call is None or outcomes[i] is not None:
+            continue
+        try:
+            call.phase1() if step == "phase1" else call.phase2(stream)
+        except acl.AclError as exc:
+            outcomes[i] = Outcome.failed(exc, start)
     try:
         _sync(stream, timeout_ms)
         sync_error = None

@@ -6,9 +6,11 @@
 ``serial``      each case K times in one thread (after one unrecorded warm-up call):
                 baseline check and determinism calibration.
 ``shuffled``    one thread, every case K times in a seeded random order: order dependence.
-``interleaved`` one thread, for every ordered pair (A, B): A.phase1, B.phase1, A.phase2,
-                B.phase2 — host-side state shared between two-stage calls; gives a victim x
-                aggressor matrix.
+``interleaved`` one thread, ordered pairs (A, B): A.phase1, B.phase1, A.phase2, B.phase2 —
+                host-side state shared between two-stage calls; gives a victim x aggressor
+                matrix. Every pair, or under ``--budget`` seeded rounds with each case paired
+                with >= k others (:mod:`stress.engine.pairs`); then seeded PCT schedules of
+                three calls at the phase-1 / launch boundaries (:mod:`stress.engine.pct`).
 ``isolated``    each case alone on T threads (self-race).
 ``mixed``       all cases on T threads, barrier-aligned rounds (cross-call contamination).
 ``control``     the control corpus (aclnnAdd) under the same pool, context and stream policy.
@@ -20,6 +22,8 @@ nothing of child processes; :mod:`stress.engine.isolate` runs each phase in one 
 from __future__ import annotations
 
 import itertools
+import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +36,8 @@ from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import Case
 from stress.engine.execute import CallTimeout, Outcome, judge, run_call, run_interleaved
 from stress.engine.inputs import InputCache
+from stress.engine.pairs import MIN_PARTNERS, mixed_pick, pair_rounds
+from stress.engine.pct import GROUP, groups, pct_order
 from stress.engine.replay import Budget, PoolAborted, Worker, WorkerPool
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status
@@ -40,6 +46,10 @@ __all__ = ["PhaseRunner"]
 
 
 Sink = Callable[[dict[str, Any]], None]
+
+#: PCT schedules in the interleaved phase without --budget; with it, at least this many:
+PCT_SCHEDULES = 60
+PCT_MIN_SCHEDULES = 30
 
 
 @dataclass
@@ -187,36 +197,85 @@ class PhaseRunner:
         self._serial_pass(pool, "shuffled", order, warmup=False)
 
     def _phase_interleaved(self, pool: WorkerPool) -> None:
+        """The pair rounds (:mod:`stress.engine.pairs`), then PCT schedules of three calls
+        (:mod:`stress.engine.pct`). Under ``--budget`` the pairs take up to half the phase's
+        share (never fewer than k rounds) and the schedules the rest; without it every pair,
+        then :data:`PCT_SCHEDULES` schedules."""
         cases = [c for c in self.cases if not c.negative]
-        pairs = list(itertools.product(cases, repeat=2))
+        # the time share: only under --budget (the scheduler sets duration); else every pair
+        share = self.config.duration if self.config.budget_s is not None else None
 
         def task(worker: Worker, rnd: int) -> None:
-            for i, (a, b) in enumerate(pairs):
-                self._begin(worker, case=a.id, aggressor=b.id, round=i)
-                try:
-                    outcomes = run_interleaved(
-                        worker.context,
-                        worker.stream,
-                        [a, b],
-                        [self.inputs.get(a), self.inputs.get(b)],
-                        canary=self.config.canary,
-                        timeout_ms=self.config.call_timeout_ms,
-                    )
-                except CallTimeout:
-                    detail = {
-                        "timeout_s": self.config.call_timeout,
-                        "stuck": [{"worker": 0, "case": a.id, "round": i}],
-                    }
-                    self._hang("interleaved", detail)
-                    raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
-                worker.end()
-                for case, other, outcome, order in (
-                    (a, b, outcomes[0], "first"),
-                    (b, a, outcomes[1], "second"),
-                ):
-                    self._emit("interleaved", 0, i, case, outcome, aggressor=other.id, order=order)
+            started = time.monotonic()
+            half = None if share is None else started + share / 2
+            i = self._pair_rounds(worker, cases, half)
+            self._pct_schedules(worker, cases, i, None if share is None else started + share)
 
         pool.run(task, Budget(rounds=1))
+
+    def _pair_rounds(self, worker: Worker, cases: Sequence[Case], until: float | None) -> int:
+        """Ordered pairs round by round; after k rounds stop at ``until``. Returns the count."""
+        i = 0
+        for j, pairs in enumerate(pair_rounds(len(cases), self.config.seed)):
+            for a, b in pairs:
+                if j >= MIN_PARTNERS and until is not None and time.monotonic() > until:
+                    return i
+                self._interleave(worker, i, [cases[a], cases[b]])
+                i += 1
+        return i
+
+    def _pct_schedules(
+        self, worker: Worker, cases: Sequence[Case], first: int, until: float | None
+    ) -> None:
+        """PCT schedules of :data:`~stress.engine.pct.GROUP` calls, numbered from ``first``."""
+        if len(cases) < GROUP:
+            return
+        keys = [(c.op, json.dumps(c.params, sort_keys=True, default=str)) for c in cases]
+        for s in itertools.count():
+            if until is None and s >= PCT_SCHEDULES:
+                return
+            if until is not None and s >= PCT_MIN_SCHEDULES and time.monotonic() > until:
+                return
+            rng = np.random.default_rng([self.config.seed, 13, s])
+            group = [cases[g] for g in groups(keys, rng)]
+            self._interleave(worker, first + s, group, order=pct_order(len(group), rng))
+
+    def _interleave(self, worker: Worker, i: int, group: Sequence[Case], **extra: Any) -> None:
+        """Phase 1 of every call of ``group`` before any launch (A.phase1, B.phase1, A.phase2,
+        B.phase2 for a pair), or in the order ``extra['order']`` gives (a PCT schedule)."""
+        a = group[0]
+        self._begin(worker, case=a.id, aggressor=group[-1].id, round=i)
+        try:
+            outcomes = run_interleaved(
+                worker.context,
+                worker.stream,
+                group,
+                [self.inputs.get(c) for c in group],
+                canary=self.config.canary,
+                timeout_ms=self.config.call_timeout_ms,
+                **extra,
+            )
+        except CallTimeout:
+            detail = {
+                "timeout_s": self.config.call_timeout,
+                "stuck": [{"worker": 0, "case": a.id, "round": i}],
+            }
+            self._hang("interleaved", detail)
+            raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
+        worker.end()
+        if len(group) == 2:
+            b = group[1]
+            for case, other, outcome, order in (
+                (a, b, outcomes[0], "first"),
+                (b, a, outcomes[1], "second"),
+            ):
+                self._emit("interleaved", 0, i, case, outcome, aggressor=other.id, order=order)
+            return
+        for k, (case, outcome) in enumerate(zip(group, outcomes, strict=True)):
+            others = [c.id for j, c in enumerate(group) if j != k]
+            order = extra.get("order") or ()
+            steps = [f"{group[c].id}.{step}" for c, step in order]
+            self._emit("interleaved", 0, i, case, outcome, group=others, position=k, schedule=steps)
 
     def _phase_isolated(self, pool: WorkerPool) -> None:
         for case in self.cases:
@@ -233,9 +292,12 @@ class PhaseRunner:
         n = len(cases)
         seed = self.config.seed
 
+        threads = self.config.threads
+
         def task(worker: Worker, rnd: int) -> None:
-            perm = np.random.default_rng([seed, salt, rnd]).permutation(n)
-            self._call(phase, worker, rnd, cases[perm[worker.index % n]])
+            self._call(
+                phase, worker, rnd, cases[mixed_pick(n, threads, seed, salt, rnd, worker.index)]
+            )
 
         def fill(worker: Worker, rnd: int, k: int) -> None:
             pick = np.random.default_rng([seed, salt, rnd, worker.index, k + 1]).integers(n)

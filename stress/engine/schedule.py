@@ -13,7 +13,9 @@ Budget. Without ``--budget`` every concurrent phase runs ``--duration`` seconds 
 :data:`BURST_SECONDS`). With ``--budget S`` the scheduler gives the burst a tenth of S (at most
 :data:`BURST_SECONDS` per stream policy) and, before each later concurrent phase, divides what
 is left of S (less an estimated :data:`STEP_OVERHEAD_S` per remaining phase for the child's
-start-up and the single-threaded phases) evenly among the concurrent phases still to run.
+start-up and the single-threaded phases) evenly among the concurrent phases and the interleaved
+phase still to run (the interleaved phase samples pairs to fit its share, with the coverage
+:mod:`stress.engine.pairs` states).
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ __all__ = ["BURST_SECONDS", "STEP_OVERHEAD_S", "Scheduler", "Step", "settled"]
 BURST_SECONDS = 1.0
 #: Estimated seconds a phase costs beyond its concurrent rounds (child start, serial passes).
 STEP_OVERHEAD_S = 0.8
+#: Phases that get a share of ``--budget``: the concurrent ones and the interleaved pairs (which
+#: run :data:`stress.engine.pairs.MIN_PARTNERS` rounds whatever their share; see that module).
+TIMED_PHASES = frozenset(CONCURRENT_PHASES) | {"interleaved"}
 #: The shortest concurrent phase the scheduler hands out, however tight the budget.
 MIN_PHASE_S = 0.2
 
@@ -88,7 +93,7 @@ class Scheduler:
         """Seconds for concurrent step ``index`` given ``elapsed`` seconds since the run began
         (None: the step runs by ``--iterations`` rounds instead)."""
         step = self.steps[index]
-        if step.phase not in CONCURRENT_PHASES:
+        if step.phase not in TIMED_PHASES:
             return None
         cfg = self.config
         if step.phase == "burst":
@@ -98,10 +103,12 @@ class Scheduler:
             return max(MIN_PHASE_S, share)
         if cfg.iterations is not None and cfg.budget_s is None:
             return None
+        if step.phase not in CONCURRENT_PHASES and cfg.budget_s is None:
+            return None  # the interleaved phase is bounded only by --budget
         if cfg.budget_s is None:
             return cfg.duration if cfg.duration is not None else DEFAULT_DURATION
         rest = self.steps[index:]
-        concurrent = sum(1 for s in rest if s.phase in CONCURRENT_PHASES)
+        concurrent = sum(1 for s in rest if s.phase in TIMED_PHASES)
         left = cfg.budget_s - elapsed - STEP_OVERHEAD_S * len(rest)
         return max(MIN_PHASE_S, left / max(1, concurrent))
 

@@ -163,8 +163,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines.append(
         f"stress: corpus {corpus}; control {control}; results {_rel(state.out_root, config)}"
     )
-    workers = getattr(config.option, "numprocesses", None)
-    if isinstance(workers, int) and workers > 0 and getattr(config.option, "dist", "no") != "no":
+    workers = _xdist_workers(config)
+    if workers > 0 and getattr(config.option, "dist", "no") != "no":
         count = _sim_device_count() if _resolved_kind(state.backend) == "sim" else None
         if count:
             plan = " ".join(
@@ -289,3 +289,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             )
     if runs:
         tr.write_line(f"summary: {_rel(state.out_root / 'summary.md', config)}")
+
+
+def _xdist_workers(config: pytest.Config) -> int:
+    """Workers xdist will start: ``-n K``, else the gateways of ``--tx`` (``2*popen`` is two,
+    ``ssh=host//python=...`` one each)."""
+    workers = getattr(config.option, "numprocesses", None)
+    if isinstance(workers, int) and workers > 0:
+        return workers
+    total = 0
+    for spec in getattr(config.option, "tx", None) or []:
+        count, star, _ = str(spec).partition("*")
+        total += int(count) if star and count.isdigit() else 1
+    return total

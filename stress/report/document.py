@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from stress.baseline.store import atomic_write_bytes
+from stress.engine.coverage import coverage, describe
 from stress.engine.grading import PhaseVerdict, diagnose, grade_phase, interference_matrix
 from stress.model import Diagnosis, PhaseStatus, Verdict, is_failure, schema
 from stress.report.journal import RESULTS_FILE, read_results
@@ -104,6 +105,7 @@ def _grade_phase(
 
 def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The report document (see README "Reports") from result records."""
+    records = list(records)
     g = grade_journal(records)
     header, phases, run_end = g.header, g.phases, g.run_end
     diagnosis, explanation, notes = g.diagnosis, g.explanation, list(g.notes)
@@ -133,6 +135,7 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             "first_detection_s": g.first_failure_s if diagnosis != Diagnosis.CLEAN else None,
             "diagnosis_s": (run_end.get("timing") or {}).get("diagnosis_s") if run_end else None,
         },
+        "coverage": coverage(header, (r for r in records if r.get("type") == "call")),
     }
 
 
@@ -165,6 +168,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             f"| {_phase_title(p)} | {p['verdict']} | {p['calls']} | {p['seconds']:.1f} | "
             f"{p['status']}{': ' + p['detail'] if p.get('detail') else ''} |"
         )
+    lines += [f"- coverage: {line}" for line in describe(report.get("coverage") or {})]
     for p in report["phases"]:
         lines += ["", f"## {_phase_title(p)} — {p['verdict']}", ""]
         lines += [
@@ -230,6 +234,8 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
             p["status"],
         )
     console.print(summary)
+    for line in describe(report.get("coverage") or {}):
+        console.print(f"coverage: {escape(line)}", highlight=False)
     if cases:
         for p in report["phases"]:
             if p["verdict"] == Verdict.PASS:

@@ -29,6 +29,7 @@ class Fault:
 #: numeric: the stress protocol stays ``clean`` and ``aclnn-stress gradcheck`` says ``biased``.
 EXPECTED: dict[str, tuple[str, str]] = {
     "tiling-race": ("cross-call-contamination", "interleaved, mixed"),
+    "tiling-ring": ("cross-call-contamination", "interleaved (PCT schedules), mixed"),
     "shared-scratch": ("self-race", "isolated (per-thread streams)"),
     "stale-tail": ("order-dependence", "shuffled"),
     "empty-skip": ("unwritten-output", "serial (canary)"),

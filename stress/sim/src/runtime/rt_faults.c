@@ -25,6 +25,12 @@ static const fault_info k_faults[] = {
      "process-wide static state that phase 2 copies into the launch; another shape's phase 1 in "
      "between changes how the kernel splits and reduces its tokens (op_mhc_pre_sinkhorn_"
      "backward.c)"},
+    {"tiling-ring",
+     "aclnnMhcPreSinkhornBackward: phase 1 leaves its partition in a two-slot tiling cache keyed "
+     "by shape and keeps only the slot's index; a miss evicts the least recently used slot even "
+     "if a call between phase 1 and launch still needs it, so three calls of distinct shapes "
+     "(A, B and C's phase 1 before A's launch) launch A with C's partition; no ordering of two "
+     "calls can (op_mhc_tiling_ring.c)"},
     {"shared-scratch",
      "aclnnMhcPreSinkhornBackward: the kernel reduces gradPhi/gradBias/gradAlpha through one "
      "device-wide scratch buffer (zero, accumulate, copy out); kernels executing at the same time "

@@ -63,6 +63,10 @@
  *                   one; the executor keeps its own object's address and the kernel reads the tiling through it.  Freed
  *                   objects are made inaccessible (page heap), so a phase 1 that runs between
  *                   another call's phase 1 and that call's kernel makes the kernel fault.
+ *   tiling-ring     (op_mhc_tiling_ring.c) phase 1 leaves its partition in a two-slot cache
+ *                   keyed by shape and keeps the slot's index; phase 2 copies the slot into
+ *                   the launch, read as under tiling-race.  Only a third shape's phase 1
+ *                   between a call's phase 1 and its launch evicts the slot: depth 3.
  *   hang            phase 1 takes the tiling-cache lock (A) then the reduction lock (B); the
  *                   kernel holds B across its reduction and then takes A: a lock-order deadlock
  *                   when a phase 1 on a host thread overlaps a reduction on a stream worker.
@@ -76,6 +80,7 @@
 
 #include "aclnn_mhc_pre_sinkhorn_backward.h"
 #include "mhc_common.h"
+#include "mhc_tiling_ring.h"
 
 #define OP "aclnnMhcPreSinkhornBackward"
 #define API OP "GetWorkspaceSize"
@@ -104,6 +109,7 @@ enum {
     BWD_F_STALE_TAIL = 1u << 2,
     BWD_F_DRIFT = 1u << 3, /* grad-drift AND M*K >= 2^21 */
     BWD_F_HANG = 1u << 4,
+    BWD_F_TILING_RING = 1u << 5, /* tiling-ring: the partition comes from a cache slot */
 };
 
 /* grad-drift applies from this many elements M*K (M = B*S tokens, K = N*C). */
@@ -114,6 +120,8 @@ typedef struct {
     uint32_t faults;
     /* crash: the tiling object this call published (page heap), read by the kernel */
     const mhc_tiling *published;
+    /* tiling-ring: the cache slot phase 1 left its partition in (op_mhc_tiling_ring.c) */
+    int32_t ring_slot;
 } bwd_attrs;
 
 /* ---- fault state (process-wide; see the file comment) ----------------------------------------- */
@@ -184,6 +192,13 @@ static void race_launch_hook(const void *attrs, int64_t *args)
         args[1] = g->race_blocks;
         ACLSIM_SAN_LOAD(&g->race_tpb, 2 * sizeof(int64_t));
     }
+}
+
+/* tiling-ring: phase 2 copies the partition from the slot phase 1 used, which a later phase 1
+ * may have given to another shape (op_mhc_tiling_ring.c). */
+static void ring_launch_hook(const void *attrs, int64_t *args)
+{
+    mhc_ring_launch_args(((const bwd_attrs *)attrs)->ring_slot, args);
 }
 
 /* stale-tail: the executing core's buffer; one per stream worker thread, never cleared. */
@@ -649,7 +664,7 @@ static int bwd_kernel(aclsim_kernel_ctx *k)
     };
     float *out_phi = r.gphi, *out_bias = r.gbias, *out_alpha = r.galpha;
     const size_t DK = (size_t)(MHC_D * t->K);
-    if (r.faults & BWD_F_TILING_RACE) {
+    if (r.faults & (BWD_F_TILING_RACE | BWD_F_TILING_RING)) {
         /* the partition as the latest phase 1 had published it when this launch was made */
         int64_t tpb = k->launch_args[0];
         r.tpb = tpb > 0 ? tpb : t->tokens_per_block;
@@ -896,6 +911,11 @@ static int bwd_faults(bwd_attrs *attrs)
                               __LINE__);
         }
     }
+    if (aclsim_fault("tiling-ring") && !(attrs->faults & BWD_F_TILING_RACE)) {
+        attrs->ring_slot = mhc_ring_put(t);
+        if (attrs->ring_slot >= 0)
+            attrs->faults |= BWD_F_TILING_RING;
+    }
     if (aclsim_fault("shared-scratch"))
         attrs->faults |= BWD_F_SHARED_SCRATCH;
     if (aclsim_fault("stale-tail"))
@@ -941,6 +961,8 @@ static int bwd_publish(const aclsim_tensor_desc *d, aclsim_kernel_fn fn, bwd_att
         rc = aclsim_executor_set_attrs(ex, attrs, sizeof *attrs);
     if (!rc && (attrs->faults & BWD_F_TILING_RACE))
         aclsim_executor_set_launch_hook(ex, race_launch_hook);
+    if (!rc && (attrs->faults & BWD_F_TILING_RING))
+        aclsim_executor_set_launch_hook(ex, ring_launch_hook);
     if (rc) {
         aclsim_executor_discard(ex);
         if (published)

@@ -1,0 +1,131 @@
+"""Scaling: generated corpora of N cases under one fixed --budget.
+
+For each N, a corpus of N generated cases (``aclnn-stress corpus generate``), its baseline
+recorded first (not timed: it is a one-off per corpus), then ``aclnn-stress run --budget S``
+with the phases that scale with N (serial, shuffled, isolated, interleaved, mixed; no control).
+Per N: wall time of the run, seconds per phase, pair coverage (report.json ``coverage``), peak
+RSS of the run and its phase children (``resource.getrusage(RUSAGE_CHILDREN)`` in a fresh
+wrapper process per N, so the maximum is this N's), and the corpus bytes (RSS should grow at
+most linearly in them).
+
+Full run (issue #15):
+    .venv/bin/python benchmarks/bench_scaling.py --sizes 10,30,100,300 --budget 20
+Writes ``benchmarks/results/scaling.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "stress"]
+PHASES = "serial,shuffled,isolated,interleaved,mixed"
+
+
+def one(n: int, budget: float, op: str, work: Path) -> dict:
+    """Generate, record, run one N (called in a wrapper process: its children are this N's)."""
+    corpus = work / f"{op}-{n}.toml"
+    gen = [*CLI, "corpus", "generate", "--op", op, "--count", str(n), "--seed", "1"]
+    if op == "add":
+        gen += ["--max-elements", "4096"]
+    subprocess.run([*gen, "--out", str(corpus), "--force"], check=True, capture_output=True)
+    base = work / f"base-{n}.json"
+    t0 = time.monotonic()
+    subprocess.run(
+        [*CLI, "baseline", "record", "--corpus", str(corpus), "--out", str(base)],
+        check=True,
+        capture_output=True,
+    )
+    record_s = time.monotonic() - t0
+    out = work / f"run-{n}"
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        [*CLI, "run", "--corpus", str(corpus), "--baseline", str(base), "--budget", str(budget),
+         "--phases", PHASES, "--seed", "1", "--out", str(out), "--quiet"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    wall = time.monotonic() - t0
+    report = json.loads((out / "report.json").read_text())
+    rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {
+        "n": n,
+        "exit": proc.returncode,
+        "diagnosis": report["diagnosis"],
+        "corpus_bytes": corpus.stat().st_size,
+        "baseline_record_s": round(record_s, 2),
+        "wall_s": round(wall, 2),
+        "phases": {
+            p["name"] + (f" [{p['variant']}]" if p.get("variant") else ""): round(p["seconds"], 2)
+            for p in report["phases"]
+        },
+        "calls": report["calls"],
+        "coverage": report.get("coverage", {}),
+        "peak_rss_mib": round(rss_kib / 1024, 1),
+    }
+
+
+def _table(rows: list[dict], budget: float) -> str:
+    phases = sorted({p for r in rows for p in r["phases"]}, key=PHASES.split(",").index)
+    lines = [
+        f"Generated corpora under `--budget {budget:g}` (phases {PHASES}; baseline recorded "
+        "first, not timed).",
+        "",
+        "| N | corpus KiB | run wall s | "
+        + " | ".join(f"{p} s" for p in phases)
+        + " | interleaved pairs run / total (min partners) | mixed pairs run / total (min) | "
+        "PCT schedules | peak RSS MiB |",
+        "|---:|---:|---:|" + "---:|" * len(phases) + "---|---|---:|---:|",
+    ]
+    for r in rows:
+        ci = r["coverage"].get("interleaved", {})
+        cm = r["coverage"].get("mixed", {})
+        lines.append(
+            f"| {r['n']} | {r['corpus_bytes'] / 1024:.1f} | {r['wall_s']:.1f} | "
+            + " | ".join(f"{r['phases'].get(p, 0):.1f}" for p in phases)
+            + f" | {ci.get('pairs_run')} / {ci.get('pairs_total')} ({ci.get('min_partners')}) | "
+            f"{cm.get('pairs_run')} / {cm.get('pairs_total')} ({cm.get('min_partners')}) | "
+            f"{ci.get('schedules')} | {r['peak_rss_mib']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10,30,100,300")
+    ap.add_argument("--budget", type=float, default=20.0)
+    ap.add_argument("--op", default="add", choices=("add", "mhc_pre_sinkhorn_backward"))
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--one", type=int, help=argparse.SUPPRESS)  # the wrapper of one N
+    ap.add_argument("--work", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one is not None:
+        print(json.dumps(one(args.one, args.budget, args.op, Path(args.work))))
+        return 0
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="scaling-") as tmp:
+        for n in (int(s) for s in args.sizes.split(",")):
+            proc = subprocess.run(
+                [sys.executable, __file__, "--one", str(n), "--budget", str(args.budget),
+                 "--op", args.op, "--work", tmp],
+                capture_output=True, text=True, check=True, cwd=ROOT,
+            )  # fmt: skip
+            rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            print(json.dumps(rows[-1]), flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    doc = {"budget_s": args.budget, "op": args.op, "sizes": args.sizes, "rows": rows}
+    (out / "scaling.json").write_text(json.dumps(doc, indent=2) + "\n")
+    (out / "scaling.md").write_text(_table(rows, args.budget))
+    print(_table(rows, args.budget), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
