@@ -78,6 +78,14 @@ def _corpus_options(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="baseline file (default baselines/<corpus stems>.<backend>.json)",
     )
+    g.add_argument(
+        "-I",
+        dest="include",
+        action="append",
+        metavar="DIR",
+        help="include folder for declarations' headers and their #includes (repeatable; "
+        "searched before $ASCEND_HOME_PATH/include and the simulator's)",
+    )
 
 
 def _runtime_options(p: argparse.ArgumentParser) -> None:
