@@ -317,6 +317,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from stress.cli.corpus import add_cli as add_corpus
     from stress.cli.op import add_cli as add_op
+    from stress.cli.reproduce import add_cli as add_reproduce
     from stress.gradcheck.cli import add_cli as add_gradcheck
     from stress.sanitize.rerun import add_cli as add_sanitize
 
@@ -339,4 +340,5 @@ def build_parser() -> argparse.ArgumentParser:
     add_corpus(sub)
     add_op(sub)
     add_sanitize(sub)
+    add_reproduce(sub)
     return parser
