@@ -248,7 +248,6 @@ def test_inspect_bad_header_exits_2(capsys):
 @pytest.mark.parametrize(
     ("header", "op"),
     [
-        ("aclnn_add.h", "aclnnAdd"),
         ("aclnn_mhc_pre_sinkhorn.h", "aclnnMhcPreSinkhorn"),
         ("aclnn_mhc_pre_sinkhorn_backward.h", "aclnnMhcPreSinkhornBackward"),
     ],

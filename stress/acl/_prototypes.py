@@ -1,8 +1,10 @@
 """Prototype table: every C function the binding calls, with its library, restype and argtypes.
 
 Signatures follow spec/acl-api.md (CANN headers acl_rt.h, acl_base_rt.h, acl_meta.h,
-aclnn_add.h, aclnn_mhc_pre_sinkhorn*.h). Functions are bound lazily by :mod:`stress.acl._api`;
-``optional`` ones are probed with a symbol lookup and may be absent on older CANN releases.
+aclnn_mhc_pre_sinkhorn*.h); declared operators (aclnnAdd and any other) get theirs from their
+header (:func:`stress.ops.signature.phase1_argtypes`). Functions are bound lazily by
+:mod:`stress.acl._api`; ``optional`` ones are probed with a symbol lookup and may be absent on
+older CANN releases.
 
 ``HC_EPS`` stands for the C type of the mHC operators' epsilon arguments, which changed from
 ``float`` to ``double`` between ops-transformer releases; it is resolved per installation from the
@@ -154,8 +156,6 @@ _TABLE = [
     _p("aclSetInputTensorAddr", NNOPBASE, aclnnStatus, _T, c_size_t, _T, ptr),
     _p("aclSetOutputTensorAddr", NNOPBASE, aclnnStatus, _T, c_size_t, _T, ptr),
     # --- operator libraries (libopapi*.so) -------------------------------------------------
-    _p("aclnnAddGetWorkspaceSize", OPAPI, aclnnStatus, _T, _T, _T, _T, *_WS),
-    _p("aclnnAdd", OPAPI, aclnnStatus, *_RUN),
     _p(
         "aclnnMhcPreSinkhornGetWorkspaceSize",
         OPAPI,

@@ -16,12 +16,14 @@ the hand-written ops' per-dtype defaults (fp16 1e-3, bf16 8e-3, otherwise 1e-6).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
+from stress.errors import ConfigError
 from stress.ops.declaration import DTYPE_NAMES, OpDeclaration
 from stress.ops.resolve import TensorValue, check_params, resolve
 from stress.ops.spec import (
@@ -112,10 +114,16 @@ def _params(decl: OpDeclaration) -> tuple[Param, ...]:
         for d in decl.dims
     ]
     out += [
-        Param(v.name, str, v.choices[0], "dtype variable", choices=v.choices)
+        Param(s.name, "shape", REQUIRED if s.default is None else None,
+              f"shape (default: {s.default})" if s.default else "shape")
+        for s in decl.shapes
+    ]  # fmt: skip
+    out += [
+        Param(v.name, str, None if v.default else v.choices[0], "dtype variable",
+              choices=v.choices)
         for v in decl.dtypes
-        if not v.of
-    ]
+        if not v.derived
+    ]  # fmt: skip
     out += [
         Param(cp.name, _ANY, None, f"override of {cp.type} {cp.name} ({cp.role})")
         for cp in decl.signature.params
@@ -144,6 +152,29 @@ def _generate(decl: OpDeclaration) -> Callable[..., dict[str, np.ndarray]]:
 
 def _no_reference(p: Params, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     raise NotImplementedError("no reference declared: graded baseline-vs-replay only")
+
+
+def _declared_reference(decl: OpDeclaration) -> Callable[..., dict[str, np.ndarray]] | None:
+    """The declaration's ``reference = "module:function"``, called as
+    ``function(values, inputs)`` with the case's resolved C parameter values (imported on
+    first use; an import failure is a one-line ConfigError naming the field)."""
+    if decl.reference is None:
+        return None
+    module, _, name = decl.reference.partition(":")
+    found: list[Callable[..., Any]] = []
+
+    def reference(p: Params, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if not found:
+            try:
+                found.append(getattr(importlib.import_module(module), name))
+            except (ImportError, AttributeError) as exc:
+                raise ConfigError(
+                    f"{decl.source} [op], field 'reference': cannot load {decl.reference!r} "
+                    f"({exc}); give an importable module:function"
+                ) from None
+        return found[0](resolve(decl, p), inputs)
+
+    return reference
 
 
 def _adapted(fn: Callable[..., Any], adapt: Callable[[Params], Params]) -> Callable[..., Any]:
@@ -188,10 +219,11 @@ def to_opspec(
         params=_params(decl),
         args=args,
         generate=generate or _generate(decl),
-        reference=reference or _no_reference,
+        reference=reference or _declared_reference(decl) or _no_reference,
         tolerances=tolerances or declared_tolerance,
         depends_on=depends_on,
         signature=decl.signature,
+        check=lambda p, where: resolve(decl, p, where) and None,
     )
 
 
