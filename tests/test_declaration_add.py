@@ -121,3 +121,38 @@ def test_shipped_corpora_record_the_digests_recorded_before_the_swap(rt):
             want["status"], want["code"], want["call_digest"]), case_id  # fmt: skip
         assert {k: o.digest for k, o in cb.outputs.items()} == want["outputs"], case_id
     assert all(got[i].reference.get("ok") for i in CONTROL)  # the declared reference agrees
+
+
+def test_generated_cases_draw_whole_shapes_from_the_declared_ranges(tmp_path, ctx, stream):
+    """`corpus generate --declaration` on the built-in declaration writes a plain corpus of
+    `op = "add"` cases whose shapes are drawn from [shapes] (rank 1..4, sides 0..64, under
+    max_elements); they run on the simulator and match the declared reference."""
+    from _cli import stress_cli
+    from hypothesis import given, settings
+
+    from stress.ops.declared_strategies import declared_cases, generate_cases
+
+    decl = load_declaration(ops.BUILT_IN_DECLARATIONS / "add.toml")
+    cases = generate_cases(decl, 8, 3, max_elements=4096)
+    for c in cases:
+        assert 1 <= len(c.shapes["shape"]) <= 4 and all(0 <= d <= 64 for d in c.shapes["shape"])
+        assert int(np.prod(c.shapes["shape"])) <= 4096
+    out = tmp_path / "gen.toml"
+    proc = stress_cli("corpus", "generate", "--declaration", str(ops.BUILT_IN_DECLARATIONS /
+                      "add.toml"), "--count", "3", "--seed", "2", "--out", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    loaded = load_corpus_file(out)
+    assert len(loaded) == 3 and all(c.op == "add" and c.spec is ADD for c in loaded)
+    for c in loaded:
+        inputs = ADD.generate(c.params, c.seed)
+        got = run_once(ctx, stream, ADD, c.params, inputs)["out"].astype(np.float64)
+        want = ADD.reference(c.params, inputs)["out"].astype(np.float64)
+        assert np.allclose(got, want, *ADD.tolerances(c.params, "out")), c.id
+
+    @settings(max_examples=20, deadline=None)
+    @given(declared_cases(decl, max_elements=512))
+    def drawn(case):
+        params = ADD.parse_params(case.params(), "drawn")  # resolves: shapes and dtypes agree
+        assert int(np.prod(params["shape"])) <= 512
+
+    drawn()
