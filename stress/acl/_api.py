@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from stress.acl._prototypes import HC_EPS, OPAPI, PROTOTYPES, Prototype
+from stress.acl._prototypes import OPAPI, PROTOTYPES, Prototype
 from stress.acl.backend import Backend
 from stress.acl.errors import AclNullHandleError, BackendError, error_for
 
@@ -109,7 +109,7 @@ class Api:
                     )
                 fn, self._origin[name] = found
                 fn.restype = proto.restype
-                fn.argtypes = [self._resolve_ctype(name, t) for t in proto.argtypes]
+                fn.argtypes = list(proto.argtypes)
                 self._functions[name] = fn
         return fn
 
@@ -176,9 +176,6 @@ class Api:
         if proto.library == OPAPI:
             return self.backend.op_libraries or ("(no libopapi*.so found)",)
         return (self.backend.nnopbase if proto.library == "nnopbase" else self.backend.ascendcl,)
-
-    def _resolve_ctype(self, name: str, ctype: Any) -> Any:
-        return self.backend.eps_ctype(name) if ctype is HC_EPS else ctype
 
     def has(self, name: str) -> bool:
         """Whether the backend exports ``name`` (probes optional symbols without raising)."""

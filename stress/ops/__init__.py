@@ -1,16 +1,15 @@
 """The operator catalogue: every operator the framework can call, as an :class:`OpSpec`.
 
 Built-in operators are declarations shipped in ``stress/ops/declarations/*.toml`` (read from
-the simulator's or the installed headers on first use), plus the hand-written mHC pair
-(``stress/ops/mhc.py``); a corpus or declaration file adds its own with
-:func:`register_declaration`.
+the simulator's or the installed headers on first use): ``add`` and the mHC pair, whose inputs,
+reference and tolerances they point at (``stress/ops/add_reference.py``, ``stress/ops/mhc.py``);
+a corpus or declaration file adds its own with :func:`register_declaration`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from stress.ops.mhc import MHC_PRE_SINKHORN, MHC_PRE_SINKHORN_BACKWARD
 from stress.ops.spec import DTYPES, AttrArg, OpSpec, Param, ScalarArg, TensorArg, dtype_of
 
 __all__ = [
@@ -31,10 +30,8 @@ __all__ = [
 #: The folder of the built-in operators' declarations.
 BUILT_IN_DECLARATIONS = Path(__file__).resolve().parent / "declarations"
 
-_CATALOGUE: dict[str, OpSpec] = {
-    spec.name: spec for spec in (MHC_PRE_SINKHORN, MHC_PRE_SINKHORN_BACKWARD)
-}
-_BUILT_IN: set[str] = set(_CATALOGUE)
+_CATALOGUE: dict[str, OpSpec] = {}
+_BUILT_IN: set[str] = set()
 _DECLARED_SOURCE: dict[str, str] = {}
 _LOADED: list[bool] = []
 

@@ -52,10 +52,12 @@ from stress.ops.dims import (
     DTYPE_NAMES,
     DimSpec,
     DtypeVar,
+    ScalarVar,
     ShapeVar,
     is_int,
     parse_dims,
     parse_dtype_vars,
+    parse_scalar_vars,
     parse_shape_vars,
 )
 from stress.ops.header import find_header, read_header
@@ -73,6 +75,9 @@ __all__ = [
 ]
 
 _OP_KEYS = {
+    "generate",
+    "tolerance_function",
+    "depends_on",
     "optional",
     "header",
     "function",
@@ -86,7 +91,7 @@ _OP_KEYS = {
     "tolerance",
     "description",
 }
-_TOP_KEYS = {"op", "dims", "shapes", "dtypes", "params", "case"}
+_TOP_KEYS = {"op", "dims", "shapes", "vars", "dtypes", "params", "case"}
 _CASE_KEYS = {"id", "seed", "expect", "description"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -136,6 +141,10 @@ class OpDeclaration:
     tolerances: Mapping[str, Tolerance] = field(default_factory=dict)
     description: str = ""
     shapes: tuple[ShapeVar, ...] = ()  # [shapes]: whole shapes a case gives by name
+    vars: tuple[ScalarVar, ...] = ()  # [vars]: named scalars attributes refer to
+    generate: str | None = None  # "module:function" drawing the inputs (default: [params])
+    tolerance_function: str | None = None  # "module:function" (values, output) -> (rtol, atol)
+    depends_on: str | None = None  # the op whose outputs the generator takes (a forward)
 
     def dim(self, name: str) -> DimSpec:
         return next(d for d in self.dims if d.name == name)
@@ -246,7 +255,7 @@ def _case(raw: Any, index: int, decl: OpDeclaration) -> DeclaredCase:
                 allowed = ", ".join(var.choices) if not var.derived else "none (derived)"
                 raise ConfigError(f"{where}, field '{key}': dtype {value!r} not allowed; {allowed}")
             dtypes[key] = value
-        elif key in decl.signature.names:
+        elif key in decl.signature.names or key in {v.name for v in decl.vars}:
             overrides[key] = value
         else:
             raise ConfigError(
@@ -299,20 +308,28 @@ def parse_declaration(
         raise ConfigError(
             f"{source} [op], field 'tolerance': expected {{ out = {{ atol = ... }} }}"
         )
-    reference = op.get("reference")
-    if reference is not None and (not isinstance(reference, str) or ":" not in reference):
-        raise ConfigError(f"{source} [op], field 'reference': expected \"module:function\"")
+    for key in ("reference", "generate", "tolerance_function"):
+        value = op.get(key)
+        if value is not None and (not isinstance(value, str) or ":" not in value):
+            raise ConfigError(f"{source} [op], field '{key}': expected \"module:function\"")
+    if not isinstance(op.get("depends_on", ""), str):
+        raise ConfigError(f"{source} [op], field 'depends_on': expected an operator name")
+    dims = parse_dims(data.get("dims", {}), source)
     decl = OpDeclaration(
         name=str(op.get("name") or _snake(sig.name)),
         function=sig.name,
         source=source,
         header=header,
         signature=sig,
-        dims=parse_dims(data.get("dims", {}), source),
+        dims=dims,
+        vars=parse_scalar_vars(data.get("vars", {}), dims, source),
+        generate=op.get("generate"),
+        tolerance_function=op.get("tolerance_function"),
+        depends_on=op.get("depends_on"),
         dtypes=parse_dtype_vars(data.get("dtypes", {}), source),
         shapes=parse_shape_vars(data.get("shapes", {}), source),
         params=params,
-        reference=reference,
+        reference=op.get("reference"),
         tolerance=_tolerance(op, f"{source} [op]"),
         tolerances={
             k: _tolerance(v, f"{source} [op] tolerance.{k}") or Tolerance()

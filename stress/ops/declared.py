@@ -119,6 +119,11 @@ def _params(decl: OpDeclaration) -> tuple[Param, ...]:
         for s in decl.shapes
     ]  # fmt: skip
     out += [
+        Param(v.name, v.kind, None if v.default_dim else v.default,
+              f"variable (default: {v.default_dim or v.default})")
+        for v in decl.vars
+    ]  # fmt: skip
+    out += [
         Param(v.name, str, None if v.default else v.choices[0], "dtype variable",
               choices=v.choices)
         for v in decl.dtypes
@@ -154,27 +159,29 @@ def _no_reference(p: Params, inputs: Mapping[str, np.ndarray]) -> dict[str, np.n
     raise NotImplementedError("no reference declared: graded baseline-vs-replay only")
 
 
-def _declared_reference(decl: OpDeclaration) -> Callable[..., dict[str, np.ndarray]] | None:
-    """The declaration's ``reference = "module:function"``, called as
-    ``function(values, inputs)`` with the case's resolved C parameter values (imported on
-    first use; an import failure is a one-line ConfigError naming the field)."""
-    if decl.reference is None:
+def _pointer(decl: OpDeclaration, field: str) -> Callable[..., Any] | None:
+    """The declaration's ``[op] <field> = "module:function"``, called as
+    ``function(values, ...)`` where ``values`` holds the case's parameters and, over them, its
+    resolved C parameter values (imported on first use; an import failure is a one-line
+    ConfigError naming the field)."""
+    target = getattr(decl, field)
+    if target is None:
         return None
-    module, _, name = decl.reference.partition(":")
+    module, _, name = target.partition(":")
     found: list[Callable[..., Any]] = []
 
-    def reference(p: Params, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def call(p: Params, *args: Any, **kwargs: Any) -> Any:
         if not found:
             try:
                 found.append(getattr(importlib.import_module(module), name))
             except (ImportError, AttributeError) as exc:
                 raise ConfigError(
-                    f"{decl.source} [op], field 'reference': cannot load {decl.reference!r} "
+                    f"{decl.source} [op], field '{field}': cannot load {target!r} "
                     f"({exc}); give an importable module:function"
                 ) from None
-        return found[0](resolve(decl, p), inputs)
+        return found[0]({**p, **resolve(decl, p)}, *args, **kwargs)
 
-    return reference
+    return call
 
 
 def _adapted(fn: Callable[..., Any], adapt: Callable[[Params], Params]) -> Callable[..., Any]:
@@ -218,10 +225,10 @@ def to_opspec(
         description=decl.description or f"{decl.function} (declared in {decl.source})",
         params=_params(decl),
         args=args,
-        generate=generate or _generate(decl),
-        reference=reference or _declared_reference(decl) or _no_reference,
-        tolerances=tolerances or declared_tolerance,
-        depends_on=depends_on,
+        generate=generate or _pointer(decl, "generate") or _generate(decl),
+        reference=reference or _pointer(decl, "reference") or _no_reference,
+        tolerances=tolerances or _pointer(decl, "tolerance_function") or declared_tolerance,
+        depends_on=depends_on or decl.depends_on,
         signature=decl.signature,
         check=lambda p, where: resolve(decl, p, where) and None,
     )

@@ -91,7 +91,9 @@ def declared_bounds(
         m = d.multiple
         lo_m, hi_m = -(-lo // m), hi // m
         ranges.append((d.name, lo_m, max(lo_m, hi_m), m))
-    choices = tuple((v.name, tuple(dtypes.get(v.name, v.choices))) for v in free.values())
+    choices = tuple(
+        (v.name, tuple(dtypes.get(v.name, v.drawn or v.choices))) for v in free.values()
+    )
     shapes = tuple(
         (v.name, *v.rank, *v.side) for v in decl.shapes if v.default is None
     )  # a shape variable with a default follows it

@@ -22,11 +22,13 @@ __all__ = [
     "DTYPE_NAMES",
     "DimSpec",
     "DtypeVar",
+    "ScalarVar",
     "ShapeVar",
     "dtype_name",
     "is_int",
     "parse_dims",
     "parse_dtype_vars",
+    "parse_scalar_vars",
     "parse_shape_vars",
     "promote",
 ]
@@ -76,6 +78,7 @@ class DtypeVar:
     otherwise: str | None = None
     default: str | None = None  # a case that does not set it takes this variable's value
     promote: tuple[str, ...] = ()
+    drawn: tuple[str, ...] = ()  # what generated cases choose from (default: choices)
 
     @property
     def derived(self) -> bool:
@@ -214,6 +217,14 @@ def parse_dtype_vars(raw: Any, where: str) -> tuple[DtypeVar, ...]:
             out.append(DtypeVar(name, tuple(_dtype_name(v, at) for v in value)))
         elif isinstance(value, dict) and ("default" in value or "promote" in value):
             out.append(_choice_var(name, value, out, at))
+        elif isinstance(value, dict) and set(value) == {"choices", "generate"}:
+            choices, drawn = value["choices"], value["generate"]
+            if not isinstance(choices, list) or not isinstance(drawn, list) or not drawn:
+                raise ConfigError(f"{at}: expected {{ choices = [...], generate = [...] }}")
+            choices = tuple(_dtype_name(v, at) for v in choices)
+            if not set(drawn) <= set(choices):
+                raise ConfigError(f"{at}, 'generate': must be some of its choices")
+            out.append(DtypeVar(name, choices, drawn=tuple(drawn)))
         elif isinstance(value, dict) and isinstance(value.get("of"), str):
             if value["of"] not in raw or value["of"] == name:
                 raise ConfigError(f"{at}: 'of' must name another dtype variable of [dtypes]")
@@ -255,4 +266,44 @@ def parse_shape_vars(raw: Any, where: str) -> tuple[ShapeVar, ...]:
         rank = _range(value.get("rank", [1, 4]), at, "rank", 0)
         side = _range(value.get("side", [0, 64]), at, "side", 0)
         out.append(ShapeVar(name, rank, side, default))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ScalarVar:
+    """A named scalar case parameter (``[vars]``): a float, int or bool with a default, which
+    attribute parameters name (``hcEps = "hc_eps"``) and tensors may depend on
+    (``when = "need_backward"``). ``default_dim``: an int defaulting to a dimension's value."""
+
+    name: str
+    kind: type
+    default: Any = None
+    default_dim: str | None = None
+
+
+_SCALAR_TYPES = {"float": float, "int": int, "bool": bool}
+
+
+def parse_scalar_vars(raw: Any, dims: tuple[DimSpec, ...], where: str) -> tuple[ScalarVar, ...]:
+    """``[vars]``: NAME = 1e-6 | true | 3, or { type = "int", default = "DIM" }."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} [vars]: expected a table of NAME = default value")
+    out = []
+    for name, value in raw.items():
+        at = f"{where} [vars], field '{name}'"
+        if not name.isidentifier():
+            raise ConfigError(f"{at}: a variable name is an identifier (letters, digits, _)")
+        if isinstance(value, bool | int | float):
+            out.append(ScalarVar(name, type(value), value))
+        elif (
+            isinstance(value, dict)
+            and set(value) == {"type", "default"}
+            and value["type"] in _SCALAR_TYPES
+            and value["default"] in {d.name for d in dims}
+        ):
+            out.append(ScalarVar(name, _SCALAR_TYPES[value["type"]], None, value["default"]))
+        else:
+            raise ConfigError(
+                f'{at}: expected a default (1e-6, true, 3) or {{ type = "int", default = "DIM" }}'
+            )
     return tuple(out)

@@ -28,6 +28,7 @@ __all__ = ["TensorValue", "check_params", "resolve"]
 
 _ANY = (dict, list, int, float, bool, str)
 _TENSOR_KEYS = {"shape", "dtype", "values"}
+_VARS = " vars"  # the [vars] bindings ride along with the dims (not an identifier)
 _INT_ATTRS = {"int64", "int32", "int16", "int8", "uint64", "uint32", "uint8"}
 _SHAPES = " shapes"  # the [shapes] bindings ride along with the dims (not an identifier)
 
@@ -51,7 +52,8 @@ def check_params(decl: OpDeclaration) -> None:
             f"parameter (it has {', '.join(decl.signature.names)})"
         )
     variables = {d.name for d in decl.dims} | {v.name for v in decl.dtypes}
-    clash = sorted(names & (variables | {v.name for v in decl.shapes}))
+    variables |= {v.name for v in decl.shapes} | {v.name for v in decl.vars}
+    clash = sorted(names & variables)
     if clash:
         raise ConfigError(
             f"{decl.source} [dims]/[dtypes], field '{clash[0]}': also a parameter "
@@ -71,7 +73,7 @@ def _dim(item: Any, dims: Mapping[str, int], at: str) -> int:
     try:
         value = parse_dim(item)(dims)
     except ShapeExprError as exc:
-        names = ", ".join(d for d in dims if d != _SHAPES) or "none"
+        names = ", ".join(d for d in dims if d not in (_SHAPES, _VARS)) or "none"
         raise ConfigError(f"{at}: {exc}; declared dimensions: {names}") from None
     if value < 0:
         raise ConfigError(f"{at}: {item!r} = {value}, a dimension must be >= 0")
@@ -149,6 +151,9 @@ def _list(raw: Any, types: tuple[type, ...], at: str) -> list:
 
 
 def _value(kind: str, raw: Any, dims, vars_, tensors, at: str, base: Any) -> Any:
+    scalars = dims.get(_VARS, {})
+    if kind not in ("tensor", "tensor_list", "dtype") and isinstance(raw, str) and raw in scalars:
+        raw = scalars[raw]  # an attribute given by a [vars] variable
     if kind == "tensor":
         return _tensor(raw, dims, vars_, tensors, at)
     if kind == "tensor_list":
@@ -215,6 +220,12 @@ def _bindings(decl: OpDeclaration, p: Params, where: str) -> tuple[dict, dict]:
         shapes[s.name] = tuple(value) if value is not None else shapes[s.default]  # type: ignore[index]
     if shapes:
         dims[_SHAPES] = shapes  # type: ignore[assignment]
+    scalars = {v.name: p.get(v.name) for v in decl.vars}
+    for v in decl.vars:
+        if scalars[v.name] is None:
+            scalars[v.name] = dims[v.default_dim] if v.default_dim else v.default
+    if scalars:
+        dims[_VARS] = scalars  # type: ignore[assignment]
     return dims, vars_
 
 
@@ -230,6 +241,11 @@ def _resolve(decl: OpDeclaration, p: Params, where: str) -> dict[str, Any]:
             else (override if override is not None else base)
         )
         at = f"{where}, field '{cp.name}'"
+        if isinstance(raw, dict) and "when" in raw:  # present only while a [vars] bool is true
+            when = raw["when"]
+            if when not in dims.get(_VARS, {}):
+                raise ConfigError(f"{at}.when: expected the name of a [vars] variable")
+            raw = {k: v for k, v in raw.items() if k != "when"} if dims[_VARS][when] else None
         if raw is None or raw == "null":
             if not cp.optional:
                 raise ConfigError(
