@@ -266,7 +266,7 @@ class OpSpec:
             )
         out: dict[str, Any] = {}
         for p in self.params:
-            if p.name in raw:
+            if raw.get(p.name) is not None:  # None (TOML has none): the parameter's default
                 out[p.name] = p.parse(raw[p.name], where)
             elif p.default is REQUIRED:
                 raise ConfigError(f"{where}, field '{p.name}': required by op '{self.name}'")
