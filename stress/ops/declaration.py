@@ -287,6 +287,16 @@ def _case(raw: Any, index: int, decl: OpDeclaration) -> DeclaredCase:
     return case
 
 
+def _check_pointers(op: Mapping[str, Any], source: str) -> None:
+    """[op]'s "module:function" fields and depends_on (an operator name)."""
+    for key in ("reference", "generate", "tolerance_function"):
+        value = op.get(key)
+        if value is not None and (not isinstance(value, str) or ":" not in value):
+            raise ConfigError(f"{source} [op], field '{key}': expected \"module:function\"")
+    if not isinstance(op.get("depends_on", ""), str):
+        raise ConfigError(f"{source} [op], field 'depends_on': expected an operator name")
+
+
 def parse_declaration(
     data: Mapping[str, Any], source: str, include_dirs: Sequence[str | Path] = ()
 ) -> OpDeclaration:
@@ -308,12 +318,7 @@ def parse_declaration(
         raise ConfigError(
             f"{source} [op], field 'tolerance': expected {{ out = {{ atol = ... }} }}"
         )
-    for key in ("reference", "generate", "tolerance_function"):
-        value = op.get(key)
-        if value is not None and (not isinstance(value, str) or ":" not in value):
-            raise ConfigError(f"{source} [op], field '{key}': expected \"module:function\"")
-    if not isinstance(op.get("depends_on", ""), str):
-        raise ConfigError(f"{source} [op], field 'depends_on': expected an operator name")
+    _check_pointers(op, source)
     dims = parse_dims(data.get("dims", {}), source)
     decl = OpDeclaration(
         name=str(op.get("name") or _snake(sig.name)),
