@@ -124,7 +124,8 @@ def _params(decl: OpDeclaration) -> tuple[Param, ...]:
         for v in decl.vars
     ]  # fmt: skip
     out += [
-        Param(v.name, str, None if v.default else v.choices[0], "dtype variable",
+        Param(v.name, str, None if v.default else v.choices[0],
+              f"dtype variable (default: {v.default})" if v.default else "dtype variable",
               choices=v.choices)
         for v in decl.dtypes
         if not v.derived
