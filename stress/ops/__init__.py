@@ -9,6 +9,7 @@ a corpus or declaration file adds its own with :func:`register_declaration`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from stress.ops.spec import DTYPES, AttrArg, OpSpec, Param, ScalarArg, TensorArg, dtype_of
 
@@ -20,6 +21,7 @@ __all__ = [
     "Param",
     "ScalarArg",
     "TensorArg",
+    "declaration_of",
     "declaration_source",
     "dtype_of",
     "get",
@@ -33,6 +35,7 @@ BUILT_IN_DECLARATIONS = Path(__file__).resolve().parent / "declarations"
 _CATALOGUE: dict[str, OpSpec] = {}
 _BUILT_IN: set[str] = set()
 _DECLARED_SOURCE: dict[str, str] = {}
+_DECLARATIONS: dict[str, Any] = {}  # name -> OpDeclaration
 _LOADED: list[bool] = []
 
 
@@ -47,6 +50,7 @@ def _catalogue() -> dict[str, OpSpec]:
             decl = load_declaration(path)
             _CATALOGUE[decl.name] = to_opspec(decl)
             _DECLARED_SOURCE[decl.name] = decl.source
+            _DECLARATIONS[decl.name] = decl
             _BUILT_IN.add(decl.name)
     return _CATALOGUE
 
@@ -69,7 +73,15 @@ def register_declaration(decl) -> OpSpec:
     spec = to_opspec(decl)
     catalogue[spec.name] = spec
     _DECLARED_SOURCE[spec.name] = decl.source
+    _DECLARATIONS[spec.name] = decl
     return spec
+
+
+def declaration_of(name: str) -> Any:
+    """The :class:`~stress.ops.declaration.OpDeclaration` op ``name`` was built from (its
+    dims, dtype and shape variables: the ranges generated cases draw from)."""
+    get(name)
+    return _DECLARATIONS[name]
 
 
 def declaration_source(name: str) -> str | None:
