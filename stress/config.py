@@ -14,8 +14,10 @@ One budget differs on purpose: the pytest plugin runs each concurrent phase for
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stress.errors import ConfigError
@@ -73,12 +75,14 @@ class RunConfig:
     phases: tuple[str, ...] = PHASES
     fail_fast: bool = True  # stop once a diagnosis stands (see stress.engine.schedule)
     budget_s: float | None = None  # seconds for the whole run, divided across phases
+    include_dirs: tuple[str, ...] = ()  # -I: folders for declarations' headers (absolute)
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "streams", tuple(self.streams))
         object.__setattr__(self, "phases", tuple(self.phases))
+        object.__setattr__(self, "include_dirs", tuple(self.include_dirs))
 
     # -- validation ------------------------------------------------------------------------
     def validate(self) -> RunConfig:
@@ -113,6 +117,9 @@ class RunConfig:
             )
         if not self.phases:
             raise ConfigError(f"--phases: no phase given; phases: {', '.join(PHASES)}")
+        for d in self.include_dirs:
+            if not Path(d).is_dir():
+                raise ConfigError(f"-I {d}: not a directory; give a folder holding headers")
         return self
 
     def check_device(self, device_count: int) -> None:
@@ -146,6 +153,7 @@ class RunConfig:
         d = asdict(self)
         d["streams"] = list(self.streams)
         d["phases"] = list(self.phases)
+        d["include_dirs"] = list(self.include_dirs)
         return d
 
     @classmethod
@@ -154,6 +162,7 @@ class RunConfig:
         d = {k: v for k, v in d.items() if k in known}
         d["streams"] = tuple(d.get("streams", ("shared",)))
         d["phases"] = tuple(d.get("phases", PHASES))
+        d["include_dirs"] = tuple(d.get("include_dirs", ()))
         return cls(**d)
 
     # -- entry points ----------------------------------------------------------------------
@@ -186,6 +195,7 @@ class RunConfig:
             phases=tuple(phases) if phases is not None else _given(args, "phases", PHASES),
             fail_fast=_given(args, "fail_fast", cls.fail_fast),
             budget_s=getattr(args, "budget", None),
+            include_dirs=tuple(str(Path(d).resolve()) for d in _given(args, "include", ())),
         ).validate()
 
     @classmethod
@@ -232,6 +242,7 @@ class RunConfig:
             args.append("--no-deterministic")
         if not self.fail_fast:
             args.append("--no-fail-fast")
+        args += [f"-I {shlex.quote(d)}" for d in self.include_dirs]
         return args
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
-
 import pytest
 
 from stress.acl import backend as backend_mod
@@ -60,37 +58,6 @@ def test_auto_without_npu_device_uses_simulator(monkeypatch, tmp_path):
     assert discover("auto").kind == "sim"
     monkeypatch.setattr(backend_mod, "_npu_present", lambda: True)
     assert discover("auto").kind == "cann"
-
-
-def _backend(tmp_path, header_text: str | None) -> Backend:
-    inc = tmp_path / "include" / "aclnnop"
-    inc.mkdir(parents=True)
-    if header_text is not None:
-        (inc / "aclnn_mhc_pre_sinkhorn_backward.h").write_text(header_text)
-    return Backend("cann", tmp_path, tmp_path / "a", tmp_path / "b", (), (inc,))
-
-
-@pytest.mark.parametrize(
-    ("header", "expected"),
-    [
-        ("aclnnStatus f(const aclTensor *x,\n    float hcEps, aclTensor *gradX);", ctypes.c_float),
-        ("aclnnStatus f(const aclTensor *x, double  hcEps, aclTensor *gradX);", ctypes.c_double),
-        (None, ctypes.c_double),
-    ],
-)
-def test_hc_eps_ctype_follows_installed_header(tmp_path, monkeypatch, header, expected):
-    monkeypatch.delenv("STRESS_MHC_EPS_CTYPE", raising=False)
-    b = _backend(tmp_path, header)
-    assert b.eps_ctype("aclnnMhcPreSinkhornBackwardGetWorkspaceSize") is expected
-
-
-def test_hc_eps_ctype_override_and_bad_value(tmp_path, monkeypatch):
-    b = _backend(tmp_path, "double hcEps")
-    monkeypatch.setenv("STRESS_MHC_EPS_CTYPE", "float")
-    assert b.eps_ctype("aclnnMhcPreSinkhornBackwardGetWorkspaceSize") is ctypes.c_float
-    monkeypatch.setenv("STRESS_MHC_EPS_CTYPE", "half")
-    with pytest.raises(BackendError, match="STRESS_MHC_EPS_CTYPE"):
-        b.eps_ctype("aclnnMhcPreSinkhornBackwardGetWorkspaceSize")
 
 
 def test_library_hashes_change_with_content(tmp_path):

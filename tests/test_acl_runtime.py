@@ -272,6 +272,11 @@ def test_sim_faults_command_lists_the_known_faults(capsys):
     for f in faults:
         assert (f["expected"], f["found_by"]) == EXPECTED[f["name"]]
         assert f["description"].startswith("aclnn"), f  # names the operator it lives in
+        # the targets are aclnn functions, as the simulator's description names them first
+        assert f["targets"] and all(t.startswith("aclnn") for t in f["targets"]), f
+        assert f["description"].startswith(f["targets"][0]), f
+        named = f["description"].split(":", 1)[0]  # "aclnnAdd/Mul/Matmul..." or one function
+        assert all(t.removeprefix("aclnn") in named for t in f["targets"]), f
     assert cli.main(["sim", "faults"]) == 0
     table = capsys.readouterr().out
     assert "cross-call-contamination" in table and "tiling-race:" in table

@@ -35,7 +35,8 @@ def test_good_corpus_merges_defaults_and_parses_params(tmp_path):
     a, b = load_corpus_file(_write(tmp_path, GOOD))
     assert a.params["dtype"] == "bf16" and a.params["shape"] == (2, 3) and a.seed == 1
     assert b.params["dtype"] == "float32" and b.expect.status == 161002 and b.negative
-    assert a.params["alpha"] == 1.0  # default filled in
+    alpha = next(arg for arg in a.spec.args if arg.name == "alpha")
+    assert alpha.value(a.params) == 1.0  # the declaration's default (stress/ops/declarations)
     assert a.key != b.key and len(a.key) == 16
 
 

@@ -282,3 +282,62 @@ id = "check"
     assert isinstance(values, TensorListArg) and not values.output and flag.output
     p = spec.parse_params(decl.cases[0].params(), "check")
     assert list(spec.generate(p, 0)) == ["values[0]", "values[1]"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("[params]", "[vars]\neps = 'x'\n[params]", r"\[vars\], field 'eps': expected a default"),
+        ("[params]", '[vars]\nm = { type = "int", default = "Q" }\n[params]',
+         r"\[vars\], field 'm': expected a default"),
+        ("[params]", "[shapes]\ns = { rank = [3, 1] }\n[params]",
+         r"\[shapes\], field 's', 'rank': expected 0 <= low <= high"),
+        ("[params]", '[shapes]\ns = { default = "t" }\n[params]',
+         r"\[shapes\], field 's', 'default': must name a shape variable declared before it"),
+        ('T = ["float32", "float16", "bf16"]', 'T = ["float32"]\nU = { default = "V", '
+         'choices = ["float32"] }', r"\[dtypes\], field 'U': 'default' must name dtype variables"),
+        ('T = ["float32", "float16", "bf16"]', 'T = { choices = ["float32"], generate = ["bf16"] }',
+         r"\[dtypes\], field 'T', 'generate': must be some of its choices"),
+        ('yOut = { shape = ["B", "H"], dtype = "T" }',
+         'yOut = { shape = ["B", "H"], dtype = "T", when = "nope" }',
+         r"field 'yOut'.when: expected the name of a \[vars\] variable"),
+        ('function = "aclnnRmsNorm"', 'function = "aclnnRmsNorm"\ngenerate = "nomodule"',
+         r"\[op\], field 'generate': expected \"module:function\""),
+    ],
+)  # fmt: skip
+def test_bad_variables(tmp_path, old, new, message):
+    assert old in RMS
+    assert re.search(message, _error(tmp_path, RMS.replace(old, new) + CASE))
+
+
+def test_a_pointer_that_does_not_import_is_one_line(tmp_path):
+    text = RMS.replace('function = "aclnnRmsNorm"',
+                       'function = "aclnnRmsNorm"\nreference = "no_such_module:ref"')  # fmt: skip
+    decl = _load(tmp_path, text + CASE)
+    spec = to_opspec(decl)
+    with pytest.raises(ConfigError, match=r"\[op\], field 'reference': cannot load"):
+        spec.reference(spec.parse_params(decl.cases[0].params(), "case"), {})
+
+
+def test_vars_feed_attributes_and_gate_optional_tensors(tmp_path):
+    text = RMS.replace("[params]", "[vars]\neps = 1e-5\nwith_rstd = true\n[params]")
+    text = text.replace("epsilon = 1e-6", 'epsilon = "eps"')
+    decl = _load(tmp_path, text + CASE)
+    spec = to_opspec(decl)
+    p = spec.parse_params({"B": 2, "H": 8}, "case")
+    eps = next(a for a in spec.args if a.name == "epsilon")
+    assert eps.value(p) == 1e-5
+    assert eps.value(spec.parse_params({"B": 2, "H": 8, "eps": 0.5}, "case")) == 0.5
+    gated = text.replace(
+        'rstdOut = { shape = ["B", 1], dtype = "float32" }',
+        'rstdOut = { shape = ["B", 1], dtype = "float32", when = "with_rstd" }',
+    )
+    gated = gated.replace('function = "aclnnRmsNorm"',
+                          'function = "aclnnRmsNorm"\noptional = ["rstdOut"]')  # fmt: skip
+    spec = to_opspec(_load(tmp_path, gated + CASE))
+    rstd = next(a for a in spec.args if a.name == "rstdOut")
+    assert rstd.present(spec.parse_params({"B": 2, "H": 8}, "case"))
+    assert not rstd.present(spec.parse_params({"B": 2, "H": 8, "with_rstd": False}, "case"))
+    required = to_opspec(_load(tmp_path, gated.replace('\noptional = ["rstdOut"]', "") + CASE))
+    with pytest.raises(ConfigError, match="field 'rstdOut': required by aclnnRmsNorm"):
+        required.parse_params({"B": 2, "H": 8, "with_rstd": False}, "case")

@@ -1,7 +1,9 @@
-"""The declared mHC operators (tests/declarations/mhc_*.toml, read from the simulator's headers)
-against the hand-written stress/ops/mhc.py: for every case of corpus/mhc.toml the same phase-1
-arguments, and on the simulator the same outputs from the same inputs. The generator, reference
-and tolerances stay Python and are attached with ``to_opspec(..., generate=...)``."""
+"""The mHC operators are declarations (stress/ops/declarations/mhc_pre_sinkhorn*.toml, read
+from the simulator's or the installed headers) pointing at their inputs, reference and
+tolerances in stress/ops/mhc.py; no OpSpec is written in Python and the prototype table has no
+mHC rows. The T-style declarations of tests/declarations/mhc_*.toml (dims I, header attribute
+names) give the same phase-1 arguments and outputs for every case of corpus/mhc.toml; the
+shipped corpora's digests are pinned in tests/test_declaration_add.py."""
 
 from __future__ import annotations
 
@@ -61,6 +63,35 @@ def test_same_phase1_arguments(case):
 
 def test_corpus_covers_both_ops():
     assert {c.op for c in CASES} == set(HAND)
+
+
+def test_the_mhc_ops_are_declarations_without_prototype_rows():
+    from stress import ops
+    from stress.acl._prototypes import PROTOTYPES
+
+    for name, spec in HAND.items():
+        assert spec.signature is not None and spec is ops.get(name)
+        assert not any(p.startswith(spec.function) for p in PROTOTYPES)
+    assert HAND["mhc_pre_sinkhorn_backward"].depends_on == "mhc_pre_sinkhorn"
+
+
+def test_hc_eps_type_follows_the_installed_header(tmp_path, monkeypatch):
+    """Older ops-transformer trees declare `float hcEps`: the declared op binds what the
+    installed header ($ASCEND_HOME_PATH/include) says, the simulator's header otherwise."""
+    from stress import ops
+
+    name = "aclnn_mhc_pre_sinkhorn_backward.h"
+    text = (ROOT / "stress" / "sim" / "src" / "include" / "aclnnop" / name).read_text()
+    assert "double hcEps" in text
+    (tmp_path / "include" / "aclnnop").mkdir(parents=True)
+    (tmp_path / "include" / "aclnnop" / name).write_text(
+        text.replace("double hcEps", "float hcEps")
+    )
+    decl = ops.BUILT_IN_DECLARATIONS / "mhc_pre_sinkhorn_backward.toml"
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    assert load_declaration(decl).signature.param("hcEps").type == "float"
+    monkeypatch.delenv("ASCEND_HOME_PATH")
+    assert load_declaration(decl).signature.param("hcEps").type == "double"
 
 
 def hand_params(p) -> dict:

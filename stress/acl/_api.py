@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from stress.acl._prototypes import HC_EPS, OPAPI, PROTOTYPES, Prototype
+from stress.acl._prototypes import OPAPI, PROTOTYPES, Prototype
 from stress.acl.backend import Backend
 from stress.acl.errors import AclNullHandleError, BackendError, error_for
 
@@ -91,9 +91,12 @@ class Api:
         fn = self._functions.get(name)
         if fn is not None:
             return fn
-        proto = self._extra.get(name) or PROTOTYPES.get(name)
+        proto = self._extra.get(name) or PROTOTYPES.get(name) or self._from_header(name)
         if proto is None:
-            raise AttributeError(f"{name} is not in the prototype table (acl/_prototypes.py)")
+            raise AttributeError(
+                f"{name} is not in the prototype table (acl/_prototypes.py) nor declared by a "
+                "header of the backend (include/aclnnop/aclnn_*.h)"
+            )
         with self._lock:
             fn = self._functions.get(name)
             if fn is None:
@@ -106,9 +109,30 @@ class Api:
                     )
                 fn, self._origin[name] = found
                 fn.restype = proto.restype
-                fn.argtypes = [self._resolve_ctype(name, t) for t in proto.argtypes]
+                fn.argtypes = list(proto.argtypes)
                 self._functions[name] = fn
         return fn
+
+    def _from_header(self, name: str) -> Prototype | None:
+        """The prototype of an operator's phase 1 or 2 read from the backend's header that
+        declares it (``aclnnAdd`` -> include/aclnnop/aclnn_add.h); None when none does."""
+        if not name.startswith("aclnn"):
+            return None
+        op = name.removesuffix("GetWorkspaceSize")
+        needle = f"{op}GetWorkspaceSize("
+        for d in self.backend.include_dirs:
+            for header in sorted(d.glob("aclnn*.h")):
+                if needle not in header.read_text(errors="replace"):
+                    continue
+                from stress.ops.header import read_header
+                from stress.ops.signature import phase1_argtypes, phase2_argtypes
+
+                sig = read_header(header, self.backend.include_dirs).op(op)
+                for fn, types in ((needle[:-1], phase1_argtypes(sig)), (op, phase2_argtypes(sig))):
+                    if not self.has_prototype(fn):
+                        self.add_prototype(Prototype(fn, OPAPI, ctypes.c_int32, types))
+                return self._extra.get(name)
+        return None
 
     def add_prototype(self, proto: Prototype) -> None:
         """Declare a function the built-in table lacks (a custom package's operator); it is
@@ -153,9 +177,6 @@ class Api:
             return self.backend.op_libraries or ("(no libopapi*.so found)",)
         return (self.backend.nnopbase if proto.library == "nnopbase" else self.backend.ascendcl,)
 
-    def _resolve_ctype(self, name: str, ctype: Any) -> Any:
-        return self.backend.eps_ctype(name) if ctype is HC_EPS else ctype
-
     def has(self, name: str) -> bool:
         """Whether the backend exports ``name`` (probes optional symbols without raising)."""
         try:
@@ -176,7 +197,7 @@ class Api:
             raise error_for(status, api, self.recent_error_message())
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name.startswith("_") or (name not in PROTOTYPES and name not in self._extra):
+        if name.startswith("_") or not (self.has_prototype(name) or self._from_header(name)):
             raise AttributeError(name)
         fn = self.function(name)
         proto = self._extra.get(name) or PROTOTYPES[name]

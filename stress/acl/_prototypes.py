@@ -1,12 +1,10 @@
 """Prototype table: every C function the binding calls, with its library, restype and argtypes.
 
-Signatures follow spec/acl-api.md (CANN headers acl_rt.h, acl_base_rt.h, acl_meta.h,
-aclnn_add.h, aclnn_mhc_pre_sinkhorn*.h). Functions are bound lazily by :mod:`stress.acl._api`;
-``optional`` ones are probed with a symbol lookup and may be absent on older CANN releases.
-
-``HC_EPS`` stands for the C type of the mHC operators' epsilon arguments, which changed from
-``float`` to ``double`` between ops-transformer releases; it is resolved per installation from the
-installed header (see :func:`stress.acl.backend.Backend.mhc_eps_ctype`).
+Signatures follow spec/acl-api.md (CANN headers acl_rt.h, acl_base_rt.h, acl_meta.h): the
+runtime and nnopbase. Operators (aclnnAdd, the mHC pair and any other) get theirs from their
+header (:func:`stress.ops.signature.phase1_argtypes`). Functions are bound lazily by
+:mod:`stress.acl._api`; ``optional`` ones are probed with a symbol lookup and may be absent on
+older CANN releases.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from ctypes import (
 from ctypes import c_void_p as ptr
 from dataclasses import dataclass
 
-__all__ = ["ASCENDCL", "HC_EPS", "NNOPBASE", "OPAPI", "PROTOTYPES", "Prototype"]
+__all__ = ["ASCENDCL", "NNOPBASE", "OPAPI", "PROTOTYPES", "Prototype"]
 
 ASCENDCL = "ascendcl"
 NNOPBASE = "nnopbase"
@@ -35,7 +33,6 @@ OPAPI = "opapi"
 
 aclError = c_int
 aclnnStatus = c_int32
-HC_EPS = object()  # placeholder resolved per installation (c_double on current CANN)
 
 
 @dataclass(frozen=True)
@@ -153,36 +150,6 @@ _TABLE = [
     _p("aclDestroyAclOpExecutor", NNOPBASE, aclnnStatus, _T),
     _p("aclSetInputTensorAddr", NNOPBASE, aclnnStatus, _T, c_size_t, _T, ptr),
     _p("aclSetOutputTensorAddr", NNOPBASE, aclnnStatus, _T, c_size_t, _T, ptr),
-    # --- operator libraries (libopapi*.so) -------------------------------------------------
-    _p("aclnnAddGetWorkspaceSize", OPAPI, aclnnStatus, _T, _T, _T, _T, *_WS),
-    _p("aclnnAdd", OPAPI, aclnnStatus, *_RUN),
-    _p(
-        "aclnnMhcPreSinkhornGetWorkspaceSize",
-        OPAPI,
-        aclnnStatus,
-        *(_T,) * 4,  # x, phi, alpha, bias
-        c_int64,  # hcMult
-        c_int64,  # numIters
-        HC_EPS,  # hcEps
-        HC_EPS,  # normEps
-        c_bool,  # needBackward
-        *(_T,) * 8,  # hin, hPost, hRes, hPre, hcBeforeNorm, invRms, sumOut, normOut
-        *_WS,
-        optional=True,
-    ),
-    _p("aclnnMhcPreSinkhorn", OPAPI, aclnnStatus, *_RUN, optional=True),
-    _p(
-        "aclnnMhcPreSinkhornBackwardGetWorkspaceSize",
-        OPAPI,
-        aclnnStatus,
-        *(_T,) * 12,  # gradHin, gradHPost, gradHRes, x, phi, alpha, bias, hPre, hcBeforeNorm,
-        #              invRms, sumOut, normOut
-        HC_EPS,  # hcEps
-        *(_T,) * 4,  # gradX, gradPhi, gradAlpha, gradBias
-        *_WS,
-        optional=True,
-    ),
-    _p("aclnnMhcPreSinkhornBackward", OPAPI, aclnnStatus, *_RUN, optional=True),
 ]
 
 PROTOTYPES: dict[str, Prototype] = {p.name: p for p in _TABLE}

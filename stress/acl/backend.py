@@ -8,12 +8,10 @@ puts two different ``libascendcl.so`` into one process.
 
 from __future__ import annotations
 
-import ctypes
 import glob
 import hashlib
 import os
 import platform
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,11 +37,6 @@ _OP_LIBRARY_NAMES = (
     "libopapi_transformer.so",
     "libopapi.so",
 )
-_HEADER_FOR = {
-    "aclnnMhcPreSinkhornGetWorkspaceSize": "aclnn_mhc_pre_sinkhorn.h",
-    "aclnnMhcPreSinkhornBackwardGetWorkspaceSize": "aclnn_mhc_pre_sinkhorn_backward.h",
-}
-_EPS_DECL = re.compile(r"\b(float|double)\s+hcEps\b")
 
 
 def _lib_dirs(root: Path) -> list[Path]:
@@ -108,31 +101,6 @@ class Backend:
                     h.update(chunk)
             out[name] = h.hexdigest()[:16]
         return out
-
-    def eps_ctype(self, function: str) -> type:
-        """C type of ``hcEps``/``normEps`` for an mHC phase-1 function on this installation.
-
-        ``STRESS_MHC_EPS_CTYPE=float|double`` overrides. Otherwise the installed header is read;
-        the current ops-transformer declares ``double`` (older trees ``float``), and ``double`` is
-        assumed when no header is installed.
-        """
-        forced = os.environ.get("STRESS_MHC_EPS_CTYPE", "").strip().lower()
-        if forced:
-            if forced not in ("float", "double"):
-                raise BackendError(
-                    f"STRESS_MHC_EPS_CTYPE={forced!r}: must be 'float' or 'double' "
-                    "(the C type of hcEps in your aclnn_mhc_pre_sinkhorn*.h)"
-                )
-            return ctypes.c_float if forced == "float" else ctypes.c_double
-        header = _HEADER_FOR.get(function)
-        if header:
-            for d in self.include_dirs:
-                path = d / header
-                if path.is_file():
-                    m = _EPS_DECL.search(path.read_text(errors="replace"))
-                    if m:
-                        return ctypes.c_float if m.group(1) == "float" else ctypes.c_double
-        return ctypes.c_double
 
 
 def _vendor_order(vendors: Path) -> list[Path]:

@@ -162,6 +162,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         write_junit(out, Path(args.junit))
     _link_latest(out)
+    if report["verdict"] != RunVerdict.CLEAN:
+        from stress.cli.reproduce import after_run
+
+        after_run(out, args.backend, quiet=args.json)
     return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
 
 

@@ -78,6 +78,14 @@ def _corpus_options(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="baseline file (default baselines/<corpus stems>.<backend>.json)",
     )
+    g.add_argument(
+        "-I",
+        dest="include",
+        action="append",
+        metavar="DIR",
+        help="include folder for declarations' headers and their #includes (repeatable; "
+        "searched before $ASCEND_HOME_PATH/include and the simulator's)",
+    )
 
 
 def _runtime_options(p: argparse.ArgumentParser) -> None:
@@ -309,6 +317,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from stress.cli.corpus import add_cli as add_corpus
     from stress.cli.op import add_cli as add_op
+    from stress.cli.reproduce import add_cli as add_reproduce
     from stress.gradcheck.cli import add_cli as add_gradcheck
     from stress.sanitize.rerun import add_cli as add_sanitize
 
@@ -331,4 +340,5 @@ def build_parser() -> argparse.ArgumentParser:
     add_corpus(sub)
     add_op(sub)
     add_sanitize(sub)
+    add_reproduce(sub)
     return parser

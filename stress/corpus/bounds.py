@@ -29,9 +29,20 @@ __all__ = [
 PARAM_INVALID = 161002  # ACLNN_ERR_PARAM_INVALID: what every documented violation returns
 
 MHC_OPS = ("mhc_pre_sinkhorn", "mhc_pre_sinkhorn_backward")
-MHC_N, MHC_ITERS, MHC_C_ALIGN, MHC_C_LIMIT = 4, 20, 128, 100_000
-MHC_DTYPES = ("bf16", "fp16")
-ADD_DTYPES = ("float32", "fp16", "bf16", "int32")
+
+
+def _declared() -> tuple:
+    """What the built-in declarations (stress/ops/declarations/) say generated cases draw: the
+    mHC pair's fixed N and num_iters, C's multiple and dtypes; add's dtypes and shape ranks."""
+    mhc, add = ops.declaration_of(MHC_OPS[1]), ops.declaration_of("add")
+    dtype, shape = mhc.dtype_var("dtype"), next(v for v in add.shapes if v.name == "shape")
+    add_dtype = add.dtype_var("dtype")
+    return (mhc.dim("N").default, mhc.dim("num_iters").default, mhc.dim("C").multiple,
+            dtype.drawn or dtype.choices, add_dtype.drawn or add_dtype.choices, shape)  # fmt: skip
+
+
+MHC_N, MHC_ITERS, MHC_C_ALIGN, MHC_DTYPES, ADD_DTYPES, _ADD_SHAPE = _declared()
+MHC_C_LIMIT = 100_000  # C < 100000: a legal limit, not a generated range (C <= max_C)
 
 #: Per operator: violation name -> (what it breaks, expected status).
 VIOLATIONS: dict[str, dict[str, tuple[str, int]]] = {
@@ -84,9 +95,9 @@ def _check_dtypes(name: str, value: Any, allowed: Sequence[str]) -> tuple[str, .
 class AddBounds:
     """Bounds of generated ``add`` cases."""
 
-    min_dims: int = 1
-    max_dims: int = 3
-    max_side: int = 64
+    min_dims: int = _ADD_SHAPE.rank[0]
+    max_dims: int = _ADD_SHAPE.rank[1]
+    max_side: int = _ADD_SHAPE.side[1]
     max_elements: int = 4096
     dtypes: tuple[str, ...] = ADD_DTYPES
     broadcast: bool = True  # other_shape may be a broadcastable shape

@@ -31,7 +31,8 @@ def _info(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
 
 def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     rt = acl.runtime(job.get("backend"))
-    cases = load_corpus(job["corpus"])
+    config = RunConfig.from_json(job["config"])
+    cases = load_corpus(job["corpus"], config.include_dirs)
     send({"type": "ready"})
 
     def progress(case, cb) -> None:
@@ -48,7 +49,6 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
             }
         )
 
-    config = RunConfig.from_json(job["config"])
     baseline = record_baseline(
         rt,
         cases,
@@ -66,8 +66,8 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
 def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     rt = acl.runtime(job.get("backend"))
     config = RunConfig.from_json(job["config"])
-    cases = load_corpus(job["corpus"])
-    control = load_corpus(job["control"]) if job.get("control") else []
+    cases = load_corpus(job["corpus"], config.include_dirs)
+    control = load_corpus(job["control"], config.include_dirs) if job.get("control") else []
     baseline = Baseline.load(job["baseline"]) if job.get("baseline") else None
     runner = PhaseRunner(
         rt, config, cases, control, baseline, sink=send, announce=job.get("announce", True)

@@ -132,14 +132,14 @@ class Session:
 
     # -- the run ----------------------------------------------------------------------------
     def load(self) -> None:
-        self.cases = load_corpus(self.corpus)
+        self.cases = load_corpus(self.corpus, self.config.include_dirs)
         phases = self.config.phases
         if "control" in phases or ("burst" in phases and self.control):
             if not self.control:
                 raise ConfigError(
                     "the control phase needs --control PATH (or drop it from --phases)"
                 )
-            self.control_cases = load_corpus(self.control)
+            self.control_cases = load_corpus(self.control, self.config.include_dirs)
             clash = {c.id for c in self.cases} & {c.id for c in self.control_cases}
             if clash:
                 raise ConfigError(

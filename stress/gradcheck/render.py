@@ -45,7 +45,9 @@ def header(
     backend: str,
 ) -> None:
     """What is about to run: the case, the seed and the options (printed before the run)."""
-    case = " ".join(f"{k}={v}" for k, v in params.items())
+    shown = {k: v for k, v in params.items() if v is not None}
+    first = [k for k in ("B", "S", "N", "C", "dtype") if k in shown]  # the case's shape first
+    case = " ".join(f"{k}={shown[k]}" for k in [*first, *(k for k in shown if k not in first)])
     console.print(f"[bold]gradcheck[/] mhc_pre_sinkhorn_backward  {case}  seed={seed}")
     fd_text = "float64 numpy forward" if fd == "reference" else "the backend's forward"
     bwd_text = "numpy reference (float32)" if backward == "reference" else "the backend's backward"

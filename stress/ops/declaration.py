@@ -52,9 +52,13 @@ from stress.ops.dims import (
     DTYPE_NAMES,
     DimSpec,
     DtypeVar,
+    ScalarVar,
+    ShapeVar,
     is_int,
     parse_dims,
     parse_dtype_vars,
+    parse_scalar_vars,
+    parse_shape_vars,
 )
 from stress.ops.header import find_header, read_header
 from stress.ops.signature import ROLES, OpSignature
@@ -71,6 +75,9 @@ __all__ = [
 ]
 
 _OP_KEYS = {
+    "generate",
+    "tolerance_function",
+    "depends_on",
     "optional",
     "header",
     "function",
@@ -84,7 +91,7 @@ _OP_KEYS = {
     "tolerance",
     "description",
 }
-_TOP_KEYS = {"op", "dims", "dtypes", "params", "case"}
+_TOP_KEYS = {"op", "dims", "shapes", "vars", "dtypes", "params", "case"}
 _CASE_KEYS = {"id", "seed", "expect", "description"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -109,10 +116,11 @@ class DeclaredCase:
     seed: int | None = None
     expect: int | None = None  # the expected non-zero status of a negative case
     description: str = ""
+    shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     def params(self) -> dict[str, Any]:
         """The flat parameter mapping an OpSpec built from the declaration takes."""
-        return {**self.dims, **self.dtypes, **self.overrides}
+        return {**self.dims, **self.shapes, **self.dtypes, **self.overrides}
 
 
 @dataclass(frozen=True)
@@ -132,6 +140,11 @@ class OpDeclaration:
     tolerance: Tolerance | None = None
     tolerances: Mapping[str, Tolerance] = field(default_factory=dict)
     description: str = ""
+    shapes: tuple[ShapeVar, ...] = ()  # [shapes]: whole shapes a case gives by name
+    vars: tuple[ScalarVar, ...] = ()  # [vars]: named scalars attributes refer to
+    generate: str | None = None  # "module:function" drawing the inputs (default: [params])
+    tolerance_function: str | None = None  # "module:function" (values, output) -> (rtol, atol)
+    depends_on: str | None = None  # the op whose outputs the generator takes (a forward)
 
     def dim(self, name: str) -> DimSpec:
         return next(d for d in self.dims if d.name == name)
@@ -221,8 +234,9 @@ def _case(raw: Any, index: int, decl: OpDeclaration) -> DeclaredCase:
     if not isinstance(raw, dict) or not _ID.match(str(raw.get("id", ""))):
         raise ConfigError(f"{at}, field 'id': required; letters, digits, '_', '-', '.'")
     where = f"{decl.source}: case '{raw['id']}'"
-    dims, dtypes, overrides = {}, {}, {}
+    dims, dtypes, overrides, shapes = {}, {}, {}, {}
     dim_names = {d.name for d in decl.dims}
+    shape_names = {v.name for v in decl.shapes}
     var_names = {v.name for v in decl.dtypes}
     for key, value in raw.items():
         if key in _CASE_KEYS:
@@ -231,13 +245,17 @@ def _case(raw: Any, index: int, decl: OpDeclaration) -> DeclaredCase:
             if not is_int(value) or value < 0:
                 raise ConfigError(f"{where}, field '{key}': a dimension is an int >= 0")
             dims[key] = value
+        elif key in shape_names:
+            if not isinstance(value, list) or not all(is_int(v) and v >= 0 for v in value):
+                raise ConfigError(f"{where}, field '{key}': a shape is a list of ints >= 0")
+            shapes[key] = tuple(value)
         elif key in var_names:
             var = decl.dtype_var(key)
-            if var.of is not None or value not in var.choices:
-                allowed = ", ".join(var.choices) or f"none (derived from {var.of})"
+            if var.derived or value not in var.choices:
+                allowed = ", ".join(var.choices) if not var.derived else "none (derived)"
                 raise ConfigError(f"{where}, field '{key}': dtype {value!r} not allowed; {allowed}")
             dtypes[key] = value
-        elif key in decl.signature.names:
+        elif key in decl.signature.names or key in {v.name for v in decl.vars}:
             overrides[key] = value
         else:
             raise ConfigError(
@@ -261,12 +279,22 @@ def _case(raw: Any, index: int, decl: OpDeclaration) -> DeclaredCase:
             raise ConfigError(f"{where}, field 'expect': expected {{ status = 161002 }}")
         expect = status
     case = DeclaredCase(
-        raw["id"], dims, dtypes, overrides, seed, expect, str(raw.get("description", ""))
+        raw["id"], dims, dtypes, overrides, seed, expect, str(raw.get("description", "")), shapes
     )
     from stress.ops.resolve import resolve  # resolve imports this module: import it late
 
     resolve(decl, case.params(), where)  # every shape, dtype and value must resolve
     return case
+
+
+def _check_pointers(op: Mapping[str, Any], source: str) -> None:
+    """[op]'s "module:function" fields and depends_on (an operator name)."""
+    for key in ("reference", "generate", "tolerance_function"):
+        value = op.get(key)
+        if value is not None and (not isinstance(value, str) or ":" not in value):
+            raise ConfigError(f"{source} [op], field '{key}': expected \"module:function\"")
+    if not isinstance(op.get("depends_on", ""), str):
+        raise ConfigError(f"{source} [op], field 'depends_on': expected an operator name")
 
 
 def parse_declaration(
@@ -290,19 +318,23 @@ def parse_declaration(
         raise ConfigError(
             f"{source} [op], field 'tolerance': expected {{ out = {{ atol = ... }} }}"
         )
-    reference = op.get("reference")
-    if reference is not None and (not isinstance(reference, str) or ":" not in reference):
-        raise ConfigError(f"{source} [op], field 'reference': expected \"module:function\"")
+    _check_pointers(op, source)
+    dims = parse_dims(data.get("dims", {}), source)
     decl = OpDeclaration(
         name=str(op.get("name") or _snake(sig.name)),
         function=sig.name,
         source=source,
         header=header,
         signature=sig,
-        dims=parse_dims(data.get("dims", {}), source),
+        dims=dims,
+        vars=parse_scalar_vars(data.get("vars", {}), dims, source),
+        generate=op.get("generate"),
+        tolerance_function=op.get("tolerance_function"),
+        depends_on=op.get("depends_on"),
         dtypes=parse_dtype_vars(data.get("dtypes", {}), source),
+        shapes=parse_shape_vars(data.get("shapes", {}), source),
         params=params,
-        reference=reference,
+        reference=op.get("reference"),
         tolerance=_tolerance(op, f"{source} [op]"),
         tolerances={
             k: _tolerance(v, f"{source} [op] tolerance.{k}") or Tolerance()

@@ -16,12 +16,14 @@ the hand-written ops' per-dtype defaults (fp16 1e-3, bf16 8e-3, otherwise 1e-6).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
+from stress.errors import ConfigError
 from stress.ops.declaration import DTYPE_NAMES, OpDeclaration
 from stress.ops.resolve import TensorValue, check_params, resolve
 from stress.ops.spec import (
@@ -112,10 +114,22 @@ def _params(decl: OpDeclaration) -> tuple[Param, ...]:
         for d in decl.dims
     ]
     out += [
-        Param(v.name, str, v.choices[0], "dtype variable", choices=v.choices)
+        Param(s.name, "shape", REQUIRED if s.default is None else None,
+              f"shape (default: {s.default})" if s.default else "shape")
+        for s in decl.shapes
+    ]  # fmt: skip
+    out += [
+        Param(v.name, v.kind, None if v.default_dim else v.default,
+              f"variable (default: {v.default_dim or v.default})")
+        for v in decl.vars
+    ]  # fmt: skip
+    out += [
+        Param(v.name, str, None if v.default else v.choices[0],
+              f"dtype variable (default: {v.default})" if v.default else "dtype variable",
+              choices=v.choices)
         for v in decl.dtypes
-        if not v.of
-    ]
+        if not v.derived
+    ]  # fmt: skip
     out += [
         Param(cp.name, _ANY, None, f"override of {cp.type} {cp.name} ({cp.role})")
         for cp in decl.signature.params
@@ -144,6 +158,31 @@ def _generate(decl: OpDeclaration) -> Callable[..., dict[str, np.ndarray]]:
 
 def _no_reference(p: Params, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     raise NotImplementedError("no reference declared: graded baseline-vs-replay only")
+
+
+def _pointer(decl: OpDeclaration, field: str) -> Callable[..., Any] | None:
+    """The declaration's ``[op] <field> = "module:function"``, called as
+    ``function(values, ...)`` where ``values`` holds the case's parameters and, over them, its
+    resolved C parameter values (imported on first use; an import failure is a one-line
+    ConfigError naming the field)."""
+    target = getattr(decl, field)
+    if target is None:
+        return None
+    module, _, name = target.partition(":")
+    found: list[Callable[..., Any]] = []
+
+    def call(p: Params, *args: Any, **kwargs: Any) -> Any:
+        if not found:
+            try:
+                found.append(getattr(importlib.import_module(module), name))
+            except (ImportError, AttributeError) as exc:
+                raise ConfigError(
+                    f"{decl.source} [op], field '{field}': cannot load {target!r} "
+                    f"({exc}); give an importable module:function"
+                ) from None
+        return found[0]({**p, **resolve(decl, p)}, *args, **kwargs)
+
+    return call
 
 
 def _adapted(fn: Callable[..., Any], adapt: Callable[[Params], Params]) -> Callable[..., Any]:
@@ -187,11 +226,12 @@ def to_opspec(
         description=decl.description or f"{decl.function} (declared in {decl.source})",
         params=_params(decl),
         args=args,
-        generate=generate or _generate(decl),
-        reference=reference or _no_reference,
-        tolerances=tolerances or declared_tolerance,
-        depends_on=depends_on,
+        generate=generate or _pointer(decl, "generate") or _generate(decl),
+        reference=reference or _pointer(decl, "reference") or _no_reference,
+        tolerances=tolerances or _pointer(decl, "tolerance_function") or declared_tolerance,
+        depends_on=depends_on or decl.depends_on,
         signature=decl.signature,
+        check=lambda p, where: resolve(decl, p, where) and None,
     )
 
 

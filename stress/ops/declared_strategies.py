@@ -45,6 +45,7 @@ class DeclaredBounds:
     dims: tuple[tuple[str, int, int, int], ...]  # name, low // m, high // m, multiple m
     dtypes: tuple[tuple[str, tuple[str, ...]], ...]
     max_elements: int | None
+    shapes: tuple[tuple[str, int, int, int, int], ...] = ()  # name, rank lo/hi, side lo/hi
 
 
 def declared_bounds(
@@ -69,7 +70,7 @@ def declared_bounds(
         if not (d.low <= lo <= hi <= d.high):
             raise InvalidArgument(f"dims[{name!r}] = ({lo}, {hi}): must satisfy "
                                   f"{d.low} <= low <= high <= {d.high}")  # fmt: skip
-    free = {v.name: v for v in decl.dtypes if v.of is None}
+    free = {v.name: v for v in decl.dtypes if not v.derived and v.default is None}
     for name, value in dtypes.items():
         if name not in free:
             raise InvalidArgument(f"dtypes: {name!r} is not a dtype variable of {decl.name}")
@@ -90,8 +91,22 @@ def declared_bounds(
         m = d.multiple
         lo_m, hi_m = -(-lo // m), hi // m
         ranges.append((d.name, lo_m, max(lo_m, hi_m), m))
-    choices = tuple((v.name, tuple(dtypes.get(v.name, v.choices))) for v in free.values())
-    return DeclaredBounds(tuple(ranges), choices, max_elements)
+    choices = tuple(
+        (v.name, tuple(dtypes.get(v.name, v.drawn or v.choices))) for v in free.values()
+    )
+    shapes = tuple(
+        (v.name, *v.rank, *v.side) for v in decl.shapes if v.default is None
+    )  # a shape variable with a default follows it
+    return DeclaredBounds(tuple(ranges), choices, max_elements, shapes)
+
+
+def _shape(b: DeclaredBounds, spec: tuple, integer: Callable[[int, int], int]) -> tuple:
+    """A drawn shape: its rank, then each side, kept under max_elements' share."""
+    _, rank_lo, rank_hi, side_lo, side_hi = spec
+    rank = integer(rank_lo, rank_hi)
+    if b.max_elements is not None and rank:
+        side_hi = max(side_lo, min(side_hi, int(b.max_elements ** (1 / rank))))
+    return tuple(integer(side_lo, side_hi) for _ in range(rank))
 
 
 def _elements(values: Mapping[str, Any]) -> int:
@@ -120,15 +135,16 @@ def _build(
     """One case from the draws, or None if its shapes do not resolve or are too large."""
     dims = {name: integer(lo, hi) * m for name, lo, hi, m in b.dims}
     dtypes = {name: choice(options) for name, options in b.dtypes}
+    shapes = {spec[0]: _shape(b, spec, integer) for spec in b.shapes}
     seed = integer(0, _SEED_MAX)
-    case = DeclaredCase("", dims, dtypes, {}, seed)
+    case = DeclaredCase("", dims, dtypes, {}, seed, shapes=shapes)
     try:
         values = resolve(decl, case.params(), f"{decl.source}: generated case")
     except ConfigError:
         return None
     if b.max_elements is not None and _elements(values) > b.max_elements:
         return None
-    return DeclaredCase(_case_id(decl, case.params(), seed), dims, dtypes, {}, seed)
+    return DeclaredCase(_case_id(decl, case.params(), seed), dims, dtypes, {}, seed, shapes=shapes)
 
 
 def declared_cases(
@@ -197,7 +213,7 @@ def cases_toml(cases: Sequence[DeclaredCase]) -> str:
     """``[[case]]`` tables for ``cases`` (append them to the declaration they came from)."""
     blocks = []
     for c in cases:
-        entry: dict[str, Any] = {"id": c.id, **c.dims, **c.dtypes, **c.overrides}
+        entry: dict[str, Any] = {"id": c.id, **c.dims, **c.shapes, **c.dtypes, **c.overrides}
         if c.seed is not None:
             entry["seed"] = c.seed
         if c.expect is not None:

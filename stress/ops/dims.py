@@ -18,7 +18,20 @@ import numpy as np
 
 from stress.errors import ConfigError
 
-__all__ = ["DTYPE_NAMES", "DimSpec", "DtypeVar", "is_int", "parse_dims", "parse_dtype_vars"]
+__all__ = [
+    "DTYPE_NAMES",
+    "DimSpec",
+    "DtypeVar",
+    "ScalarVar",
+    "ShapeVar",
+    "dtype_name",
+    "is_int",
+    "parse_dims",
+    "parse_dtype_vars",
+    "parse_scalar_vars",
+    "parse_shape_vars",
+    "promote",
+]
 
 DTYPE_NAMES: dict[str, np.dtype] = {
     "float32": np.dtype(np.float32),
@@ -54,17 +67,74 @@ class DimSpec:
 
 @dataclass(frozen=True)
 class DtypeVar:
-    """A dtype variable: chosen from ``choices``, or derived from another through ``mapping``."""
+    """A dtype variable: chosen from ``choices`` (defaulting to the first, or to the variable
+    named by ``default``), derived from another through ``mapping``, or the promoted type of
+    the variables in ``promote``."""
 
     name: str
     choices: tuple[str, ...] = ()
     of: str | None = None
     mapping: tuple[tuple[str, str], ...] = ()
     otherwise: str | None = None
+    default: str | None = None  # a case that does not set it takes this variable's value
+    promote: tuple[str, ...] = ()
+    drawn: tuple[str, ...] = ()  # what generated cases choose from (default: choices)
+
+    @property
+    def derived(self) -> bool:
+        """Not a case parameter: computed from other variables."""
+        return self.of is not None or bool(self.promote)
 
     def derive(self, bound: Mapping[str, str]) -> str:
+        if self.promote:
+            return promote(*(bound[v] for v in self.promote))
         source = bound[self.of]  # type: ignore[index]
         return dict(self.mapping).get(source, self.otherwise or source)
+
+
+@dataclass(frozen=True)
+class ShapeVar:
+    """A named whole shape a case gives (``shape = [4, 64]``): generated cases draw its rank
+    and sides from the ranges; ``default`` names another shape variable it copies when a case
+    does not set it (None: the case must)."""
+
+    name: str
+    rank: tuple[int, int] = (1, 4)
+    side: tuple[int, int] = (0, 64)
+    default: str | None = None
+
+
+_CANONICAL = {}
+for _name, _dt in DTYPE_NAMES.items():
+    _CANONICAL.setdefault(_dt, _name)
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """The canonical declaration name of a numpy dtype (``bf16``, ``float16``, ...)."""
+    return _CANONICAL[np.dtype(dtype)]
+
+
+def _promote2(a: np.dtype, b: np.dtype) -> np.dtype:
+    if a == b:
+        return a
+    if a.kind == "b" or (a.kind in "iu" and b.kind not in "biu"):
+        return b
+    if b.kind == "b" or (b.kind in "iu" and a.kind not in "biu"):
+        return a
+    bf16 = DTYPE_NAMES["bf16"]
+    if bf16 in (a, b):  # bf16 with fp16 -> float32; with a wider float -> that float
+        other = b if a == bf16 else a
+        return other if other.itemsize > 2 else np.dtype(np.float32)
+    return np.promote_types(a, b)
+
+
+def promote(*names: str) -> str:
+    """torch's type promotion of dtype names (int with float -> the float; fp16 with bf16 ->
+    float32; otherwise the wider type), as the aclnn elementwise operators apply it."""
+    result = DTYPE_NAMES[names[0]]
+    for n in names[1:]:
+        result = _promote2(result, DTYPE_NAMES[n])
+    return dtype_name(result)
 
 
 def is_int(value: Any) -> bool:
@@ -113,6 +183,30 @@ def _dtype_name(value: Any, at: str) -> str:
     return value
 
 
+def _earlier(names: Any, seen: list[DtypeVar], at: str, key: str) -> tuple[str, ...]:
+    names = [names] if isinstance(names, str) else names
+    known = {v.name for v in seen}
+    if not isinstance(names, list) or not names or not all(n in known for n in names):
+        raise ConfigError(f"{at}: '{key}' must name dtype variables declared before it")
+    return tuple(names)
+
+
+def _choice_var(name: str, value: dict, seen: list[DtypeVar], at: str) -> DtypeVar:
+    if set(value) - {"default", "choices", "promote"}:
+        raise ConfigError(
+            f'{at}: expected {{ default = "VAR", choices = [...] }} or {{ promote = [VARS] }}'
+        )
+    choices = value.get("choices", [])
+    if not isinstance(choices, list):
+        raise ConfigError(f"{at}, 'choices': expected a list of dtype names")
+    choices = tuple(_dtype_name(v, at) for v in choices)
+    if "promote" in value:
+        return DtypeVar(name, choices, promote=_earlier(value["promote"], seen, at, "promote"))
+    if "default" not in value or not choices:
+        raise ConfigError(f'{at}: expected {{ default = "VAR", choices = [dtype names] }}')
+    return DtypeVar(name, choices, default=_earlier(value["default"], seen, at, "default")[0])
+
+
 def parse_dtype_vars(raw: Any, where: str) -> tuple[DtypeVar, ...]:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} [dtypes]: expected a table of NAME = [dtype names]")
@@ -121,6 +215,16 @@ def parse_dtype_vars(raw: Any, where: str) -> tuple[DtypeVar, ...]:
         at = f"{where} [dtypes], field '{name}'"
         if isinstance(value, list) and value:
             out.append(DtypeVar(name, tuple(_dtype_name(v, at) for v in value)))
+        elif isinstance(value, dict) and ("default" in value or "promote" in value):
+            out.append(_choice_var(name, value, out, at))
+        elif isinstance(value, dict) and set(value) == {"choices", "generate"}:
+            choices, drawn = value["choices"], value["generate"]
+            if not isinstance(choices, list) or not isinstance(drawn, list) or not drawn:
+                raise ConfigError(f"{at}: expected {{ choices = [...], generate = [...] }}")
+            choices = tuple(_dtype_name(v, at) for v in choices)
+            if not set(drawn) <= set(choices):
+                raise ConfigError(f"{at}, 'generate': must be some of its choices")
+            out.append(DtypeVar(name, choices, drawn=tuple(drawn)))
         elif isinstance(value, dict) and isinstance(value.get("of"), str):
             if value["of"] not in raw or value["of"] == name:
                 raise ConfigError(f"{at}: 'of' must name another dtype variable of [dtypes]")
@@ -133,5 +237,73 @@ def parse_dtype_vars(raw: Any, where: str) -> tuple[DtypeVar, ...]:
         else:
             raise ConfigError(
                 f"{at}: expected a list of dtype names or {{ of = VAR, map = {{...}} }}"
+            )
+    return tuple(out)
+
+
+def _range(value: Any, at: str, key: str, low: int) -> tuple[int, int]:
+    if not isinstance(value, list) or len(value) != 2 or not all(map(is_int, value)):
+        raise ConfigError(f"{at}, '{key}': expected [low, high], got {value!r}")
+    if not low <= value[0] <= value[1]:
+        raise ConfigError(f"{at}, '{key}': expected {low} <= low <= high, got {value!r}")
+    return value[0], value[1]
+
+
+def parse_shape_vars(raw: Any, where: str) -> tuple[ShapeVar, ...]:
+    """``[shapes]``: NAME = { rank = [lo, hi], side = [lo, hi] } or { default = "OTHER" }."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} [shapes]: expected a table of NAME = {{ rank, side }}")
+    out: list[ShapeVar] = []
+    for name, value in raw.items():
+        at = f"{where} [shapes], field '{name}'"
+        if not name.isidentifier() or not isinstance(value, dict):
+            raise ConfigError(f"{at}: expected {{ rank = [1, 4], side = [0, 64] }}")
+        if set(value) - {"rank", "side", "default"}:
+            raise ConfigError(f'{at}: allowed keys are rank, side and default = "OTHER"')
+        default = value.get("default")
+        if default is not None and default not in {v.name for v in out}:
+            raise ConfigError(f"{at}, 'default': must name a shape variable declared before it")
+        rank = _range(value.get("rank", [1, 4]), at, "rank", 0)
+        side = _range(value.get("side", [0, 64]), at, "side", 0)
+        out.append(ShapeVar(name, rank, side, default))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ScalarVar:
+    """A named scalar case parameter (``[vars]``): a float, int or bool with a default, which
+    attribute parameters name (``hcEps = "hc_eps"``) and tensors may depend on
+    (``when = "need_backward"``). ``default_dim``: an int defaulting to a dimension's value."""
+
+    name: str
+    kind: type
+    default: Any = None
+    default_dim: str | None = None
+
+
+_SCALAR_TYPES = {"float": float, "int": int, "bool": bool}
+
+
+def parse_scalar_vars(raw: Any, dims: tuple[DimSpec, ...], where: str) -> tuple[ScalarVar, ...]:
+    """``[vars]``: NAME = 1e-6 | true | 3, or { type = "int", default = "DIM" }."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} [vars]: expected a table of NAME = default value")
+    out = []
+    for name, value in raw.items():
+        at = f"{where} [vars], field '{name}'"
+        if not name.isidentifier():
+            raise ConfigError(f"{at}: a variable name is an identifier (letters, digits, _)")
+        if isinstance(value, bool | int | float):
+            out.append(ScalarVar(name, type(value), value))
+        elif (
+            isinstance(value, dict)
+            and set(value) == {"type", "default"}
+            and value["type"] in _SCALAR_TYPES
+            and value["default"] in {d.name for d in dims}
+        ):
+            out.append(ScalarVar(name, _SCALAR_TYPES[value["type"]], None, value["default"]))
+        else:
+            raise ConfigError(
+                f'{at}: expected a default (1e-6, true, 3) or {{ type = "int", default = "DIM" }}'
             )
     return tuple(out)

@@ -28,7 +28,9 @@ __all__ = ["TensorValue", "check_params", "resolve"]
 
 _ANY = (dict, list, int, float, bool, str)
 _TENSOR_KEYS = {"shape", "dtype", "values"}
+_VARS = " vars"  # the [vars] bindings ride along with the dims (not an identifier)
 _INT_ATTRS = {"int64", "int32", "int16", "int8", "uint64", "uint32", "uint8"}
+_SHAPES = " shapes"  # the [shapes] bindings ride along with the dims (not an identifier)
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,9 @@ def check_params(decl: OpDeclaration) -> None:
             f"{decl.source} [params], field '{unknown[0]}': {decl.function} has no such "
             f"parameter (it has {', '.join(decl.signature.names)})"
         )
-    clash = sorted(names & ({d.name for d in decl.dims} | {v.name for v in decl.dtypes}))
+    variables = {d.name for d in decl.dims} | {v.name for v in decl.dtypes}
+    variables |= {v.name for v in decl.shapes} | {v.name for v in decl.vars}
+    clash = sorted(names & variables)
     if clash:
         raise ConfigError(
             f"{decl.source} [dims]/[dtypes], field '{clash[0]}': also a parameter "
@@ -69,12 +73,23 @@ def _dim(item: Any, dims: Mapping[str, int], at: str) -> int:
     try:
         value = parse_dim(item)(dims)
     except ShapeExprError as exc:
-        raise ConfigError(
-            f"{at}: {exc}; declared dimensions: {', '.join(dims) or 'none'}"
-        ) from None
+        names = ", ".join(d for d in dims if d not in (_SHAPES, _VARS)) or "none"
+        raise ConfigError(f"{at}: {exc}; declared dimensions: {names}") from None
     if value < 0:
         raise ConfigError(f"{at}: {item!r} = {value}, a dimension must be >= 0")
     return value
+
+
+def _broadcast(names: Any, tensors: Mapping[str, TensorValue], at: str) -> tuple[int, ...]:
+    """numpy broadcasting of the named tensors' shapes (the first one's shape where they do not
+    broadcast: the operator must reject the call)."""
+    if not isinstance(names, list) or not names or not all(n in tensors for n in names):
+        raise ConfigError(f"{at}.shape: broadcast = [...] names tensors given before this one")
+    shapes = [tensors[n].shape for n in names]
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(*shapes))
+    except ValueError:
+        return shapes[0]
 
 
 def _tensor(raw: Any, dims, vars_, tensors, at: str) -> TensorValue:
@@ -83,16 +98,21 @@ def _tensor(raw: Any, dims, vars_, tensors, at: str) -> TensorValue:
             f'{at}: expected a tensor table {{ shape = [...], dtype = "T", values = "normal" }}}}'
         )
     shape = raw["shape"]
-    if isinstance(shape, str) and shape in tensors:
+    shapes = dims.get(_SHAPES, {})
+    if isinstance(shape, str) and shape in shapes:
+        dims_ = shapes[shape]
+    elif isinstance(shape, dict) and set(shape) == {"broadcast"}:
+        dims_ = _broadcast(shape["broadcast"], tensors, at)
+    elif isinstance(shape, str) and shape in tensors:
         dims_ = tensors[shape].shape
     elif isinstance(shape, list):
         dims_ = tuple(_dim(d, dims, f"{at}.shape") for d in shape)
     else:
         raise ConfigError(
-            f"{at}.shape: expected a list of dims or the name of a tensor given "
-            f"before it, got {shape!r}"
+            f"{at}.shape: expected a list of dims, a [shapes] variable, the name of a tensor "
+            f"given before it or {{ broadcast = [tensors] }}, got {shape!r}"
         )
-    if "dtype" not in raw and isinstance(shape, str):
+    if "dtype" not in raw and isinstance(shape, str) and shape in tensors:
         dtype = tensors[shape].dtype
     else:
         dtype = _dtype(raw.get("dtype", "float32"), vars_, f"{at}.dtype")
@@ -131,6 +151,9 @@ def _list(raw: Any, types: tuple[type, ...], at: str) -> list:
 
 
 def _value(kind: str, raw: Any, dims, vars_, tensors, at: str, base: Any) -> Any:
+    scalars = dims.get(_VARS, {})
+    if kind not in ("tensor", "tensor_list", "dtype") and isinstance(raw, str) and raw in scalars:
+        raw = scalars[raw]  # an attribute given by a [vars] variable
     if kind == "tensor":
         return _tensor(raw, dims, vars_, tensors, at)
     if kind == "tensor_list":
@@ -179,10 +202,30 @@ def _bindings(decl: OpDeclaration, p: Params, where: str) -> tuple[dict, dict]:
                 f"{where}, field '{d.name}': required (a dimension in [{d.low}, {d.high}])"
             )
         dims[d.name] = value
-    vars_ = {v.name: p.get(v.name) or v.choices[0] for v in decl.dtypes if not v.of}
-    for v in decl.dtypes:
-        if v.of:
+    vars_ = {
+        v.name: p.get(v.name) or v.choices[0]
+        for v in decl.dtypes
+        if not v.derived and v.default is None
+    }
+    for v in decl.dtypes:  # in declaration order: each refers to variables before it
+        if v.derived:
             vars_[v.name] = v.derive(vars_)
+        elif v.default is not None:
+            vars_[v.name] = p.get(v.name) or vars_[v.default]
+    shapes: dict[str, tuple[int, ...]] = {}
+    for s in decl.shapes:
+        value = p.get(s.name)
+        if value is None and s.default is None:
+            raise ConfigError(f"{where}, field '{s.name}': required (a shape, e.g. [2, 3])")
+        shapes[s.name] = tuple(value) if value is not None else shapes[s.default]  # type: ignore[index]
+    if shapes:
+        dims[_SHAPES] = shapes  # type: ignore[assignment]
+    scalars = {v.name: p.get(v.name) for v in decl.vars}
+    for v in decl.vars:
+        if scalars[v.name] is None:
+            scalars[v.name] = dims[v.default_dim] if v.default_dim else v.default
+    if scalars:
+        dims[_VARS] = scalars  # type: ignore[assignment]
     return dims, vars_
 
 
@@ -198,6 +241,11 @@ def _resolve(decl: OpDeclaration, p: Params, where: str) -> dict[str, Any]:
             else (override if override is not None else base)
         )
         at = f"{where}, field '{cp.name}'"
+        if isinstance(raw, dict) and "when" in raw:  # present only while a [vars] bool is true
+            when = raw["when"]
+            if when not in dims.get(_VARS, {}):
+                raise ConfigError(f"{at}.when: expected the name of a [vars] variable")
+            raw = {k: v for k, v in raw.items() if k != "when"} if dims[_VARS][when] else None
         if raw is None or raw == "null":
             if not cp.optional:
                 raise ConfigError(

@@ -235,6 +235,7 @@ class OpSpec:
     tolerances: Callable[[Params, str], tuple[float, float]]  # (params, output) -> (rtol, atol)
     depends_on: str | None = None  # op whose outputs feed the inputs (e.g. the forward)
     signature: Any = None  # the header's OpSignature, for a declared op (None: hand-written)
+    check: Callable[[Params, str], None] | None = None  # validates parsed params (ConfigError)
 
     @property
     def inputs(self) -> tuple[TensorArg, ...]:
@@ -265,12 +266,14 @@ class OpSpec:
             )
         out: dict[str, Any] = {}
         for p in self.params:
-            if p.name in raw:
+            if raw.get(p.name) is not None:  # None (TOML has none): the parameter's default
                 out[p.name] = p.parse(raw[p.name], where)
             elif p.default is REQUIRED:
                 raise ConfigError(f"{where}, field '{p.name}': required by op '{self.name}'")
             else:
                 out[p.name] = p.default
+        if self.check is not None:
+            self.check(out, where)
         return out
 
     def uploaded(self, params: Params) -> dict[str, tuple[tuple[int, ...], np.dtype]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EXPECTED", "Fault", "catalogue"]
+__all__ = ["EXPECTED", "TARGETS", "Fault", "catalogue"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class Fault:
     expected: str
     found_by: str
     description: str = ""
+    targets: tuple[str, ...] = ()  # the aclnn functions whose calls the fault corrupts
 
 
 #: name -> (expected diagnosis, the phase or tool that should catch it). ``grad-drift`` is
@@ -41,6 +42,33 @@ EXPECTED: dict[str, tuple[str, str]] = {
 }
 
 
+_BACKWARD = ("aclnnMhcPreSinkhornBackward",)
+
+#: name -> the aclnn functions the fault targets, by their C names (the simulator's description
+#: of each fault starts with them; a test keeps both in step). A corpus exercises a fault when
+#: one of its cases calls one of these functions.
+TARGETS: dict[str, tuple[str, ...]] = {
+    "tiling-race": _BACKWARD,
+    "shared-scratch": _BACKWARD,
+    "stale-tail": _BACKWARD,
+    "empty-skip": _BACKWARD,
+    "grad-drift": _BACKWARD,
+    "add-race": ("aclnnAdd",),
+    "crash": _BACKWARD,
+    "hang": _BACKWARD,
+    "scratch-pool": (
+        "aclnnAdd",
+        "aclnnMul",
+        "aclnnMatmul",
+        "aclnnSoftmax",
+        "aclnnRmsNorm",
+        "aclnnLayerNorm",
+        "aclnnReduceSum",
+        "aclnnCat",
+    ),
+}
+
+
 def catalogue(api: Any) -> list[Fault]:
     """The faults the loaded simulator knows, in its order, with their descriptions.
 
@@ -53,5 +81,5 @@ def catalogue(api: Any) -> list[Fault]:
     for name in names:
         expected, found_by = EXPECTED.get(name, ("?", "?"))
         text = (describe(name.encode()) or b"").decode() if describe else ""
-        out.append(Fault(name, expected, found_by, text))
+        out.append(Fault(name, expected, found_by, text, TARGETS.get(name, ())))
     return out

@@ -1,0 +1,72 @@
+"""``aclnn-stress reproduce DIR``: a finished run's failing case(s) as a standalone script.
+
+The script (ctypes + numpy only, :mod:`stress.standalone`) is also written automatically to
+``DIR/repro/reproduce.py`` when ``aclnn-stress run`` ends with findings (:func:`after_run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from stress.errors import ConfigError
+
+__all__ = ["add_cli", "after_run", "cmd_reproduce"]
+
+
+def add_cli(sub: argparse._SubParsersAction) -> None:
+    """The ``aclnn-stress reproduce`` subcommand."""
+    p = sub.add_parser(
+        "reproduce",
+        help="write a standalone ctypes script reproducing a run's failure",
+        description="Write a self-contained Python script (ctypes + numpy, no aclnn-stress) "
+        "that loads CANN from $ASCEND_HOME_PATH, makes the case's tensors from its seeded input "
+        "bytes (embedded), runs the call(s) serially, interleaved and on two threads/streams in "
+        "a loop, and compares every output with the run's baseline: exit 1 on a digest mismatch "
+        "or unwritten (canary) bytes, 0 otherwise. Default cases: the run's minimal reproducer, "
+        "else the failing cases of its first failing phase.",
+        epilog="Exit codes: 0 written, 2 usage/configuration error.",
+    )
+    p.add_argument("run_dir", metavar="DIR", type=Path, help="the --out folder of a run")
+    p.add_argument("--case", action="append", default=[], metavar="ID",
+                   help="case to reproduce (repeatable; two cases race each other)")  # fmt: skip
+    p.add_argument("-o", "--output", metavar="FILE", type=Path,
+                   help="where to write the script (default DIR/repro/reproduce.py)")  # fmt: skip
+    p.add_argument("--iterations", type=int, default=50, metavar="N",
+                   help="race rounds the script runs by default (default 50)")  # fmt: skip
+    p.add_argument("--backend", choices=("auto", "sim", "cann"), default=None,
+                   help="backend that generates inputs depending on another operator")  # fmt: skip
+    p.set_defaults(func=cmd_reproduce)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """Write the script (a ConfigError reaches the CLI's one-line error, exit 2)."""
+    from stress.standalone import write_script
+
+    if args.iterations < 0:
+        raise ConfigError(f"--iterations: must be >= 0, got {args.iterations}")
+    repro = write_script(args.run_dir, args.output, args.case, args.iterations, args.backend)
+    print(
+        f"{repro.path}: {repro.phase} reproducer of {', '.join(repro.cases)} "
+        f"({repro.bytes_embedded} bytes of inputs embedded); run it with "
+        f"ASCEND_HOME_PATH=<CANN root> python3 {repro.path}"
+    )
+    return 0
+
+
+def after_run(out: Path | None, backend: str | None, *, quiet: bool = False) -> None:
+    """Write ``out/repro/reproduce.py`` for a run with findings (best effort: a failure to
+    write it is one line on stderr; the run's findings stand). ``quiet``: no line on stdout
+    (``run --json``)."""
+    from stress.standalone import write_script
+
+    if out is None:
+        return
+    try:
+        repro = write_script(out, backend=backend)
+    except (ConfigError, OSError, KeyError, ValueError, RuntimeError) as exc:
+        print(f"no standalone reproducer: {exc}", file=sys.stderr)
+        return
+    if not quiet:
+        print(f"standalone reproducer ({', '.join(repro.cases)}): python3 {repro.path}")

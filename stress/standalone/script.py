@@ -1,0 +1,228 @@
+"""A finished run's failing case(s) as a standalone Python script (ctypes + numpy only).
+
+:func:`write_script` reads the run directory (``report.json``, the journal's header record, the
+reproducer corpus or the run's corpora, the baseline), chooses the cases (the shrunk reproducer,
+else the failing cases of the first failing phase, or the ones named), builds each case's
+argument layout and seeded inputs exactly as the engine does (:mod:`stress.engine.layout`,
+:mod:`stress.engine.inputs`: a backward's saved tensors come from running its forward on this
+backend) and renders ``templates/reproducer.py.j2`` with Jinja2. The script embeds the input
+bytes (zlib + base64), the phase-1 C argument types, and per output the baseline's sha256 and
+canary-chance count; it does not import ``stress``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+
+from stress import __version__, acl
+from stress.baseline.store import Baseline
+from stress.config import RunConfig
+from stress.corpus.parse import Case, load_corpus
+from stress.engine.inputs import generate_inputs
+from stress.engine.layout import ArraySlot, ScalarSlot, TensorSlot, layout
+from stress.errors import ConfigError
+from stress.files import atomic_write_bytes
+from stress.model import Status, Verdict
+
+__all__ = ["Reproduction", "choose_cases", "render_script", "write_script"]
+
+SCRIPT_NAME = "reproduce.py"
+DEFAULT_ITERATIONS = 50
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """What a generated script reproduces."""
+
+    path: Path
+    phase: str
+    cases: tuple[str, ...]
+    bytes_embedded: int
+
+
+def _read_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    report_path, journal = run_dir / "report.json", run_dir / "results.jsonl"
+    if not report_path.is_file() or not journal.is_file():
+        raise ConfigError(
+            f"{run_dir}: not a finished run (no report.json / results.jsonl); give the --out "
+            "folder of an `aclnn-stress run`"
+        )
+    with journal.open(encoding="utf-8") as fh:
+        header = json.loads(fh.readline() or "{}")
+    return json.loads(report_path.read_text(encoding="utf-8")), header
+
+
+def choose_cases(report: Mapping[str, Any], wanted: Sequence[str] = ()) -> tuple[str, list[str]]:
+    """(phase, case ids): ``wanted``, else the reproducer's, else the first failing phase's
+    failing cases (at most two). ConfigError when the run has nothing failing to reproduce."""
+    repro = report.get("reproducer") or {}
+    if wanted:
+        return repro.get("phase", "serial"), list(wanted)
+    if repro.get("cases"):
+        return repro["phase"], list(repro["cases"])
+    for phase in report.get("phases", []):
+        failing = [c["id"] for c in phase.get("cases", []) if c.get("verdict") != Verdict.PASS]
+        if failing:
+            return phase["name"], failing[:2]
+    raise ConfigError(
+        f"run {report.get('seed')}: no failing case to reproduce; name one with --case ID"
+    )
+
+
+def _load_cases(report: Mapping[str, Any], header: Mapping[str, Any], run_dir: Path) -> dict:
+    config = RunConfig.from_json(header.get("config", {}))
+    repro = report.get("reproducer") or {}
+    paths = [repro["corpus"]] if repro.get("corpus") else []
+    paths += [*header.get("corpus", []), *header.get("control", [])]
+    found = [p for p in dict.fromkeys(paths) if Path(p).is_file()]
+    if not found:
+        raise ConfigError(
+            f"{run_dir}: the run's corpus files ({', '.join(paths)}) are not found from here; "
+            "run `aclnn-stress reproduce` from the folder the run was started in"
+        )
+    by_id: dict[str, Case] = {}
+    for path in found:  # the reproducer corpus first; the run's corpora add the rest
+        for case in load_corpus([path], config.include_dirs):
+            by_id.setdefault(case.id, case)
+    return by_id
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
+
+
+def _tensor(slot: TensorSlot) -> dict[str, Any]:
+    role = "inout" if slot.inout else "output" if slot.output else "input"
+    strides = [int(s) for s in slot.strides][: len(slot.shape)]
+    return {"kind": "tensor", "name": slot.name, "role": role, "shape": list(slot.shape),
+            "strides": strides, "acl_dtype": slot.acl_dtype, "nbytes": slot.nbytes}  # fmt: skip
+
+
+def _scalar(slot: ScalarSlot) -> dict[str, Any]:
+    raw = base64.b64encode(slot.raw).decode("ascii")
+    return {"kind": "scalar", "name": slot.name, "raw": raw, "acl_dtype": slot.acl_dtype}
+
+
+def _arg(kind: str, slot: Any, ctype: str) -> dict[str, Any]:
+    if kind == "tensor":
+        return _tensor(slot)
+    if kind == "scalar":
+        return _scalar(slot)
+    if kind == "tensor_list":
+        return {"kind": kind, "members": [_tensor(s) for s in slot]}
+    if kind == "scalar_list":
+        return {"kind": kind, "members": [_scalar(s) for s in slot]}
+    if kind == "array":
+        assert isinstance(slot, ArraySlot)
+        values = [v.item() if hasattr(v, "item") else v for v in slot.values[: slot.n]]
+        return {"kind": kind, "create": slot.create, "destroy": slot.destroy, "values": values}
+    if kind == "null":
+        return {"kind": kind}
+    value = slot.decode("utf-8") if isinstance(slot, bytes) else slot
+    if isinstance(value, np.generic):
+        value = value.item()
+    return {"kind": "attr", "value": value, "ctype": ctype}
+
+
+def _expect(case: Case, baseline: Baseline) -> tuple[int, dict[str, Any]]:
+    cb = baseline.cases.get(case.id)
+    if cb is None:
+        raise ConfigError(f"{case.id}: not in the run's baseline; re-record it")
+    expect = {}
+    for name, out in cb.outputs.items():
+        trusted = cb.bit_deterministic and out.unwritten == 0  # else the bytes are no reference
+        expect[name] = {"digest": out.digest if trusted else None,
+                        "canary_chance": out.canary_chance,
+                        "itemsize": np.dtype(_dtype(out.dtype)).itemsize}  # fmt: skip
+    return (0 if cb.status == Status.OK else cb.code), expect
+
+
+def _dtype(name: str) -> Any:
+    import ml_dtypes
+
+    return ml_dtypes.bfloat16 if name == "bfloat16" else name
+
+
+def _call(rt: acl.Runtime, case: Case, inputs: Mapping[str, np.ndarray], baseline: Baseline):
+    spec = case.spec
+    phase1 = rt.api.operator(spec.function, spec.signature)[0]
+    ctypes_ = [t.__name__ for t in phase1.argtypes[:-2]]  # without workspaceSize, executor
+    slots = layout(spec, case.params, case.key)
+    status, expect = _expect(case, baseline)
+    call = {"case": case.id, "function": spec.function, "argtypes": ctypes_, "status": status,
+            "expect": expect,
+            "args": [_arg(k, s, c) for (k, s), c in zip(slots, ctypes_, strict=True)]}  # fmt: skip
+    blobs = {f"{case.id}/{name}": _b64(np.ascontiguousarray(a).tobytes())
+             for name, a in inputs.items()}  # fmt: skip
+    return call, blobs
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("stress.standalone", "templates"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # Python source, not HTML: values go through pyrepr only
+    )
+    env.filters["pyrepr"] = repr
+    return env
+
+
+def render_script(context: Mapping[str, Any]) -> str:
+    """The script's source for the template ``context``."""
+    return _environment().get_template("reproducer.py.j2").render(**context)
+
+
+def write_script(
+    run_dir: str | Path,
+    out: str | Path | None = None,
+    case_ids: Sequence[str] = (),
+    iterations: int = DEFAULT_ITERATIONS,
+    backend: str | None = None,
+) -> Reproduction:
+    """Write the standalone reproducer of the run in ``run_dir`` (default
+    ``<run_dir>/repro/reproduce.py``)."""
+    run_dir = Path(run_dir)
+    report, header = _read_run(run_dir)
+    phase, ids = choose_cases(report, case_ids)
+    cases = _load_cases(report, header, run_dir)
+    unknown = [i for i in ids if i not in cases]
+    if unknown:
+        raise ConfigError(f"--case {unknown[0]}: not a case of the run ({', '.join(cases)})")
+    baseline = Baseline.load(report["baseline"])
+    config = RunConfig.from_json(header.get("config", {}))
+    rt = acl.runtime(backend)
+    rt.set_deterministic(config.deterministic)  # as the baseline was recorded
+    context = rt.device(config.device).default_context
+    context.bind()
+    stream = context.create_stream()
+    calls, inputs = [], {}
+    try:
+        for cid in ids:
+            call, blobs = _call(rt, cases[cid], generate_inputs(cases[cid], context, stream),
+                                baseline)  # fmt: skip
+            calls.append(call)
+            inputs.update(blobs)
+    finally:
+        stream.close()
+    path = Path(out) if out else run_dir / "repro" / SCRIPT_NAME
+    source = render_script({
+        "version": __version__, "run_dir": str(run_dir.resolve()), "phase": phase,
+        "case_ids": ids, "faults": header.get("faults", ""), "filename": path.name,
+        "canary": config.canary, "device": config.device,
+        "deterministic": config.deterministic, "iterations": iterations,
+        "threads": 2, "calls": calls, "inputs": inputs,
+    })  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, source.encode("utf-8"))
+    path.chmod(0o755)
+    return Reproduction(path, phase, tuple(ids), sum(len(b) for b in inputs.values()))

@@ -1,0 +1,118 @@
+"""The generated standalone reproducer (``aclnn-stress reproduce``; written automatically to
+``<run>/repro/reproduce.py`` when a run has findings): a ctypes + numpy script that loads CANN
+from ``ASCEND_HOME_PATH``, replays the case(s) with their seeded input bytes and compares the
+outputs with the run's baseline. The same script fails on the faulty simulator and passes on
+the clean one."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _cli import stress_cli
+
+from stress import sim
+from stress.corpus import load_corpus
+from stress.corpus.parse import corpus_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _corpus(tmp: Path, source: str, ids: list[str]) -> Path:
+    cases = [c for c in load_corpus([ROOT / source]) if c.id in ids]
+    path = tmp / "corpus.toml"
+    path.write_text(corpus_text(cases))
+    return path
+
+
+def _run(tmp: Path, corpus: Path, faults: str | None = None):
+    args = ["run", "--corpus", str(corpus), "--control", "none", "--phases", "serial",
+            "--repeats", "1", "--record-baseline", "--baseline", str(tmp / "baseline.json"),
+            "--out", str(tmp / "out"), "--quiet"]  # fmt: skip
+    env = {"env": {**os.environ, "STRESS_BACKEND": "sim"}} if faults is None else {}
+    return stress_cli(*args, faults=faults, timeout=180, cwd=tmp, **env)
+
+
+def _script(path: Path, faults: str | None = None, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("ACLSIM_FAULTS", "PYTHONPATH")}
+    env["ASCEND_HOME_PATH"] = str(sim.root())
+    if faults:
+        env["ACLSIM_FAULTS"] = faults
+    return subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=path.parent)  # fmt: skip
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+             for a in n.names}  # fmt: skip
+    names |= {n.module.split(".")[0] for n in ast.walk(tree)
+              if isinstance(n, ast.ImportFrom) and n.module}  # fmt: skip
+    return names
+
+
+def test_failing_run_writes_a_script_that_names_the_unwritten_bytes(tmp_path):
+    corpus = _corpus(tmp_path, "corpus/mhc.toml", ["empty-batch"])
+    proc = _run(tmp_path, corpus, faults="empty-skip")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    script = tmp_path / "out" / "repro" / "reproduce.py"
+    assert script.is_file(), proc.stdout + proc.stderr
+    assert "stress" not in _imports(script) and "numpy" in _imports(script)
+    faulty = _script(script, "empty-skip", "2")
+    assert faulty.returncode == 1, faulty.stdout + faulty.stderr
+    assert "empty-batch: gradPhi: 49152 byte(s)" in faulty.stdout
+    assert "left unwritten" in faulty.stdout
+    clean = _script(script, None, "2")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert clean.stdout.startswith("OK: 1 call(s)")
+
+
+def test_a_race_pair_fails_on_the_tiling_race_and_passes_clean(tmp_path):
+    corpus = _corpus(tmp_path, "corpus/mhc.toml", ["base-a", "base-b"])
+    assert _run(tmp_path, corpus).returncode == 0
+    out = tmp_path / "pair.py"
+    proc = stress_cli("reproduce", str(tmp_path / "out"), "--case", "base-a", "--case",
+                      "base-b", "-o", str(out), cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    faulty = _script(out, "tiling-race", "3")
+    assert faulty.returncode == 1 and "digest differs from the baseline's" in faulty.stdout
+    clean = _script(out, None, "3")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "2 call(s) match the baseline" in clean.stdout
+
+
+def test_a_declared_op_reproduces_clean(tmp_path):
+    corpus = ROOT / "corpus" / "ops" / "rms_norm.toml"
+    assert _run(tmp_path, corpus).returncode == 0
+    out = tmp_path / "rms.py"
+    proc = stress_cli("reproduce", str(tmp_path / "out"), "--case", "rms-f16", "-o", str(out),
+                      cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "aclnnRmsNorm" in out.read_text()
+    result = _script(out, None, "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 call(s) match the baseline" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--case", "rms-f16"], "not a finished run"),
+    ],
+)
+def test_bad_input_is_one_line(tmp_path, args, message):
+    proc = stress_cli("reproduce", str(tmp_path), *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_clean_run_needs_a_case(tmp_path):
+    assert _run(tmp_path, ROOT / "corpus" / "ops" / "rms_norm.toml").returncode == 0
+    proc = stress_cli("reproduce", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 2 and "no failing case to reproduce" in proc.stderr
+    proc = stress_cli("reproduce", str(tmp_path / "out"), "--case", "nope", cwd=tmp_path)
+    assert proc.returncode == 2 and "--case nope: not a case of the run" in proc.stderr
