@@ -49,6 +49,7 @@ _BACKWARD = ("aclnnMhcPreSinkhornBackward",)
 #: one of its cases calls one of these functions.
 TARGETS: dict[str, tuple[str, ...]] = {
     "tiling-race": _BACKWARD,
+    "tiling-ring": _BACKWARD,
     "shared-scratch": _BACKWARD,
     "stale-tail": _BACKWARD,
     "empty-skip": _BACKWARD,
