@@ -20,6 +20,7 @@ nothing of child processes; :mod:`stress.engine.isolate` runs each phase in one 
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,7 +68,7 @@ class PhaseRunner:
     def prepare_inputs(self, cases: Sequence[Case]) -> None:
         """Generate every case's host inputs now (serially, before any concurrency)."""
         for case in cases:
-            self.inputs.get(case)
+            self.inputs.prepare(case)
 
     def _emit(
         self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
@@ -118,16 +119,41 @@ class PhaseRunner:
         if self.announce:
             self.sink({"type": "begin", "worker": worker.index, **what})
 
+    def _inputs(self, case: Case) -> dict[str, np.ndarray] | Outcome:
+        """The case's inputs, or the out-of-memory outcome of generating them."""
+        start = time.perf_counter()
+        try:
+            return self.inputs.get(case)
+        except MemoryError as exc:
+            return Outcome.host_out_of_memory(exc, start)
+        except acl.AclMemoryError as exc:
+            return Outcome.failed(exc, start)
+
+    def _report_unprepared(
+        self, phase: str, rnd: int, cases: Sequence[Case], inputs: Sequence[Any]
+    ) -> bool:
+        """Emit the out-of-memory outcome of each case whose inputs could not be made; whether
+        there was one (the calls are then skipped)."""
+        failed = [(c, o) for c, o in zip(cases, inputs, strict=True) if isinstance(o, Outcome)]
+        for case, outcome in failed:
+            self._emit(phase, 0, rnd, case, outcome)
+        return bool(failed)
+
     def _call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
         self._begin(worker, case=case.id, round=rnd)
+        inputs = self._inputs(case)
         try:
-            outcome = run_call(
-                worker.context,
-                worker.stream,
-                case,
-                self.inputs.get(case),
-                canary=extra.get("canary", self.config.canary),
-                timeout_ms=self.config.call_timeout_ms,
+            outcome = (
+                inputs
+                if isinstance(inputs, Outcome)
+                else run_call(
+                    worker.context,
+                    worker.stream,
+                    case,
+                    inputs,
+                    canary=extra.get("canary", self.config.canary),
+                    timeout_ms=self.config.call_timeout_ms,
+                )
             )
         except CallTimeout:
             detail = {
@@ -193,12 +219,16 @@ class PhaseRunner:
         def task(worker: Worker, rnd: int) -> None:
             for i, (a, b) in enumerate(pairs):
                 self._begin(worker, case=a.id, aggressor=b.id, round=i)
+                ins = [self._inputs(a), self._inputs(b)]
+                if self._report_unprepared("interleaved", i, (a, b), ins):
+                    worker.end()
+                    continue
                 try:
                     outcomes = run_interleaved(
                         worker.context,
                         worker.stream,
                         [a, b],
-                        [self.inputs.get(a), self.inputs.get(b)],
+                        ins,
                         canary=self.config.canary,
                         timeout_ms=self.config.call_timeout_ms,
                     )

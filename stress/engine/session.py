@@ -23,7 +23,7 @@ from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.engine.isolate import ChildResult, run_child
 from stress.engine.reproducer import Reproducer
-from stress.engine.schedule import Scheduler, plan, settled, settled_at
+from stress.engine.schedule import Scheduler, no_calls_detail, plan, settled, settled_at
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status, is_failure
 from stress.report.document import build_report, write_reports
@@ -360,6 +360,8 @@ class Session:
                     )
             if result.status == PhaseStatus.CRASHED and not result.in_flight:
                 detail += " (no call in flight: during setup)"
+            if result.status == PhaseStatus.DONE and calls == 0 and n_cases:
+                status, detail = PhaseStatus.NO_CALLS, no_calls_detail(config, phase)
             if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG, PhaseStatus.FAILED):
                 extra = {
                     "signal": result.signal,
