@@ -73,6 +73,9 @@ class RunConfig:
     phases: tuple[str, ...] = PHASES
     fail_fast: bool = True  # stop once a diagnosis stands (see stress.engine.schedule)
     budget_s: float | None = None  # seconds for the whole run, divided across phases
+    # a case whose tensors take more bytes is refused at load (None: stress.engine.budget's
+    # default, a quarter of host memory and of the device memory the runtime reports)
+    max_case_bytes: int | None = None
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
@@ -106,6 +109,8 @@ class RunConfig:
         _seconds("--call-timeout", self.call_timeout, MAX_CALL_TIMEOUT)
         if self.budget_s is not None:
             _seconds("--budget", self.budget_s, MAX_CALL_TIMEOUT)
+        if self.max_case_bytes is not None:
+            _int_in("--max-case-bytes", self.max_case_bytes, 1, 2**63 - 1)
         unknown = [p for p in self.phases if p not in PHASES]
         if unknown:
             raise ConfigError(
@@ -186,6 +191,7 @@ class RunConfig:
             phases=tuple(phases) if phases is not None else _given(args, "phases", PHASES),
             fail_fast=_given(args, "fail_fast", cls.fail_fast),
             budget_s=getattr(args, "budget", None),
+            max_case_bytes=getattr(args, "max_case_bytes", None),
         ).validate()
 
     @classmethod
@@ -232,6 +238,8 @@ class RunConfig:
             args.append("--no-deterministic")
         if not self.fail_fast:
             args.append("--no-fail-fast")
+        if self.max_case_bytes is not None:
+            args.append(f"--max-case-bytes {self.max_case_bytes}")
         return args
 
 

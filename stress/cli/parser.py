@@ -48,6 +48,19 @@ def _positive(kind: type) -> Callable[[str], float]:
     return parse
 
 
+_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _bytes(text: str) -> int:
+    """A positive byte count, optionally with K, M, G or T (binary: 1G = 2^30)."""
+    number, unit = (text[:-1], text[-1].upper()) if text[-1:].isalpha() else (text, "")
+    if unit not in _BYTE_UNITS or not number.isdigit() or int(number) <= 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a positive number of bytes (e.g. 8G, 512M, 1000000)"
+        )
+    return int(number) * _BYTE_UNITS[unit]
+
+
 def _backend_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
@@ -108,6 +121,14 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
         help=f"a call still running after S seconds is a HANG (default "
         f"{DEFAULTS['call_timeout']:g}; simulator calls take "
         "milliseconds, NPU calls less)",
+    )
+    g.add_argument(
+        "--max-case-bytes",
+        type=_bytes,
+        metavar="BYTES",
+        help="refuse a case whose tensors take more (checked from shapes and dtypes at corpus "
+        "load, before anything is allocated; K/M/G/T suffixes; default a quarter of host memory "
+        "and of the device memory the runtime reports)",
     )
     g.add_argument(
         "--no-isolate",
