@@ -4,6 +4,7 @@ come from :data:`stress.config.DEFAULTS` (the one place they are defined)."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 
 from stress import __version__
@@ -71,8 +72,29 @@ def _backend_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _AllowReferenceImports(argparse.Action):
+    """``--allow-reference-imports``: trust declared references in this process and its phase
+    children (stress.ops.references)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=False, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from stress.ops.references import ALLOW_ENV
+
+        os.environ[ALLOW_ENV] = "1"
+        setattr(namespace, self.dest, True)
+
+
 def _corpus_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("corpus and baseline")
+    g.add_argument(
+        "--allow-reference-imports",
+        action=_AllowReferenceImports,
+        help='import the Python "module:function" a declaration names as its reference (off: '
+        "a declaration is data and importing runs code; also allow-reference-imports = true "
+        "under [tool.aclnn-stress] in pyproject.toml)",
+    )
     g.add_argument(
         "--corpus",
         action="append",

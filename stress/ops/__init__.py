@@ -41,7 +41,12 @@ def register_declaration(decl) -> OpSpec:
             f"{decl.source} [op], field 'name': {decl.name!r} is a built-in operator; "
             f'give the declaration another name (name = "my_{decl.name}")'
         )
-    spec = to_opspec(decl)
+    reference = None
+    if decl.reference is not None:
+        from stress.ops.references import load_reference
+
+        reference = load_reference(decl.reference, decl.source)
+    spec = to_opspec(decl, reference=reference)
     _CATALOGUE[spec.name] = spec
     _DECLARED_SOURCE[spec.name] = decl.source
     return spec
