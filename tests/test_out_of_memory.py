@@ -127,9 +127,12 @@ def test_device_memory_exhaustion_end_to_end_is_out_of_memory(tmp_path: Path):
     assert rec.returncode == 0, rec.stderr
     out = tmp_path / "o"
     env["ACLSIM_DEVICE_MEMORY"] = "3M"
-    proc = stress_cli(
-        *base, "--phases", "isolated", "--duration", "0.3", "--out", str(out), env=env
-    )
+    run = [*base, "--phases", "isolated", "--duration", "0.3", "--out", str(out)]
+    # the default size budget (a quarter of the 3 MiB the device reports) refuses add-large
+    refused = stress_cli(*run, env=env)
+    assert refused.returncode == 2 and "1/4 of device memory" in refused.stderr
+    assert "add-large" in refused.stderr and not (out / "results.jsonl").exists()
+    proc = stress_cli(*run, "--max-case-bytes", "1G", env=env)
     assert "Traceback" not in proc.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["diagnosis"] == Diagnosis.OUT_OF_MEMORY, report["explanation"]
@@ -138,3 +141,21 @@ def test_device_memory_exhaustion_end_to_end_is_out_of_memory(tmp_path: Path):
     assert Verdict.OUT_OF_MEMORY in verdicts
     details = " ".join(c["detail"] for p in report["phases"] for c in p["cases"])
     assert f"status {OOM}" in details
+
+
+def test_a_phase_that_made_no_call_end_to_end_is_never_clean(tmp_path: Path):
+    """256 threads cannot reach their first round within 1 ms: the phase made no call, and
+    the run says so (incomplete, not clean, not exit 0)."""
+    out = tmp_path / "o"
+    proc = stress_cli(
+        *("run", "--corpus", str(REPO / "corpus/control.toml"), "--control", "none"),
+        *("--baseline", str(tmp_path / "b.json"), "--record-baseline", "--phases", "mixed"),
+        *("--threads", "256", "--duration", "0.001", "--seed", "1", "--quiet", "--out", str(out)),
+        env={**os.environ, "STRESS_BACKEND": "sim"},
+    )
+    assert "Traceback" not in proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    phase = report["phases"][0]
+    assert phase["calls"] == 0 and phase["status"] == PhaseStatus.NO_CALLS
+    assert phase["verdict"] == Verdict.INCOMPLETE and "--duration" in phase["detail"]
+    assert report["diagnosis"] == Diagnosis.INCOMPLETE and proc.returncode != 0
