@@ -76,6 +76,9 @@ class RunConfig:
     fail_fast: bool = True  # stop once a diagnosis stands (see stress.engine.schedule)
     budget_s: float | None = None  # seconds for the whole run, divided across phases
     include_dirs: tuple[str, ...] = ()  # -I: folders for declarations' headers (absolute)
+    # a case whose tensors take more bytes is refused at load (None: stress.engine.budget's
+    # default, a quarter of host memory and of the device memory the runtime reports)
+    max_case_bytes: int | None = None
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
@@ -110,6 +113,8 @@ class RunConfig:
         _seconds("--call-timeout", self.call_timeout, MAX_CALL_TIMEOUT)
         if self.budget_s is not None:
             _seconds("--budget", self.budget_s, MAX_CALL_TIMEOUT)
+        if self.max_case_bytes is not None:
+            _int_in("--max-case-bytes", self.max_case_bytes, 1, 2**63 - 1)
         unknown = [p for p in self.phases if p not in PHASES]
         if unknown:
             raise ConfigError(
@@ -196,6 +201,7 @@ class RunConfig:
             fail_fast=_given(args, "fail_fast", cls.fail_fast),
             budget_s=getattr(args, "budget", None),
             include_dirs=tuple(str(Path(d).resolve()) for d in _given(args, "include", ())),
+            max_case_bytes=getattr(args, "max_case_bytes", None),
         ).validate()
 
     @classmethod
@@ -243,6 +249,8 @@ class RunConfig:
         if not self.fail_fast:
             args.append("--no-fail-fast")
         args += [f"-I {shlex.quote(d)}" for d in self.include_dirs]
+        if self.max_case_bytes is not None:
+            args.append(f"--max-case-bytes {self.max_case_bytes}")
         return args
 
 

@@ -41,6 +41,9 @@ class Status(StrEnum):
     ERROR = "error"  # an ACL/aclnn status other than 0 (expected for negative cases)
     CRASH = "crash"  # the process died while the call was in flight
     HANG = "hang"  # the call did not finish within the call timeout
+    # device memory (207001, 207018, 200000 from aclrtMalloc or an operator) or host memory
+    # (MemoryError while preparing the call) ran out: the resource, not the operator, failed
+    OUT_OF_MEMORY = "out-of-memory"
 
 
 class Verdict(StrEnum):
@@ -48,6 +51,8 @@ class Verdict(StrEnum):
 
     CRASH = "CRASH"
     HANG = "HANG"
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"  # a call ran out of device or host memory
+    INCOMPLETE = "INCOMPLETE"  # the phase made no call: nothing was tested
     ERROR = "ERROR"
     UNWRITTEN = "UNWRITTEN"
     MISMATCH_RANDOM = "MISMATCH_RANDOM"
@@ -83,6 +88,8 @@ _STYLE = {
     Verdict.ERROR: "red",
     Verdict.CRASH: "bold red",
     Verdict.HANG: "bold red",
+    Verdict.OUT_OF_MEMORY: "bold magenta",
+    Verdict.INCOMPLETE: "magenta",
 }
 
 
@@ -95,6 +102,7 @@ class PhaseStatus(StrEnum):
     FAILED = "failed"  # the child exited non-zero: a bug or a configuration error
     INTERRUPTED = "interrupted"
     SKIPPED = "skipped"
+    NO_CALLS = "no-calls"  # the phase ended without a single call (e.g. threads too slow to start)
 
     @property
     def verdict(self) -> Verdict:
@@ -103,6 +111,7 @@ class PhaseStatus(StrEnum):
             PhaseStatus.CRASHED: Verdict.CRASH,
             PhaseStatus.HUNG: Verdict.HANG,
             PhaseStatus.FAILED: Verdict.ERROR,
+            PhaseStatus.NO_CALLS: Verdict.INCOMPLETE,
         }.get(self, Verdict.PASS)
 
 
@@ -119,6 +128,7 @@ class Diagnosis(StrEnum):
 
     CRASH = "crash"
     HANG = "hang"
+    OUT_OF_MEMORY = "out-of-memory"  # device or host memory ran out: the resource, not a race
     RUNTIME_FAULT = "runtime-fault"
     UNWRITTEN_OUTPUT = "unwritten-output"
     SELF_RACE = "self-race"
@@ -126,6 +136,7 @@ class Diagnosis(StrEnum):
     ORDER_DEPENDENCE = "order-dependence"
     BASELINE_MISMATCH = "baseline-mismatch"
     OPERATOR_ERROR = "operator-error"
+    INCOMPLETE = "incomplete"  # nothing failed, but a phase made no call: not clean
     CLEAN = "clean"
 
     @property

@@ -13,6 +13,7 @@ import ctypes
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from stress.acl._prototypes import OPAPI, PROTOTYPES, Prototype
@@ -34,6 +35,19 @@ class _Raw:
         fn = self._api.function(name)
         setattr(self, name, fn)
         return fn
+
+
+def load_failure(path: str, exc: OSError, root: os.PathLike) -> str:
+    """One line: which library failed to load, the loader's reason, and the fix that fits it."""
+    reason = str(exc).replace(f"{path}: ", "", 1)
+    if "cannot open shared object file" in reason and Path(path).name not in reason:
+        fix = (
+            f"a library it needs is not on the loader's path: source {root}/set_env.sh "
+            "(it sets LD_LIBRARY_PATH) and retry"
+        )
+    else:
+        fix = "it is not a loadable shared library for this machine: reinstall CANN there"
+    return f"cannot load {path}: {reason}; {fix}"
 
 
 class Api:
@@ -58,10 +72,7 @@ class Api:
                 # RTLD_GLOBAL like CANN's own loaders: libopapi resolves nnopbase symbols globally.
                 lib = ctypes.CDLL(key, mode=ctypes.RTLD_GLOBAL)
             except OSError as exc:
-                raise BackendError(
-                    f"cannot load {key}: {exc}; for a real CANN install, source "
-                    f"{self.backend.root}/set_env.sh (it sets LD_LIBRARY_PATH) and retry"
-                ) from exc
+                raise BackendError(load_failure(key, exc, self.backend.root)) from None
             self._libs[key] = lib
         return lib
 

@@ -116,8 +116,25 @@ def _vendor_order(vendors: Path) -> list[Path]:
             if sep and key.strip() in ("load_priority", "priority"):
                 named = [v.strip() for v in value.split(",") if v.strip()]
     found = sorted(d for d in vendors.iterdir() if d.is_dir())
-    first = [vendors / n for n in named if (vendors / n).is_dir()]
+    # config.ini is data: it may only name a folder of vendors/ (no '/', no '..')
+    first = [vendors / n for n in named if _plain_name(n) and (vendors / n).is_dir()]
     return first + [d for d in found if d not in first]
+
+
+def _plain_name(name: str) -> bool:
+    return name not in ("", ".", "..") and "/" not in name and "\0" not in name
+
+
+def _inside(root: Path, path: Path) -> Path:
+    """``path`` itself, after checking that it and every link it follows stay under ``root``
+    (both resolved): a shared library is only ever loaded from the configured root."""
+    real_root, real = root.resolve(), path.resolve()
+    if ".." in path.relative_to(root).parts or not real.is_relative_to(real_root):
+        raise BackendError(
+            f"{path} resolves to {real}, outside the CANN root {real_root}: libraries load only "
+            "from the configured root; fix the link or point ASCEND_HOME_PATH at the real root"
+        )
+    return path
 
 
 def custom_op_dirs(root: Path) -> list[Path]:
@@ -140,15 +157,30 @@ def custom_op_dirs(root: Path) -> list[Path]:
     return list(dict.fromkeys(libs + packages))
 
 
+def _missing(root: Path) -> str:
+    """Which file of a CANN root is missing, in words (empty when both are there)."""
+    dirs = _lib_dirs(root)
+    if not root.is_dir():
+        return f"{root} is not a directory"
+    if not dirs:
+        return f"{root} has no lib64 directory (nor {platform.machine()}-linux/lib64)"
+    for name in ("libascendcl.so", "libnnopbase.so"):
+        if _find_library(dirs, name) is None:
+            return f"{name} is missing (looked in {', '.join(map(str, dirs))})"
+    return ""
+
+
 def _from_root(kind: str, root: Path) -> Backend | None:
     dirs = _lib_dirs(root)
     ascendcl = _find_library(dirs, "libascendcl.so")
     nnopbase = _find_library(dirs, "libnnopbase.so")
     if ascendcl is None or nnopbase is None:
         return None
+    _inside(root, ascendcl)
+    _inside(root, nnopbase)
     custom = custom_op_dirs(root)
     ops = [lib for d in custom if (lib := d / "lib" / "libcust_opapi.so").exists()]
-    ops.extend(p for name in _OP_LIBRARY_NAMES if (p := _find_library(dirs, name)))
+    ops.extend(_inside(root, p) for name in _OP_LIBRARY_NAMES if (p := _find_library(dirs, name)))
     includes = [root / "include" / "aclnnop", root / "include"]
     includes.extend(d / "include" for d in custom)
     includes.extend(sorted(root.glob("opp/built-in/op_impl/ai_core/tbe/op_api/include/aclnnop")))
@@ -177,6 +209,19 @@ def _simulator() -> Backend:
     return backend
 
 
+def _explain_configured_root() -> None:
+    """A root the environment names but that is not a CANN install: say which file is missing."""
+    for var in _ROOT_VARS:
+        value = os.environ.get(var)
+        if value:
+            why = _missing(Path(value).expanduser())
+            if why:
+                raise BackendError(
+                    f"{var}={value} is not a usable CANN root: {why}; point {var} at the "
+                    "toolkit root (the folder holding lib64/), or use STRESS_BACKEND=sim"
+                )
+
+
 def discover(kind: str | None = None) -> Backend:
     """Choose the backend: ``kind`` or ``$STRESS_BACKEND`` or ``auto``."""
     kind = (kind or os.environ.get("STRESS_BACKEND") or "auto").strip().lower()
@@ -189,6 +234,7 @@ def discover(kind: str | None = None) -> Backend:
     found = next((b for r in cann_roots() if (b := _from_root("cann", r))), None)
     if kind == "cann":
         if found is None:
+            _explain_configured_root()
             tried = ", ".join(str(r) for r in cann_roots())
             raise BackendError(
                 f"no CANN installation found (looked for lib64/libascendcl.so under {tried}): "

@@ -24,6 +24,7 @@ from stress.corpus.parse import Case
 from stress.engine.digest import call_digest, digest
 from stress.engine.execute import Outcome, close_enough, run_call
 from stress.engine.inputs import InputCache
+from stress.errors import ConfigError
 from stress.model import Status
 
 __all__ = ["ALT_CANARY", "backend_fingerprint", "corpus_fingerprint", "record_baseline"]
@@ -138,6 +139,14 @@ def _case_baseline(
     return cb
 
 
+def _out_of_memory(case: Case, what: str) -> ConfigError:
+    """A baseline recorded out of memory would grade every later call against a failure."""
+    return ConfigError(
+        f"recording the baseline ran out of memory on case {case.id} ({what}); give the device "
+        "more memory (ACLSIM_DEVICE_MEMORY for the simulator) or make the case smaller"
+    )
+
+
 def record_baseline(
     rt: acl.Runtime,
     cases: Sequence[Case],
@@ -161,13 +170,19 @@ def record_baseline(
     result: dict[str, CaseBaseline] = {}
     try:
         for case in cases:
-            inputs = cache.get(case)
+            try:
+                inputs = cache.get(case)
+            except (MemoryError, acl.AclMemoryError) as exc:
+                raise _out_of_memory(case, f"{type(exc).__name__}: {exc}") from None
             run_call(ctx, stream, case, inputs, canary=canary, timeout_ms=call_timeout_ms)
             runs = [
                 run_call(ctx, stream, case, inputs, canary=canary, timeout_ms=call_timeout_ms)
                 for _ in range(repeats)
             ]
             alt = run_call(ctx, stream, case, inputs, canary=ALT_CANARY, timeout_ms=call_timeout_ms)
+            for r in (*runs, alt):
+                if r.status == Status.OUT_OF_MEMORY:
+                    raise _out_of_memory(case, f"status {r.code} from {r.api}: {r.message}")
             cb = _case_baseline(case, inputs, runs, alt, canary)
             result[case.id] = cb
             if progress:

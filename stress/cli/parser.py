@@ -4,6 +4,7 @@ come from :data:`stress.config.DEFAULTS` (the one place they are defined)."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 
 from stress import __version__
@@ -48,6 +49,19 @@ def _positive(kind: type) -> Callable[[str], float]:
     return parse
 
 
+_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _bytes(text: str) -> int:
+    """A positive byte count, optionally with K, M, G or T (binary: 1G = 2^30)."""
+    number, unit = (text[:-1], text[-1].upper()) if text[-1:].isalpha() else (text, "")
+    if unit not in _BYTE_UNITS or not number.isdigit() or int(number) <= 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a positive number of bytes (e.g. 8G, 512M, 1000000)"
+        )
+    return int(number) * _BYTE_UNITS[unit]
+
+
 def _backend_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend",
@@ -58,8 +72,29 @@ def _backend_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _AllowReferenceImports(argparse.Action):
+    """``--allow-reference-imports``: trust declared references in this process and its phase
+    children (stress.ops.references)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=False, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from stress.ops.references import ALLOW_ENV
+
+        os.environ[ALLOW_ENV] = "1"
+        setattr(namespace, self.dest, True)
+
+
 def _corpus_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("corpus and baseline")
+    g.add_argument(
+        "--allow-reference-imports",
+        action=_AllowReferenceImports,
+        help='import the Python "module:function" a declaration names as its reference (off: '
+        "a declaration is data and importing runs code; also allow-reference-imports = true "
+        "under [tool.aclnn-stress] in pyproject.toml)",
+    )
     g.add_argument(
         "--corpus",
         action="append",
@@ -116,6 +151,14 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
         help=f"a call still running after S seconds is a HANG (default "
         f"{DEFAULTS['call_timeout']:g}; simulator calls take "
         "milliseconds, NPU calls less)",
+    )
+    g.add_argument(
+        "--max-case-bytes",
+        type=_bytes,
+        metavar="BYTES",
+        help="refuse a case whose tensors take more (checked from shapes and dtypes at corpus "
+        "load, before anything is allocated; K/M/G/T suffixes; default a quarter of host memory "
+        "and of the device memory the runtime reports)",
     )
     g.add_argument(
         "--no-isolate",

@@ -44,11 +44,25 @@ class Outcome:
 
     @classmethod
     def failed(cls, exc: acl.AclError, start: float) -> Outcome:
+        """A call that failed with an ACL status; device memory exhaustion (the
+        :class:`~stress.acl.AclMemoryError` codes) is ``out-of-memory``, not an error."""
         return cls(
-            Status.ERROR,
+            Status.OUT_OF_MEMORY if isinstance(exc, acl.AclMemoryError) else Status.ERROR,
             exc.code,
             exc.api,
             exc.message,
+            start=start,
+            duration=time.perf_counter() - start,
+        )
+
+    @classmethod
+    def host_out_of_memory(cls, exc: MemoryError, start: float) -> Outcome:
+        """The host could not allocate while preparing or collecting the call."""
+        return cls(
+            Status.OUT_OF_MEMORY,
+            0,
+            "host",
+            f"MemoryError: {exc}" if str(exc) else "MemoryError",
             start=start,
             duration=time.perf_counter() - start,
         )
@@ -146,14 +160,18 @@ def run_call(
         call = OpCall(context, case.spec, case.params, inputs, canary=canary, layout_key=case.key)
     except acl.AclError as exc:
         return Outcome.failed(exc, start)
+    except MemoryError as exc:
+        return Outcome.host_out_of_memory(exc, start)
     try:
         call.phase1()
         call.phase2(stream)
         _sync(stream, timeout_ms)
         outputs = call.collect()
-    except acl.AclError as exc:
+    except (acl.AclError, MemoryError) as exc:
         _settle(stream, timeout_ms)
         call.close()
+        if isinstance(exc, MemoryError):
+            return Outcome.host_out_of_memory(exc, start)
         return Outcome.failed(exc, start)
     except CallTimeout:
         call.abandon()  # leave the call's memory alone: the kernel may still be writing it
@@ -198,6 +216,9 @@ def run_interleaved(
         except acl.AclError as exc:
             calls.append(None)
             outcomes[i] = Outcome.failed(exc, start)
+        except MemoryError as exc:
+            calls.append(None)
+            outcomes[i] = Outcome.host_out_of_memory(exc, start)
     if order is None:
         order = [(i, step) for step in ("phase1", "phase2") for i in range(len(calls))]
     for i, step in order:
@@ -226,6 +247,11 @@ def run_interleaved(
             if sync_error is not None:
                 outcomes[i] = Outcome.failed(sync_error, start)
             else:
-                outcomes[i] = Outcome(outputs=call.collect(), start=start, duration=end - start)
+                try:
+                    outputs = call.collect()
+                except MemoryError as exc:
+                    outputs, outcomes[i] = {}, Outcome.host_out_of_memory(exc, start)
+                if outcomes[i] is None:
+                    outcomes[i] = Outcome(outputs=outputs, start=start, duration=end - start)
         call.close()
     return [o for o in outcomes if o is not None]

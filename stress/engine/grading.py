@@ -1,17 +1,21 @@
 """Verdicts and diagnosis, computed from call records alone (no device, no baseline file).
 
-Per case and phase (worst first): ``CRASH``, ``HANG``, ``ERROR`` (an unexpected non-zero
+Per case and phase (worst first): ``CRASH``, ``HANG``, ``OUT_OF_MEMORY`` (a call ran out of
+device memory — status 207001/207018/200000 — or of host memory), ``INCOMPLETE`` (the phase made
+no call), ``ERROR`` (an unexpected non-zero
 status, or a negative case that did not fail as expected), ``UNWRITTEN`` (canary left in a
 non-empty output), ``MISMATCH_RANDOM`` (outputs vary between calls and differ from the
 baseline), ``MISMATCH_STABLE`` (every call gives the same wrong result), ``PASS``.
 
 The run's diagnosis names the pattern across phases (DESIGN.md "Protocol"), checked in this
-order: ``crash``, ``hang``, ``runtime-fault`` (the control operator fails, so the runtime or
+order: ``crash``, ``hang``, ``out-of-memory`` (the resource ran out: never read as a race),
+``runtime-fault`` (the control operator fails, so the runtime or
 harness is to blame), ``unwritten-output``, ``operator-error`` (a valid case fails with an error
 status even serially), ``baseline-mismatch`` (serial replay disagrees with the baseline: a changed
 or non-deterministic operator), ``order-dependence`` (single-threaded random order fails, serial
 is clean), ``self-race`` (a case alone on many threads fails), ``cross-call-contamination``
-(mixed or interleaved fail while isolated and control are clean), ``clean``. Single-threaded
+(mixed or interleaved fail while isolated and control are clean), ``incomplete`` (nothing
+failed but a phase made no call), ``clean``. Single-threaded
 patterns come before concurrent ones because they need no concurrency and therefore also explain
 concurrent failures.
 """
@@ -72,13 +76,23 @@ class CaseVerdict:
         }
 
 
+_ERRORS = (Status.ERROR, Status.OUT_OF_MEMORY)
+
+
+def out_of_memory_detail(records: Iterable[Mapping[str, Any]]) -> str:
+    """The first out-of-memory call's status, API and message."""
+    r = next(r for r in records if r.get("status") == Status.OUT_OF_MEMORY)
+    message = r.get("message") or str(r.get("api", ""))
+    return f"out of memory (status {r.get('code')}): {message}"
+
+
 def case_verdict(case_id: str, records: list[Mapping[str, Any]]) -> CaseVerdict:
     """Grade one case's call records of one phase."""
     v = CaseVerdict(case_id, Verdict.PASS, calls=len(records))
     ok = [r for r in records if r.get("status") == Status.OK]
     v.digests = dict(Counter(r["digest"] for r in ok if "digest" in r))
-    special = {r.get("status") for r in records} & {Status.CRASH, Status.HANG}
-    bad_errors = [r for r in records if r.get("status") == Status.ERROR and not r.get("match")]
+    special = {r.get("status") for r in records} & {Status.CRASH, Status.HANG, Status.OUT_OF_MEMORY}
+    bad_errors = [r for r in records if r.get("status") in _ERRORS and not r.get("match")]
     for r in bad_errors:
         key = f"{r.get('code')} {r.get('api', '')}".strip()
         v.errors[key] = v.errors.get(key, 0) + 1
@@ -93,6 +107,8 @@ def case_verdict(case_id: str, records: list[Mapping[str, Any]]) -> CaseVerdict:
     elif Status.HANG in special:
         v.verdict = Verdict.HANG
         v.detail = next(r.get("message", "") for r in records if r.get("status") == Status.HANG)
+    elif Status.OUT_OF_MEMORY in special:
+        v.verdict, v.detail = Verdict.OUT_OF_MEMORY, out_of_memory_detail(records)
     elif bad_errors:
         v.verdict = Verdict.ERROR
         v.detail = bad_errors[0].get("message", "") or f"status {bad_errors[0].get('code')}"
@@ -203,7 +219,7 @@ class _Phases:
         return [p.verdict for p in self.by_name.get(name, [])]
 
     def fails(self, name: str) -> bool:
-        return any(v != Verdict.PASS for v in self.verdicts(name))
+        return any(_failed(v) for v in self.verdicts(name))
 
     def ran(self, name: str) -> bool:
         return name in self.by_name
@@ -235,7 +251,8 @@ _CONTAMINATION = (Verdict.MISMATCH_RANDOM, Verdict.MISMATCH_STABLE, Verdict.ERRO
 
 
 def _failed(v: str) -> bool:
-    return v != Verdict.PASS
+    """A finding: not PASS, and not INCOMPLETE (a phase that made no call found nothing)."""
+    return v not in (Verdict.PASS, Verdict.INCOMPLETE)
 
 
 def _single_threaded(ph: _Phases) -> tuple[Diagnosis, str] | None:
@@ -268,6 +285,13 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
         return Diagnosis.CRASH, "the process died during " + ph.with_verdict(Verdict.CRASH)
     if Verdict.HANG in ph.every:
         return Diagnosis.HANG, "a call did not finish during " + ph.with_verdict(Verdict.HANG)
+    if Verdict.OUT_OF_MEMORY in ph.every:
+        return Diagnosis.OUT_OF_MEMORY, (
+            "device or host memory ran out (the resource, not a race): "
+            + ph.where(lambda v: v == Verdict.OUT_OF_MEMORY)
+            + "; lower --threads, --max-case-bytes or the cases' sizes, or give the device more "
+            "memory"
+        )
     if ph.fails("control"):
         return Diagnosis.RUNTIME_FAULT, (
             "the control operator fails under the same pool, context and stream policy: the "
@@ -289,4 +313,9 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
         )
     if ph.fails("burst"):
         return Diagnosis.CROSS_CALL_CONTAMINATION, BURST_ONLY + ph.where(_failed)
+    if Verdict.INCOMPLETE in ph.every:
+        return Diagnosis.INCOMPLETE, (
+            f"no finding, but {ph.with_verdict(Verdict.INCOMPLETE)} made no call: nothing was "
+            "tested there (raise --duration or lower --threads)"
+        )
     return Diagnosis.CLEAN, "every phase passed"

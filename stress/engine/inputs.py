@@ -53,14 +53,33 @@ class InputCache:
         self.context = context
         self.stream = stream
         self._inputs: dict[str, dict[str, np.ndarray]] = {}
+        self._failed: dict[str, BaseException] = {}
         self._lock = threading.Lock()
 
     def get(self, case: Case) -> dict[str, np.ndarray]:
+        """The case's inputs; an out-of-memory failure (host ``MemoryError``, device
+        :class:`~stress.acl.AclMemoryError`) is remembered and raised again on every later get,
+        without generating again."""
         with self._lock:
+            failure = self._failed.get(case.id)
+            if failure is not None:
+                raise failure
             inputs = self._inputs.get(case.id)
             if inputs is None:
                 if self.context is not None:
                     self.context.bind()
-                inputs = generate_inputs(case, self.context, self.stream)
+                try:
+                    inputs = generate_inputs(case, self.context, self.stream)
+                except (MemoryError, acl.AclMemoryError) as exc:
+                    self._failed[case.id] = exc
+                    raise
                 self._inputs[case.id] = inputs
             return inputs
+
+    def prepare(self, case: Case) -> None:
+        """Generate the case's inputs now; running out of memory is left for its calls to
+        report (as ``out-of-memory`` records), not raised here."""
+        try:
+            self.get(case)
+        except (MemoryError, acl.AclMemoryError):
+            pass

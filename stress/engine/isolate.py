@@ -85,19 +85,29 @@ def run_child(
         job_path.write_text(json.dumps(job))
         err_path = Path(tmp) / "stderr.txt"
         rfd, wfd = os.pipe()
-        with open(err_path, "wb") as err:
-            proc = subprocess.Popen(
-                [
-                    *(command or CHILD_COMMAND),
-                    str(job_path),
-                    str(wfd),
-                ],
-                pass_fds=(wfd,),
-                stdin=subprocess.DEVNULL,
-                stdout=err,
-                stderr=err,
-                env={**os.environ, **(env or {})},
-            )
+        try:
+            with open(err_path, "wb") as err:
+                proc = subprocess.Popen(
+                    [
+                        *(command or CHILD_COMMAND),
+                        str(job_path),
+                        str(wfd),
+                    ],
+                    pass_fds=(wfd,),
+                    stdin=subprocess.DEVNULL,
+                    stdout=err,
+                    stderr=err,
+                    env={**os.environ, **(env or {})},
+                )
+        except OSError as exc:  # EAGAIN / ENOMEM: the host's limit, not the operator's fault
+            os.close(rfd)
+            os.close(wfd)
+            from stress.errors import ConfigError
+
+            raise ConfigError(
+                f"cannot start the phase child ({exc.strerror or exc}); free memory or raise "
+                "the process limits (ulimit -u, ulimit -v), or run with fewer jobs at once"
+            ) from None
         os.close(wfd)
         try:
             result = _supervise(proc, rfd, on_record, silence_timeout, startup_timeout)

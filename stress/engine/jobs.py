@@ -7,6 +7,7 @@ in-process when isolation is off.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from typing import Any
 
@@ -23,10 +24,27 @@ __all__ = ["run_job"]
 Send = Callable[[dict[str, Any]], None]
 
 
+_HBM = 1  # ACL_HBM_MEM of aclrtMemAttr
+
+
+def _device_memory(rt: acl.Runtime, device: int) -> int | None:
+    """The device's memory as ``aclrtGetMemInfo`` reports it (None where it cannot say)."""
+    if not 0 <= device < rt.device_count:
+        return None
+    free, total = ctypes.c_size_t(), ctypes.c_size_t()
+    try:
+        rt.device(device)
+        rt.api.aclrtGetMemInfo(_HBM, ctypes.byref(free), ctypes.byref(total))
+    except acl.AclError:
+        return None
+    return int(total.value) or None
+
+
 def _info(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     rt = acl.runtime(job.get("backend"))
     send({"type": "ready"})
-    return PhaseStatus.DONE, "", {"fingerprint": backend_fingerprint(rt), "info": rt.info()}
+    info = {**rt.info(), "device_memory": _device_memory(rt, int(job.get("device", 0)))}
+    return PhaseStatus.DONE, "", {"fingerprint": backend_fingerprint(rt), "info": info}
 
 
 def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:

@@ -77,7 +77,7 @@ class PhaseRunner:
     def prepare_inputs(self, cases: Sequence[Case]) -> None:
         """Generate every case's host inputs now (serially, before any concurrency)."""
         for case in cases:
-            self.inputs.get(case)
+            self.inputs.prepare(case)
 
     def _emit(
         self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
@@ -128,16 +128,41 @@ class PhaseRunner:
         if self.announce:
             self.sink({"type": "begin", "worker": worker.index, **what})
 
+    def _inputs(self, case: Case) -> dict[str, np.ndarray] | Outcome:
+        """The case's inputs, or the out-of-memory outcome of generating them."""
+        start = time.perf_counter()
+        try:
+            return self.inputs.get(case)
+        except MemoryError as exc:
+            return Outcome.host_out_of_memory(exc, start)
+        except acl.AclMemoryError as exc:
+            return Outcome.failed(exc, start)
+
+    def _report_unprepared(
+        self, phase: str, rnd: int, cases: Sequence[Case], inputs: Sequence[Any]
+    ) -> bool:
+        """Emit the out-of-memory outcome of each case whose inputs could not be made; whether
+        there was one (the calls are then skipped)."""
+        failed = [(c, o) for c, o in zip(cases, inputs, strict=True) if isinstance(o, Outcome)]
+        for case, outcome in failed:
+            self._emit(phase, 0, rnd, case, outcome)
+        return bool(failed)
+
     def _call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
         self._begin(worker, case=case.id, round=rnd)
+        inputs = self._inputs(case)
         try:
-            outcome = run_call(
-                worker.context,
-                worker.stream,
-                case,
-                self.inputs.get(case),
-                canary=extra.get("canary", self.config.canary),
-                timeout_ms=self.config.call_timeout_ms,
+            outcome = (
+                inputs
+                if isinstance(inputs, Outcome)
+                else run_call(
+                    worker.context,
+                    worker.stream,
+                    case,
+                    inputs,
+                    canary=extra.get("canary", self.config.canary),
+                    timeout_ms=self.config.call_timeout_ms,
+                )
             )
         except CallTimeout:
             detail = {
@@ -245,12 +270,16 @@ class PhaseRunner:
         B.phase2 for a pair), or in the order ``extra['order']`` gives (a PCT schedule)."""
         a = group[0]
         self._begin(worker, case=a.id, aggressor=group[-1].id, round=i)
+        ins = [self._inputs(c) for c in group]
+        if self._report_unprepared("interleaved", i, group, ins):
+            worker.end()
+            return
         try:
             outcomes = run_interleaved(
                 worker.context,
                 worker.stream,
                 group,
-                [self.inputs.get(c) for c in group],
+                ins,
                 canary=self.config.canary,
                 timeout_ms=self.config.call_timeout_ms,
                 **extra,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stress import acl
+from stress.errors import ConfigError
 from stress.model import Status
 
 __all__ = ["Budget", "PoolAborted", "Worker", "WorkerPool"]
@@ -186,8 +187,17 @@ class WorkerPool:
             threading.Thread(target=loop, args=(w,), name=f"stress-worker-{w.index}", daemon=True)
             for w in active
         ]
-        for t in threads_:
-            t.start()
+        for k, t in enumerate(threads_):
+            try:
+                t.start()
+            except RuntimeError as exc:  # "can't start new thread": the host's limit, not ours
+                state["stop"] = True
+                barrier.abort()
+                raise ConfigError(
+                    f"--threads {len(active)}: the host could not start worker thread {k + 1} "
+                    f"({exc}); lower --threads or raise the process's thread and memory limits "
+                    "(ulimit -u, ulimit -v)"
+                ) from None
         hung = self._watch(threads_, active)
         if hung is not None:
             barrier.abort()

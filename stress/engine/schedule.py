@@ -27,7 +27,7 @@ from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, RunConfig
 from stress.engine.grading import BURST_ONLY
 from stress.model import Diagnosis
 
-__all__ = ["BURST_SECONDS", "STEP_OVERHEAD_S", "Scheduler", "Step", "settled"]
+__all__ = ["BURST_SECONDS", "STEP_OVERHEAD_S", "Scheduler", "Step", "no_calls_detail", "settled"]
 
 #: Seconds of mixed rounds in the burst, per stream policy (less when a small --budget says so).
 BURST_SECONDS = 1.0
@@ -63,6 +63,21 @@ def plan(config: RunConfig) -> list[Step]:
     return steps
 
 
+#: Diagnoses that never stop a run early: out of memory and "a phase made no call" say
+#: nothing about the operator, so the run goes on to the phases that may.
+_NEVER_EARLY = (Diagnosis.CLEAN, Diagnosis.OUT_OF_MEMORY, Diagnosis.INCOMPLETE)
+
+
+def no_calls_detail(config: RunConfig, phase: str) -> str:
+    """Why a phase that ended normally made no call, and the fix."""
+    budget = config.budget()
+    given = f"{budget.seconds:g} s" if budget.seconds is not None else f"{budget.rounds} rounds"
+    return (
+        f"{phase} made no call in its budget ({given} on {config.threads} threads): the "
+        "threads did not reach their first round in time; raise --duration or lower --threads"
+    )
+
+
 def settled(
     diagnosis: str,
     ran: Sequence[str],
@@ -75,7 +90,7 @@ def settled(
     A crash or hang stands at once; any other finding once the control has run and the last
     phase has run under every stream policy. A failure seen only in the burst never stands
     early: it is what the diagnostic phases are for."""
-    if diagnosis == Diagnosis.CLEAN or explanation.startswith(BURST_ONLY):
+    if diagnosis in _NEVER_EARLY or explanation.startswith(BURST_ONLY):
         return False
     if diagnosis in (Diagnosis.CRASH, Diagnosis.HANG):
         return True

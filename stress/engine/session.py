@@ -21,9 +21,10 @@ from stress.baseline.record import recording_summary
 from stress.baseline.store import Baseline, backend_tag, default_baseline_path
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
+from stress.engine.budget import check_case_sizes, default_max_case_bytes
 from stress.engine.isolate import ChildResult, run_child
 from stress.engine.reproducer import Reproducer
-from stress.engine.schedule import Scheduler, plan, settled, settled_at
+from stress.engine.schedule import Scheduler, no_calls_detail, plan, settled, settled_at
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status, is_failure
 from stress.report.document import build_report, write_reports
@@ -109,7 +110,8 @@ class Session:
     def backend_info(self) -> dict[str, Any]:
         """Fingerprint and info of the backend (loaded in a child)."""
         return self._require_done(
-            self._job({"kind": "info"}, lambda r: None), "loading the backend"
+            self._job({"kind": "info", "device": self.config.device}, lambda r: None),
+            "loading the backend",
         )
 
     # -- baseline ---------------------------------------------------------------------------
@@ -131,6 +133,13 @@ class Session:
         return Path(end.get("path", path))
 
     # -- the run ----------------------------------------------------------------------------
+    def _check_sizes(self, device_bytes: int | None = None) -> None:
+        """Refuse a case over --max-case-bytes (or the default share of host/device memory)."""
+        given = self.config.max_case_bytes
+        limit = given if given is not None else default_max_case_bytes(device_bytes)
+        for cases in (self.cases, self.control_cases):
+            check_case_sizes(cases, limit, given=given is not None, device_bytes=device_bytes)
+
     def load(self) -> None:
         self.cases = load_corpus(self.corpus, self.config.include_dirs)
         phases = self.config.phases
@@ -145,6 +154,7 @@ class Session:
                 raise ConfigError(
                     f"case id '{sorted(clash)[0]}' is in both the corpus and the control corpus"
                 )
+        self._check_sizes()
 
     def run(self) -> dict[str, Any]:
         """Run every phase; returns the report (also written to the out dir)."""
@@ -156,6 +166,7 @@ class Session:
         count = info["info"].get("device_count")
         if count is not None:
             self.config.check_device(int(count))
+        self._check_sizes(info["info"].get("device_memory"))
         fingerprint = info["fingerprint"]
         path = self.baseline_path or self.default_baseline(fingerprint)
         baseline, warnings = self._baseline(Path(path), fingerprint)
@@ -360,6 +371,8 @@ class Session:
                     )
             if result.status == PhaseStatus.CRASHED and not result.in_flight:
                 detail += " (no call in flight: during setup)"
+            if result.status == PhaseStatus.DONE and calls == 0 and n_cases:
+                status, detail = PhaseStatus.NO_CALLS, no_calls_detail(config, phase)
             if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG, PhaseStatus.FAILED):
                 extra = {
                     "signal": result.signal,

@@ -138,6 +138,35 @@ def add_cli(subparsers: Any) -> None:
     p.set_defaults(func=_cmd_gradcheck)
 
 
+#: float64 copies of x the reference forward and backward hold at once (inputs, hin, gradX, FD
+#: perturbations): the estimate the size check uses.
+_X_COPIES = 8
+
+
+def _check_size(params: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> None:
+    """Every dimension >= 1 (the check needs elements), and the float64 working set within the
+    default size budget (stress.engine.budget), before anything is allocated."""
+    import math
+
+    from stress.engine.budget import default_max_case_bytes, human
+
+    for name in ("B", "S", "N", "C"):
+        if params[name] < 1:
+            raise ConfigError(
+                f"{_OPTION_OF[name]} {params[name]}: the gradient check needs at least one "
+                f"element; use {_OPTION_OF[name]} >= 1"
+            )
+    nbytes = sum(math.prod(s) for s in shapes.values()) * 8 * _X_COPIES
+    limit = default_max_case_bytes()
+    if limit is not None and nbytes > limit:
+        tokens = params["B"] * params["S"]
+        raise ConfigError(
+            f"--B {params['B']} --S {params['S']} ({tokens} tokens): the float64 check needs "
+            f"about {human(nbytes)}, over a quarter of host memory ({human(limit)}); use "
+            "fewer tokens (--B, --S) or channels (--C)"
+        )
+
+
 def _cmd_gradcheck(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -156,6 +185,7 @@ def _cmd_gradcheck(args: argparse.Namespace) -> int:
         raise ConfigError(msg) from None
     eps = parse_eps(args.eps)
     shapes = tensor_shapes(params)
+    _check_size(params, shapes)
     elements = [parse_element(e, shapes) for e in args.element]
     sample = args.sample if args.sample is not None else (0 if elements else 2)
     if sample < 0:

@@ -34,6 +34,8 @@ VERDICT_CLASS = {
     Verdict.ERROR: "error",
     Verdict.CRASH: "crash",
     Verdict.HANG: "crash",
+    Verdict.OUT_OF_MEMORY: "error",
+    Verdict.INCOMPLETE: "unwritten",
 }
 
 

@@ -16,15 +16,14 @@ the hand-written ops' per-dtype defaults (fp16 1e-3, bf16 8e-3, otherwise 1e-6).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from stress.errors import ConfigError
 from stress.ops.declaration import DTYPE_NAMES, OpDeclaration
+from stress.ops.references import check_reference, load_reference
 from stress.ops.resolve import TensorValue, check_params, resolve
 from stress.ops.spec import (
     REQUIRED,
@@ -168,18 +167,12 @@ def _pointer(decl: OpDeclaration, field: str) -> Callable[..., Any] | None:
     target = getattr(decl, field)
     if target is None:
         return None
-    module, _, name = target.partition(":")
+    check_reference(target, decl.source, field)  # data never imports code on its own say
     found: list[Callable[..., Any]] = []
 
     def call(p: Params, *args: Any, **kwargs: Any) -> Any:
         if not found:
-            try:
-                found.append(getattr(importlib.import_module(module), name))
-            except (ImportError, AttributeError) as exc:
-                raise ConfigError(
-                    f"{decl.source} [op], field '{field}': cannot load {target!r} "
-                    f"({exc}); give an importable module:function"
-                ) from None
+            found.append(load_reference(target, decl.source, field))
         return found[0]({**p, **resolve(decl, p)}, *args, **kwargs)
 
     return call

@@ -63,7 +63,7 @@ def check_params(decl: OpDeclaration) -> None:
 
 def _dtype(value: Any, vars_: Mapping[str, str], at: str) -> np.dtype:
     name = vars_.get(value, value) if isinstance(value, str) else value
-    if name not in DTYPE_NAMES:
+    if not isinstance(name, str) or name not in DTYPE_NAMES:
         known = ", ".join([*vars_, *DTYPE_NAMES])
         raise ConfigError(f"{at}: unknown dtype or dtype variable {value!r}; use one of {known}")
     return DTYPE_NAMES[name]

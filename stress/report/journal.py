@@ -21,6 +21,7 @@ from typing import IO, Any
 from stress.errors import ConfigError
 from stress.files import MAX_DEPTH, nesting_depth, read_text
 from stress.model import schema
+from stress.report.journal_schema import check_record
 
 __all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "ResultWriter", "read_results"]
 
@@ -105,4 +106,5 @@ def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
             ) from None
         if not isinstance(record, dict) or "type" not in record:
             raise ConfigError(f"{path}: line {number} has no 'type'; not an aclnn-stress result")
+        check_record(record, path, number)
         yield record

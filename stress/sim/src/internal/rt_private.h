@@ -40,6 +40,12 @@ RT_HIDDEN void *rt_context_default_stream(void *ctx);
 /* rt_devmem.c */
 RT_HIDDEN void rt_devmem_stats(int64_t *count, int64_t *bytes);
 
+/* rt_memlimit.c: ACLSIM_DEVICE_MEMORY (0 ok, else -1 with a message); the limit (0: none);
+ * the HBM total aclrtGetMemInfo reports (the limit, else 64 GiB). */
+RT_HIDDEN int rt_devmem_configure(const char *spec, char *err, size_t cap);
+RT_HIDDEN uint64_t rt_devmem_limit(void);
+RT_HIDDEN uint64_t rt_devmem_total(void);
+
 /* Handle <-> integer. */
 static inline uint64_t rt_h(const void *p) { return (uint64_t)(uintptr_t)p; }
 static inline void *rt_p(uint64_t h) { return (void *)(uintptr_t)h; }

@@ -216,6 +216,33 @@ static int policy_known(int policy)
     }
 }
 
+/* Whether `size` more bytes fit under ACLSIM_DEVICE_MEMORY (g_dev.lock held). */
+static int limit_left(uint64_t size)
+{
+    uint64_t limit = rt_devmem_limit();
+    uint64_t used = g_dev.bytes > 0 ? (uint64_t)g_dev.bytes : 0;
+    return !limit || (size <= limit && used <= limit - size);
+}
+
+static int over_limit(uint64_t size)
+{
+    pthread_mutex_lock(&g_dev.lock);
+    int fits = limit_left(size);
+    pthread_mutex_unlock(&g_dev.lock);
+    return !fits;
+}
+
+static aclError out_of_device_memory(size_t size)
+{
+    int64_t count, bytes;
+    rt_devmem_stats(&count, &bytes);
+    return aclsim_set_error(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                            "aclrtMalloc: out of device memory allocating %zu bytes (%lld bytes "
+                            "live in %lld allocations, ACLSIM_DEVICE_MEMORY=%llu)",
+                            size, (long long)bytes, (long long)count,
+                            (unsigned long long)rt_devmem_limit());
+}
+
 ACLSIM_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
     if (!devPtr)
@@ -237,6 +264,8 @@ ACLSIM_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
                                 "aclrtMalloc: size %zu exceeds the simulated device memory "
                                 "(64 GiB)",
                                 size);
+    if (over_limit(size))
+        return out_of_device_memory(size);
     rt_alloc *a = malloc(sizeof *a);
     void *base = NULL;
     uint64_t asz = alloc_size_for(size);
@@ -254,11 +283,13 @@ ACLSIM_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
     for (uint64_t i = size; i < asz; i++)
         a->base[i] = guard_byte(i - size);
     pthread_mutex_lock(&g_dev.lock);
-    int rc = registry_insert(&g_dev, a);
+    int rc = limit_left(size) ? registry_insert(&g_dev, a) : 1; /* 1: over the limit */
     pthread_mutex_unlock(&g_dev.lock);
     if (rc) {
         free(base);
         free(a);
+        if (rc > 0)
+            return out_of_device_memory(size);
         return aclsim_set_error(ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc: out of host memory");
     }
     if (aclsim_sanitize_on)

@@ -1,8 +1,9 @@
 /*
  * rt_hostinfo.c - aclrtGetMemInfo, aclDataTypeSize, aclFloatToFloat16 / aclFloat16ToFloat.
  *
- * Memory: the simulator's device memory is host memory without a quota, so the HBM kinds
- * report a nominal 64 GiB per device (Ascend 910B3) minus the bytes live on all devices, and
+ * Memory: the simulator's device memory is host memory; the HBM kinds report the size
+ * ACLSIM_DEVICE_MEMORY sets (rt_memlimit.c), else a nominal 64 GiB (Ascend 910B3), minus the
+ * bytes live on all devices, and
  * the DDR kinds report the host's physical and available memory.  The fp16 helpers follow the
  * current acl_base_rt.h (hicann/runtime): saturating conversions, no NaN/Inf on either side.
  */
@@ -12,8 +13,6 @@
 
 #include "aclsim_dtype.h"
 #include "rt_private.h"
-
-#define DEVICE_HBM_BYTES ((uint64_t)64 << 30)
 
 static int is_hbm(int attr)
 {
@@ -38,8 +37,9 @@ ACLSIM_API aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *tot
         int64_t count, bytes;
         rt_devmem_stats(&count, &bytes);
         uint64_t used = bytes > 0 ? (uint64_t)bytes : 0;
-        *total = (size_t)DEVICE_HBM_BYTES;
-        *free = (size_t)(used < DEVICE_HBM_BYTES ? DEVICE_HBM_BYTES - used : 0);
+        uint64_t hbm = rt_devmem_total();
+        *total = (size_t)hbm;
+        *free = (size_t)(used < hbm ? hbm - used : 0);
         return ACL_SUCCESS;
     }
     long page = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);

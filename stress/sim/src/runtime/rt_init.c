@@ -85,6 +85,10 @@ ACLSIM_API aclError aclInit(const char *configPath)
         pthread_mutex_unlock(&g_lock);
         return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclInit: %s", err);
     }
+    if (rt_devmem_configure(getenv("ACLSIM_DEVICE_MEMORY"), err, sizeof err) != 0) {
+        pthread_mutex_unlock(&g_lock);
+        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclInit: %s", err);
+    }
     if (rt_faults_configure(getenv("ACLSIM_FAULTS"), err, sizeof err) != 0) {
         pthread_mutex_unlock(&g_lock);
         return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclInit: %s", err);

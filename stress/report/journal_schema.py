@@ -1,0 +1,134 @@
+"""The schema of a results journal's records, checked as each line is read back.
+
+``results.jsonl`` is data: a report re-rendered from a damaged or hand-edited journal must end
+in one line naming the line and the field, not in a traceback deep inside the grading. One table
+per record type lists the fields the readers use, their accepted types and, where it matters,
+their values; fields not listed are kept unchecked (newer writers may add some).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from stress.errors import ConfigError
+from stress.model import PhaseStatus, Status
+
+__all__ = ["check_record"]
+
+_NoneT = type(None)
+_Table = dict[str, tuple[tuple[type, ...], Any]]
+
+
+def _finite(v: Any) -> bool | str:
+    return math.isfinite(v) or "must be a finite number"
+
+
+def _one_of(values: tuple[str, ...]):
+    return lambda v: v in values or f"must be one of {', '.join(values)}"
+
+
+def _str_dict(v: Mapping[str, Any]) -> bool | str:
+    return all(isinstance(k, str) for k in v) or "keys must be strings"
+
+
+def _optional_str_dict(v: Mapping[str, Any] | None) -> bool | str:
+    return v is None or _str_dict(v)
+
+
+def _counts(v: Mapping[str, Any]) -> bool | str:
+    ok = all(type(n) is int for n in v.values())
+    return ok or "values must be integers"
+
+
+def _cases(v: list[Any]) -> bool | str:
+    ok = all(isinstance(c, dict) and isinstance(c.get("id"), str) for c in v)
+    return ok or "must be a list of tables with a string 'id'"
+
+
+def _config(v: Mapping[str, Any]) -> bool | str:
+    streams = v.get("streams", [])
+    if not isinstance(streams, list) or not all(isinstance(s, str) for s in streams):
+        return "'streams' must be a list of strings"
+    return True
+
+
+_STATUSES = tuple(Status)
+_PHASE_STATUSES = tuple(PhaseStatus)
+_ANY_NUMBER = (int, float)
+
+_COMMON: _Table = {"phase": ((str,), None), "variant": ((str,), None)}
+_TABLES: dict[str, _Table] = {
+    "run": {
+        "backend": ((dict,), _str_dict),
+        "config": ((dict,), _config),
+        "cases": ((list,), _cases),
+        "control_cases": ((list,), _cases),
+        "corpus": ((list,), None),
+        "baseline": ((dict,), _str_dict),
+        "started": ((str, _NoneT), None),
+    },
+    "phase-start": {**_COMMON, "stream": ((str,), None), "cases": ((int,), None)},
+    "phase-end": {
+        **_COMMON,
+        "status": ((str,), _one_of(_PHASE_STATUSES)),
+        "detail": ((str,), None),
+        "calls": ((int,), None),
+        "seconds": (_ANY_NUMBER, _finite),
+    },
+    "call": {
+        **_COMMON,
+        "case": ((str,), None),
+        "status": ((str,), _one_of(_STATUSES)),
+        "match": ((bool, _NoneT), None),
+        "digest": ((str,), None),
+        "outputs": ((dict,), _str_dict),
+        "unwritten": ((dict,), _counts),
+        "code": ((int, _NoneT), None),
+        "api": ((str, _NoneT), None),
+        "message": ((str,), None),
+        "warmup": ((bool,), None),
+        "aggressor": ((str, _NoneT), None),
+        "elapsed": (_ANY_NUMBER, _finite),
+        "tolerance_ratio": (_ANY_NUMBER, None),
+    },
+    "run-end": {
+        "status": ((str,), _one_of(_PHASE_STATUSES)),
+        "reproducer": ((dict, _NoneT), _optional_str_dict),
+        "timing": ((dict,), None),
+    },
+    "note": {"message": ((str,), None)},
+}
+
+
+#: Fields a record of the type cannot do without.
+_REQUIRED = {"call": ("case", "status")}
+
+
+def check_record(record: Mapping[str, Any], path: Path, line: int) -> None:
+    """Refuse a record whose known fields have the wrong type or value (one line)."""
+    kind = record.get("type")
+    if not isinstance(kind, str):
+        raise ConfigError(f"{path}: line {line}, field 'type': expected a string; file damaged")
+    for name in _REQUIRED.get(kind, ()):
+        if name not in record:
+            raise ConfigError(
+                f"{path}: line {line} ({kind} record), field '{name}': missing; the journal is "
+                "damaged or from another tool"
+            )
+    for name, (types, check) in _TABLES.get(kind, {}).items():
+        if name not in record:
+            continue
+        value = record[name]
+        wrong = not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+        verdict = "" if wrong else (check(value) if check else True)
+        if wrong or verdict is not True:
+            what = verdict or "expected " + " or ".join(
+                "null" if t is _NoneT else t.__name__ for t in types
+            )
+            raise ConfigError(
+                f"{path}: line {line} ({kind} record), field '{name}': {what}, found "
+                f"{value!r:.40}; the journal is damaged or from another tool"
+            )
