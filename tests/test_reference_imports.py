@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from _cli import REPO, stress_cli
 
@@ -50,9 +51,8 @@ def test_without_permission_the_module_is_never_imported(tmp_path: Path, evil_mo
 
 def test_the_environment_flag_allows_it(tmp_path: Path, evil_module: Path, monkeypatch):
     monkeypatch.setenv(ALLOW_ENV, "1")
-    spec = ops.register_declaration(load_declaration(_declaration(tmp_path, "evilref:reference")))
-    assert evil_module.exists()
-    assert spec.reference.__module__ == "evilref"
+    ops.register_declaration(load_declaration(_declaration(tmp_path, "evilref:reference")))
+    assert evil_module.exists()  # imported at registration, before any run
 
 
 @pytest.mark.parametrize("value, allowed", [("true", True), ("false", False)])
@@ -80,10 +80,12 @@ def test_a_bad_pyproject_value_is_one_line(tmp_path: Path, evil_module: Path):
 
 
 def test_built_in_references_are_trusted_without_the_flag(tmp_path: Path, evil_module: Path):
-    spec = ops.register_declaration(
-        load_declaration(_declaration(tmp_path, "stress.ops.add:promote", name="builtin_add"))
-    )
-    assert spec.reference.__name__ == "promote"
+    decl = load_declaration(_declaration(tmp_path, "stress.ops.add_reference:add", name="b_add"))
+    spec = ops.register_declaration(decl)  # no flag, no ConfigError
+    p = spec.parse_params(decl.cases[0].params(), "case")
+    a, b = np.full((4, 64), 2, np.float32), np.ones(64, np.float32)
+    out = spec.reference(p, {"self": a, "other": b})
+    assert np.array_equal(out["out"], a + b)  # alpha = 1.0 in the first case
 
 
 @pytest.mark.parametrize("text", ["os:system;x", "a..b:f", "json:", ":f", "json:nope"])

@@ -23,7 +23,7 @@ import ml_dtypes
 import numpy as np
 
 from stress.ops.declaration import DTYPE_NAMES, OpDeclaration
-from stress.ops.references import check_reference, load_reference
+from stress.ops.references import BUILT_IN_PREFIX, check_reference, load_reference
 from stress.ops.resolve import TensorValue, check_params, resolve
 from stress.ops.spec import (
     REQUIRED,
@@ -169,6 +169,8 @@ def _pointer(decl: OpDeclaration, field: str) -> Callable[..., Any] | None:
         return None
     check_reference(target, decl.source, field)  # data never imports code on its own say
     found: list[Callable[..., Any]] = []
+    if not target.startswith(BUILT_IN_PREFIX):  # a user's module: imported (and failing) now
+        found.append(load_reference(target, decl.source, field))
 
     def call(p: Params, *args: Any, **kwargs: Any) -> Any:
         if not found:
