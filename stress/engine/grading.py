@@ -19,11 +19,12 @@ concurrent failures.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from stress.model import Diagnosis, PhaseStatus, Status, Verdict, is_failure
+from stress.model import Diagnosis, PhaseStatus, Status, Verdict
+from stress.records import CallRecord
 
 __all__ = [
     "DIAGNOSES",
@@ -72,35 +73,35 @@ class CaseVerdict:
         }
 
 
-def case_verdict(case_id: str, records: list[Mapping[str, Any]]) -> CaseVerdict:
+def case_verdict(case_id: str, records: list[CallRecord]) -> CaseVerdict:
     """Grade one case's call records of one phase."""
     v = CaseVerdict(case_id, Verdict.PASS, calls=len(records))
-    ok = [r for r in records if r.get("status") == Status.OK]
-    v.digests = dict(Counter(r["digest"] for r in ok if "digest" in r))
-    special = {r.get("status") for r in records} & {Status.CRASH, Status.HANG}
-    bad_errors = [r for r in records if r.get("status") == Status.ERROR and not r.get("match")]
+    ok = [r for r in records if r.status == Status.OK]
+    v.digests = dict(Counter(r.digest for r in ok if r.digest is not None))
+    special = {r.status for r in records} & {Status.CRASH, Status.HANG}
+    bad_errors = [r for r in records if r.status == Status.ERROR and not r.match]
     for r in bad_errors:
-        key = f"{r.get('code')} {r.get('api', '')}".strip()
+        key = f"{r.code} {r.api or ''}".strip()
         v.errors[key] = v.errors.get(key, 0) + 1
     for r in ok:
-        for name, n in (r.get("unwritten") or {}).items():
+        for name, n in (r.unwritten or {}).items():
             v.unwritten[name] = max(v.unwritten.get(name, 0), n)
-    mismatched = [r for r in ok if r.get("match") is False]
+    mismatched = [r for r in ok if r.match is False]
     v.mismatches = len(mismatched)
     if Status.CRASH in special:
         v.verdict = Verdict.CRASH
-        v.detail = next(r.get("message", "") for r in records if r.get("status") == Status.CRASH)
+        v.detail = next(r.message or "" for r in records if r.status == Status.CRASH)
     elif Status.HANG in special:
         v.verdict = Verdict.HANG
-        v.detail = next(r.get("message", "") for r in records if r.get("status") == Status.HANG)
+        v.detail = next(r.message or "" for r in records if r.status == Status.HANG)
     elif bad_errors:
         v.verdict = Verdict.ERROR
-        v.detail = bad_errors[0].get("message", "") or f"status {bad_errors[0].get('code')}"
+        v.detail = bad_errors[0].message or f"status {bad_errors[0].code}"
     elif v.unwritten:
         v.verdict = Verdict.UNWRITTEN
         v.detail = ", ".join(f"{k}: {n} elements kept the canary" for k, n in v.unwritten.items())
     elif mismatched:
-        bad_digests = {r.get("digest") for r in mismatched}
+        bad_digests = {r.digest for r in mismatched}
         if len(mismatched) == len(ok) and len(bad_digests) == 1:
             v.verdict = Verdict.MISMATCH_STABLE
             v.detail = f"all {len(ok)} calls gave the same wrong result"
@@ -110,8 +111,8 @@ def case_verdict(case_id: str, records: list[Mapping[str, Any]]) -> CaseVerdict:
                 f"{len(mismatched)} of {len(ok)} calls differ from the baseline, "
                 f"{len(v.digests)} distinct results"
             )
-        if mismatched[0].get("message"):
-            v.detail = mismatched[0]["message"]
+        if mismatched[0].message:
+            v.detail = mismatched[0].message
     return v
 
 
@@ -143,7 +144,7 @@ class PhaseVerdict:
 
 def grade_phase(
     name: str,
-    records: list[Mapping[str, Any]],
+    records: Iterable[CallRecord],
     *,
     status: str = PhaseStatus.DONE,
     detail: str = "",
@@ -152,10 +153,10 @@ def grade_phase(
     seconds: float = 0.0,
 ) -> PhaseVerdict:
     """Verdicts of every case that has records in the phase (warm-up calls excluded)."""
-    by_case: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_case: dict[str, list[CallRecord]] = defaultdict(list)
     for r in records:
-        if not r.get("warmup"):
-            by_case[r["case"]].append(r)
+        if not r.warmup:
+            by_case[r.case].append(r)
     order = [c for c in case_order if c in by_case] + sorted(set(by_case) - set(case_order))
     cases = [case_verdict(cid, by_case[cid]) for cid in order]
     verdict = Verdict.combine(c.verdict for c in cases)
@@ -167,16 +168,15 @@ def grade_phase(
     return PhaseVerdict(name, verdict, cases, status, detail, variant, calls, seconds)
 
 
-def interference_matrix(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def interference_matrix(records: Iterable[CallRecord]) -> dict[str, Any]:
     """Victim x aggressor matrix of the interleaved phase: per cell, calls and mismatches."""
     cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for r in records:
-        aggressor = r.get("aggressor")
-        if aggressor is None or r.get("warmup"):
+        if r.aggressor is None or r.warmup:
             continue
-        cell = cells[(r["case"], aggressor)]
+        cell = cells[(r.case, r.aggressor)]
         cell[0] += 1
-        cell[1] += int(is_failure(r))
+        cell[1] += int(r.failed)
     victims = sorted({v for v, _ in cells})
     aggressors = sorted({a for _, a in cells})
     return {

@@ -17,6 +17,7 @@ from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import load_corpus
 from stress.engine.phases import PhaseRunner
 from stress.model import PhaseStatus
+from stress.records import CallRecord
 
 __all__ = ["run_job"]
 
@@ -69,8 +70,12 @@ def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     cases = load_corpus(job["corpus"])
     control = load_corpus(job["control"]) if job.get("control") else []
     baseline = Baseline.load(job["baseline"]) if job.get("baseline") else None
+
+    def sink(rec: CallRecord | dict[str, Any]) -> None:  # records cross to the parent as JSON
+        send(rec.to_json() if isinstance(rec, CallRecord) else rec)
+
     runner = PhaseRunner(
-        rt, config, cases, control, baseline, sink=send, announce=job.get("announce", True)
+        rt, config, cases, control, baseline, sink=sink, announce=job.get("announce", True)
     )
     phase = job["phase"]
     runner.prepare_inputs(

@@ -19,6 +19,7 @@ from stress.corpus import Case
 from stress.engine.grading import grade_phase
 from stress.engine.shrink import ddmin, write_corpus
 from stress.model import Diagnosis, PhaseStatus, Verdict
+from stress.records import CALL, CallRecord
 
 if TYPE_CHECKING:
     from stress.engine.session import Session
@@ -125,7 +126,9 @@ class Reproducer:
         result = self.session._job(job, records.append)
         if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG):
             return True
-        graded = grade_phase(phase, [r for r in records if r.get("type") == "call"])
+        graded = grade_phase(
+            phase, [CallRecord.from_json(r) for r in records if r.get("type") == CALL]
+        )
         return any(c.id == victim and c.verdict != Verdict.PASS for c in graded.cases)
 
     # -- the result ------------------------------------------------------------------------

@@ -25,7 +25,8 @@ from stress.engine.isolate import ChildResult, run_child
 from stress.engine.reproducer import Reproducer
 from stress.engine.schedule import Scheduler, plan, settled, settled_at
 from stress.errors import ConfigError
-from stress.model import PhaseStatus, Status, is_failure
+from stress.model import PhaseStatus, Status
+from stress.records import CALL, CallRecord, PhaseResult
 from stress.report.document import build_report, write_reports
 from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
 
@@ -41,7 +42,7 @@ class SessionUI:
     def phase_start(self, name: str, variant: str, cases: int) -> None:
         pass
 
-    def record(self, rec: dict[str, Any]) -> None:
+    def record(self, rec: CallRecord) -> None:
         pass
 
     def phase_end(self, name: str, variant: str, status: str, calls: int, seconds: float) -> None:
@@ -78,7 +79,7 @@ class Session:
 
     cases: list[Case] = field(init=False, default_factory=list)
     _t0: float = field(init=False, default=0.0)
-    _first: dict[str, Any] | None = field(init=False, default=None)  # the first failing call
+    _first: CallRecord | None = field(init=False, default=None)  # the first failing call
     control_cases: list[Case] = field(init=False, default_factory=list)
     header: dict[str, Any] = field(init=False, default_factory=dict)  # the journal's first record
 
@@ -176,7 +177,7 @@ class Session:
             timing: dict[str, Any] = {"first_detection_s": None, "diagnosis_s": None}
             try:
                 timing["diagnosis_s"] = self._run_phases(writer, str(path))
-                timing["first_detection_s"] = self._first["elapsed"] if self._first else None
+                timing["first_detection_s"] = self._first.elapsed if self._first else None
                 writer.sync()
                 if self.shrink_budget > 0:
                     try:
@@ -285,14 +286,14 @@ class Session:
                 break
         return settled_at(history)
 
-    def _first_failure(self, rec: dict[str, Any]) -> None:
-        if self._first is not None or rec.get("warmup") or not is_failure(rec):
+    def _first_failure(self, rec: CallRecord) -> None:
+        if self._first is not None or rec.warmup or not rec.failed:
             return
         self._first = rec
-        where = rec.get("phase", "?") + (f" ({rec['variant']})" if rec.get("variant") else "")
+        where = rec.phase + (f" ({rec.variant})" if rec.variant else "")
         self.ui.message(
-            f"first failure: {rec['elapsed']:.2f} s after the start, case {rec.get('case')} "
-            f"in {where}: {rec.get('status')}"
+            f"first failure: {rec.elapsed:.2f} s after the start, case {rec.case} "
+            f"in {where}: {rec.status}"
         )
 
     def _run_phase(
@@ -321,15 +322,16 @@ class Session:
         calls = 0
         started = time.monotonic()
 
-        def on_record(rec: dict[str, Any]) -> None:
+        def on_record(rec: dict[str, Any] | CallRecord) -> None:
             nonlocal calls
-            if rec.get("type") == "call":
-                calls += 1
-                rec["variant"] = variant
-                rec["elapsed"] = round(time.monotonic() - self._t0, 4)  # since the run began
-                writer.write(rec)
-                self.ui.record(rec)
-                self._first_failure(rec)
+            if isinstance(rec, dict) and rec.get("type") != CALL:
+                return
+            calls += 1
+            call = rec if isinstance(rec, CallRecord) else CallRecord.from_json(rec)
+            call = call.replace(variant=variant, elapsed=round(time.monotonic() - self._t0, 4))
+            writer.write(call)
+            self.ui.record(call)
+            self._first_failure(call)
 
         job = {
             "kind": "phase",
@@ -347,16 +349,15 @@ class Session:
             if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG) and result.in_flight:
                 for flying in result.in_flight:
                     on_record(
-                        {
-                            "type": "call",
-                            "phase": phase,
-                            "status": Status.CRASH
+                        CallRecord(
+                            phase=phase,
+                            status=Status.CRASH
                             if result.status == PhaseStatus.CRASHED
                             else Status.HANG,
-                            "match": False,
+                            match=False,
                             **flying,
-                            "message": f"{result.detail} while this call was in flight",
-                        }
+                            message=f"{result.detail} while this call was in flight",
+                        )
                     )
             if result.status == PhaseStatus.CRASHED and not result.in_flight:
                 detail += " (no call in flight: during setup)"
@@ -370,16 +371,7 @@ class Session:
         finally:
             seconds = time.monotonic() - started
             writer.write(
-                {
-                    "type": "phase-end",
-                    "phase": phase,
-                    "variant": variant,
-                    "status": status,
-                    "detail": detail,
-                    "calls": calls,
-                    "seconds": round(seconds, 3),
-                    **extra,
-                }
+                PhaseResult(phase, variant, status, detail, calls, round(seconds, 3), **extra)
             )
             writer.sync()
             self.ui.phase_end(phase, variant, status, calls, seconds)

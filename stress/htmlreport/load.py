@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
-from stress.model import PhaseStatus, is_failure
+from stress.model import PhaseStatus
+from stress.records import CALL, CallRecord
 
 __all__ = [
     "Call",
@@ -28,7 +29,6 @@ __all__ = [
     "PairCell",
     "Phase",
     "Run",
-    "call_is_wrong",
     "fingerprint",
     "load_gradcheck",
     "load_run",
@@ -182,29 +182,23 @@ def read_journal(path: Path) -> tuple[list[dict[str, Any]], bool]:
     return records, truncated
 
 
-def call_is_wrong(rec: Mapping[str, Any]) -> bool:
-    """A call that is a finding (the model's one predicate, :func:`stress.model.is_failure`)."""
-    return is_failure(rec)
-
-
-def _call(rec: Mapping[str, Any]) -> Call:
-    start = rec.get("t")
+def _call(rec: CallRecord) -> Call:
     return Call(
-        phase=str(rec.get("phase", "?")),
-        variant=str(rec.get("variant", "")),
-        seq=int(rec.get("seq", -1) if rec.get("seq") is not None else -1),
-        worker=int(rec.get("worker") or 0),
-        round=int(rec.get("round") or 0),
-        case=str(rec.get("case", "?")),
-        status=str(rec.get("status", "?")),
-        match=rec.get("match"),
-        digest=str(rec.get("digest", "")),
-        start=float(start) if start is not None else None,
-        duration=float(rec.get("dur") or 0.0),
-        aggressor=str(rec.get("aggressor", "")),
-        warmup=bool(rec.get("warmup")),
-        wrong=call_is_wrong(rec),
-        message=str(rec.get("message", "")),
+        phase=rec.phase,
+        variant=rec.variant or "",
+        seq=-1 if rec.seq is None else int(rec.seq),
+        worker=int(rec.worker or 0),
+        round=int(rec.round or 0),
+        case=rec.case,
+        status=str(rec.status),
+        match=rec.match,
+        digest=rec.digest or "",
+        start=float(rec.t) if rec.t is not None else None,
+        duration=float(rec.dur or 0.0),
+        aggressor=rec.aggressor or "",
+        warmup=bool(rec.warmup),
+        wrong=rec.failed,
+        message=rec.message or "",
     )
 
 
@@ -320,7 +314,7 @@ def load_run(run_dir: Path) -> Run:
         case_ids=tuple(case_ids),
         fingerprint=fingerprint(cases),
         phases=tuple(_phase(p) for p in phases),
-        calls=tuple(_call(r) for r in _of_type(records, "call")),
+        calls=tuple(_call(CallRecord.from_json(r)) for r in _of_type(records, CALL)),
         pairs=tuple(PairCell(**c) for c in inter["cells"]),
         victims=tuple(inter["victims"]),
         aggressors=tuple(inter["aggressors"]),

@@ -15,7 +15,8 @@ from typing import Any
 
 from stress.baseline.store import atomic_write_bytes
 from stress.engine.grading import PhaseVerdict, diagnose, grade_phase, interference_matrix
-from stress.model import Diagnosis, PhaseStatus, Verdict, is_failure, schema
+from stress.model import Diagnosis, PhaseStatus, Verdict, schema
+from stress.records import CALL, PHASE_END, CallRecord, PhaseResult
 from stress.report.journal import RESULTS_FILE, read_results
 
 __all__ = [
@@ -41,7 +42,7 @@ class GradedJournal:
 
     header: Mapping[str, Any]
     phases: tuple[PhaseVerdict, ...]
-    interleaved: tuple[Mapping[str, Any], ...]  # the interleaved phase's call records
+    interleaved: tuple[CallRecord, ...]  # the interleaved phase's call records
     run_end: Mapping[str, Any]
     notes: tuple[str, ...]
     diagnosis: Diagnosis
@@ -53,8 +54,8 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
     """Group result records by phase (in the order they started), grade each, diagnose."""
     header: dict[str, Any] = {}
     order: list[tuple[str, str]] = []
-    ends: dict[tuple[str, str], Mapping[str, Any]] = {}
-    calls: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    ends: dict[tuple[str, str], PhaseResult] = {}
+    calls: dict[tuple[str, str], list[CallRecord]] = defaultdict(list)
     run_end: Mapping[str, Any] = {}
     notes: list[str] = []
     first: float | None = None
@@ -64,12 +65,13 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
             header = dict(rec)
         elif kind == "phase-start":
             order.append(_phase_key(rec))
-        elif kind == "phase-end":
-            ends[_phase_key(rec)] = rec
-        elif kind == "call":
-            calls[_phase_key(rec)].append(rec)
-            if first is None and not rec.get("warmup") and is_failure(rec):
-                first = rec.get("elapsed")
+        elif kind == PHASE_END:
+            ends[_phase_key(rec)] = PhaseResult.from_json(rec)
+        elif kind == CALL:
+            call = CallRecord.from_json(rec)
+            calls[_phase_key(rec)].append(call)
+            if first is None and not call.warmup and call.failed:
+                first = call.elapsed
         elif kind == "run-end":
             run_end = rec
         elif kind == "note":
@@ -87,18 +89,18 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
 
 def _grade_phase(
     key: tuple[str, str],
-    end: Mapping[str, Any] | None,
-    calls: list[Mapping[str, Any]],
+    end: PhaseResult | None,
+    calls: list[CallRecord],
     case_order: list[str],
 ) -> PhaseVerdict:
     return grade_phase(
         key[0],
         calls,
-        status=end.get("status", PhaseStatus.DONE) if end else PhaseStatus.INTERRUPTED,
-        detail=end.get("detail", "") if end else "the run stopped during this phase",
+        status=end.status if end else PhaseStatus.INTERRUPTED,
+        detail=end.detail if end else "the run stopped during this phase",
         variant=key[1],
         case_order=case_order,
-        seconds=end.get("seconds", 0.0) if end else 0.0,
+        seconds=end.seconds if end else 0.0,
     )
 
 

@@ -1,0 +1,162 @@
+"""The records that cross module boundaries, typed: a call record and a phase's end.
+
+A :class:`CallRecord` is one ``call`` line of the results journal (``results.jsonl``); a
+:class:`PhaseResult` is a ``phase-end`` line. Each type reads and writes its own JSON next to its
+definition, and writes exactly the keys the journal always had: an optional field that is
+``None`` is left out (``match`` is always written: ``null`` means "no baseline to compare
+with"), and keys this version does not know are kept in ``extra`` and written back, so a
+journal from a newer or older writer survives a round trip. The journal's schema version is
+:data:`stress.model.SCHEMAS` ``["results"]``.
+
+Re-exported by :mod:`stress.model`: ``from stress.model import CallRecord`` works.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar, TypeVar
+
+from stress.model import PhaseStatus, Status, is_failure
+
+__all__ = ["CALL", "PHASE_END", "CallRecord", "PhaseResult"]
+
+CALL = "call"  # the ``type`` of a call record
+PHASE_END = "phase-end"  # the ``type`` of a phase's end record
+E = TypeVar("E", bound=StrEnum)
+
+
+def _split(cls: type, data: Mapping[str, Any], kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``data``'s known fields and the rest (``type`` dropped after checking it)."""
+    if data.get("type", kind) != kind:
+        raise ValueError(f"not a {kind} record: type {data.get('type')!r}")
+    names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+    known = {k: v for k, v in data.items() if k in names}
+    extra = {k: v for k, v in data.items() if k not in names and k != "type"}
+    return known, extra
+
+
+def _member(enum: type[E], value: Any, name: str) -> E:
+    try:
+        return enum(value)
+    except ValueError:
+        words = ", ".join(enum)
+        raise ValueError(f"{name} {value!r} is not one of {words}") from None
+
+
+def _emit(obj: Any, kind: str, always: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": kind}
+    for f in dataclasses.fields(obj):
+        if f.name == "extra":
+            continue
+        value = getattr(obj, f.name)
+        if value is not None or f.name in always:
+            out[f.name] = value
+    out.update(obj.extra)
+    return out
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One call: where it ran, how it ended, what it produced, whether that matched.
+
+    The field names are the journal's keys. ``status`` is how the call ended; ``match`` whether
+    the result equals the baseline (``None``: no baseline), for an error whether it was the
+    expected one; ``digest``/``outputs`` the sha256 of the call and of each output (ok calls);
+    ``unwritten`` output -> elements that kept the canary; ``warmup`` calls are not graded.
+    """
+
+    phase: str
+    case: str
+    status: Status
+    seq: int | None = None
+    worker: int | None = None
+    round: int | None = None
+    code: int | None = None
+    api: str | None = None
+    message: str | None = None
+    match: bool | None = None
+    digest: str | None = None
+    outputs: Mapping[str, str] | None = None
+    unwritten: Mapping[str, int] | None = None
+    tolerance_ratio: float | None = None
+    t: float | None = None  # perf_counter at the call's start (seconds)
+    dur: float | None = None  # seconds
+    warmup: bool | None = None
+    rep: int | None = None
+    fill: int | None = None
+    aggressor: str | None = None
+    order: str | None = None
+    variant: str | None = None
+    elapsed: float | None = None  # seconds since the run began
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    _ALWAYS: ClassVar[tuple[str, ...]] = ("match",)
+
+    @property
+    def failed(self) -> bool:
+        """:func:`stress.model.is_failure` of this record."""
+        return is_failure(self)
+
+    def replace(self, **changes: Any) -> CallRecord:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        """The journal line's object: the known keys that are set, then the unknown ones."""
+        return _emit(self, CALL, self._ALWAYS)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CallRecord:
+        """A record from a journal line (``ValueError`` naming the field when it is not one)."""
+        known, extra = _split(cls, data, CALL)
+        try:
+            known["status"] = _member(Status, known["status"], "status")
+            return cls(**known, extra=extra)
+        except KeyError as exc:
+            raise ValueError(f"call record without {exc.args[0]!r}") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"bad call record: {exc}") from None
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """How one phase (one child process) ended: the journal's ``phase-end`` line.
+
+    ``signal``/``returncode``/``stderr_tail``/``in_flight`` are there only when the child
+    crashed, hung or failed.
+    """
+
+    phase: str
+    variant: str
+    status: PhaseStatus
+    detail: str = ""
+    calls: int = 0
+    seconds: float = 0.0
+    signal: str | None = None
+    returncode: int | None = None
+    stderr_tail: str | None = None
+    in_flight: list[dict[str, Any]] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    _ALWAYS: ClassVar[tuple[str, ...]] = ("signal", "returncode", "stderr_tail", "in_flight")
+
+    def to_json(self) -> dict[str, Any]:
+        out = _emit(self, PHASE_END, ())
+        if any(k in out for k in self._ALWAYS):  # the crash details come as a set
+            out.update({k: getattr(self, k) for k in self._ALWAYS})
+            out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PhaseResult:
+        known, extra = _split(cls, data, PHASE_END)
+        try:
+            known["status"] = _member(PhaseStatus, known.get("status", PhaseStatus.DONE), "status")
+            known.setdefault("variant", "")
+            return cls(**known, extra=extra)
+        except KeyError as exc:
+            raise ValueError(f"phase-end record without {exc.args[0]!r}") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"bad phase-end record: {exc}") from None
