@@ -28,6 +28,7 @@ import tomli_w
 
 from stress.baseline.store import atomic_write_bytes
 from stress.errors import ConfigError
+from stress.model import Verdict
 
 from .findings import TOOLS, Finding, read_jsonl
 from .mslog import parse_log
@@ -77,7 +78,7 @@ def _failing_cases(report: dict[str, Any]) -> list[str]:
     ids: list[str] = []
     for phase in report.get("phases", []):
         for case in phase.get("cases", []) or []:
-            if case.get("verdict", "PASS") != "PASS" and case.get("id") not in ids:
+            if case.get("verdict", Verdict.PASS) != Verdict.PASS and case.get("id") not in ids:
                 ids.append(case["id"])
     return ids
 
