@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from stress.records import CallRecord, PhaseResult
+    from stress.records import CallRecord, PhaseResult, RunReport
 
 __all__ = [
     "SCHEMAS",
@@ -30,6 +30,7 @@ __all__ = [
     "Diagnosis",
     "PhaseResult",
     "PhaseStatus",
+    "RunReport",
     "RunVerdict",
     "Status",
     "Verdict",
@@ -191,7 +192,7 @@ def schema_version(doc: Mapping[str, Any], kind: str) -> int:
 
 
 # -- the typed records (stress/records.py builds on the enums above) ---------------------------
-_RECORDS = ("CallRecord", "PhaseResult")
+_RECORDS = ("CallRecord", "CaseVerdict", "PhaseResult", "PhaseVerdict", "RunReport")
 
 
 def __getattr__(name: str) -> Any:

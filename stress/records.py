@@ -19,9 +19,17 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, TypeVar
 
-from stress.model import PhaseStatus, Status, is_failure
+from stress.model import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
 
-__all__ = ["CALL", "PHASE_END", "CallRecord", "PhaseResult"]
+__all__ = [
+    "CALL",
+    "PHASE_END",
+    "CallRecord",
+    "CaseVerdict",
+    "PhaseResult",
+    "PhaseVerdict",
+    "RunReport",
+]
 
 CALL = "call"  # the ``type`` of a call record
 PHASE_END = "phase-end"  # the ``type`` of a phase's end record
@@ -160,3 +168,133 @@ class PhaseResult:
             raise ValueError(f"phase-end record without {exc.args[0]!r}") from None
         except (TypeError, ValueError) as exc:
             raise ValueError(f"bad phase-end record: {exc}") from None
+
+
+# -- graded results (stress.engine.grading computes them; report.json holds their JSON) -------
+@dataclass(frozen=True)
+class CaseVerdict:
+    """A case's verdict in one phase, with the evidence."""
+
+    id: str
+    verdict: Verdict
+    calls: int
+    digests: Mapping[str, int] = field(default_factory=dict)  # digest -> count (ok calls)
+    mismatches: int = 0
+    errors: Mapping[str, int] = field(default_factory=dict)  # "code api" -> count
+    unwritten: Mapping[str, int] = field(default_factory=dict)  # output -> max elements
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "verdict": str(self.verdict),
+            "calls": self.calls,
+            "digests": dict(self.digests),
+            "mismatches": self.mismatches,
+            "errors": dict(self.errors),
+            "unwritten": dict(self.unwritten),
+            "detail": self.detail,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CaseVerdict:
+        return cls(**{**data, "verdict": _member(Verdict, data.get("verdict"), "verdict")})
+
+
+@dataclass(frozen=True)
+class PhaseVerdict:
+    """A phase's verdict: the worst of its cases, or CRASH/HANG when the phase died."""
+
+    name: str
+    verdict: Verdict
+    cases: tuple[CaseVerdict, ...]
+    status: PhaseStatus = PhaseStatus.DONE
+    detail: str = ""
+    variant: str = ""
+    calls: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "variant": self.variant,
+            "verdict": str(self.verdict),
+            "status": str(self.status),
+            "detail": self.detail,
+            "calls": self.calls,
+            "seconds": round(self.seconds, 3),
+            "cases": [c.to_json() for c in self.cases],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PhaseVerdict:
+        return cls(
+            **{
+                **data,
+                "verdict": _member(Verdict, data.get("verdict"), "verdict"),
+                "status": _member(PhaseStatus, data.get("status"), "status"),
+                "cases": tuple(CaseVerdict.from_json(c) for c in data.get("cases", ())),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A run's report: ``report.json`` is :meth:`to_json` (schema ``report`` in
+    :data:`stress.model.SCHEMAS`); keys this version does not know are kept in ``extra``."""
+
+    schema: str
+    backend: Mapping[str, Any]
+    config: Mapping[str, Any]
+    seed: int | None
+    corpus: list[str]
+    baseline: str | None
+    started: str | None
+    phases: tuple[PhaseVerdict, ...]
+    interference: Mapping[str, Any]  # victims, aggressors, cells (victim, aggressor, counts)
+    diagnosis: Diagnosis
+    explanation: str
+    verdict: RunVerdict
+    complete: bool
+    status: PhaseStatus
+    reproducer: Mapping[str, Any] | None
+    notes: list[str]
+    calls: int
+    timing: Mapping[str, Any]  # first_detection_s, diagnosis_s
+    extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. "sanitizer"
+
+    def replace(self, **changes: Any) -> RunReport:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        del out["extra"]
+        out.update(
+            phases=[p.to_json() for p in self.phases],
+            diagnosis=str(self.diagnosis),
+            verdict=str(self.verdict),
+            status=str(self.status),
+        )
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunReport:
+        """A report from its JSON (``report.json``), or from the document :func:`stress.report.
+        document.build_report` assembles (its ``phases`` already :class:`PhaseVerdict`)."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        known = {k: v for k, v in data.items() if k in names}
+        extra = {k: v for k, v in data.items() if k not in names}
+        try:
+            known["phases"] = tuple(
+                p if isinstance(p, PhaseVerdict) else PhaseVerdict.from_json(p)
+                for p in known["phases"]
+            )
+            known["diagnosis"] = _member(Diagnosis, known["diagnosis"], "diagnosis")
+            known["verdict"] = _member(RunVerdict, known["verdict"], "verdict")
+            known["status"] = _member(PhaseStatus, known["status"], "status")
+            return cls(**known, extra=extra)
+        except KeyError as exc:
+            raise ValueError(f"report without {exc.args[0]!r}") from None
+        except TypeError as exc:
+            raise ValueError(f"bad report: {exc}") from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from stress.model import CallRecord, Diagnosis, PhaseResult, PhaseStatus, RunReport
 from stress.report.document import build_report
 from stress.report.journal import read_results
 
@@ -21,6 +22,43 @@ FIXTURE = Path(__file__).parent / "data" / "tiling_race_run"
 def test_the_journal_of_an_old_run_renders_the_same_report_json() -> None:
     expected = json.loads((FIXTURE / "report.json").read_text(encoding="utf-8"))
     report = build_report(read_results(FIXTURE / "results.jsonl"))
-    rendered = json.loads(json.dumps(report))
-    assert rendered["diagnosis"] == "cross-call-contamination"  # the fixture is a finding
+    assert report.diagnosis == Diagnosis.CROSS_CALL_CONTAMINATION  # the fixture is a finding
+    rendered = json.loads(json.dumps(report.to_json()))
     assert rendered == expected
+    assert list(rendered) == list(expected)  # the keys in the same order, too
+    # report.json reads back into the same typed report
+    assert RunReport.from_json(expected) == report
+
+
+def test_every_journal_line_round_trips_through_its_record_type() -> None:
+    lines = (FIXTURE / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    typed = {"call": CallRecord, "phase-end": PhaseResult}
+    seen = {kind: 0 for kind in typed}
+    for line in lines:
+        data = json.loads(line)
+        kind = typed.get(data["type"])
+        if kind is None:
+            continue
+        seen[data["type"]] += 1
+        assert kind.from_json(data).to_json() == data
+    assert seen["call"] > 100 and seen["phase-end"] == 7
+
+
+def test_a_crashed_phase_end_keeps_its_crash_details() -> None:
+    data = {
+        "type": "phase-end",
+        "phase": "mixed",
+        "variant": "",
+        "status": "crashed",
+        "detail": "child died with SIGSEGV",
+        "calls": 3,
+        "seconds": 1.5,
+        "signal": "SIGSEGV",
+        "returncode": -11,
+        "stderr_tail": "",
+        "in_flight": [{"case": "a", "worker": 0, "round": 2}],
+    }
+    end = PhaseResult.from_json(data)
+    assert end.status == PhaseStatus.CRASHED and end.to_json() == data
+    done = {k: data[k] for k in ("type", "phase", "variant", "detail", "calls", "seconds")}
+    assert PhaseResult.from_json({**done, "status": "done"}).to_json() == {**done, "status": "done"}

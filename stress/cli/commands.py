@@ -150,7 +150,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
     out = session.out_dir
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps(report.to_json(), indent=1))
     else:
         render_console(report, Console())
         print(
@@ -162,7 +162,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         write_junit(out, Path(args.junit))
     _link_latest(out)
-    return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
+    return EXIT_CLEAN if report.verdict == RunVerdict.CLEAN else EXIT_FINDINGS
 
 
 def _link_latest(out: Path | None) -> None:
@@ -275,11 +275,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         write_junit(out, Path(args.junit))
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps(report.to_json(), indent=1))
     else:
         render_console(report, Console())
         html = ", report.html" if args.html else ""
         print(f"reports: {out}/report.json, {out}/report.md{html}")
-        if not report["complete"]:
-            print(f"note: the run did not finish ({report['status']}); this is what it did")
-    return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
+        if not report.complete:
+            print(f"note: the run did not finish ({report.status}); this is what it did")
+    return EXIT_CLEAN if report.verdict == RunVerdict.CLEAN else EXIT_FINDINGS

@@ -26,7 +26,7 @@ from stress.engine.reproducer import Reproducer
 from stress.engine.schedule import Scheduler, plan, settled, settled_at
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status
-from stress.records import CALL, CallRecord, PhaseResult
+from stress.records import CALL, CallRecord, PhaseResult, RunReport
 from stress.report.document import build_report, write_reports
 from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
 
@@ -147,7 +147,7 @@ class Session:
                     f"case id '{sorted(clash)[0]}' is in both the corpus and the control corpus"
                 )
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> RunReport:
         """Run every phase; returns the report (also written to the out dir)."""
         self._t0 = time.monotonic()
         self.config.validate()
@@ -269,11 +269,11 @@ class Session:
             self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
             ran.append(step.phase)
             report = build_report(writer.records)
-            diagnosis = report["diagnosis"]
+            diagnosis = report.diagnosis
             history.append((round(time.monotonic() - self._t0, 3), diagnosis))
             done = i + 1 == len(steps) or steps[i + 1].phase != step.phase
             if self.config.fail_fast and settled(
-                diagnosis, ran, self.config.phases, report["explanation"], done
+                diagnosis, ran, self.config.phases, report.explanation, done
             ):
                 skipped = [f"{s.phase} {s.variant}".strip() for s in steps[i + 1 :]]
                 if skipped:
