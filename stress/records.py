@@ -34,6 +34,7 @@ __all__ = [
 CALL = "call"  # the ``type`` of a call record
 PHASE_END = "phase-end"  # the ``type`` of a phase's end record
 E = TypeVar("E", bound=StrEnum)
+R = TypeVar("R")
 
 
 def _split(cls: type, data: Mapping[str, Any], kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -52,6 +53,27 @@ def _member(enum: type[E], value: Any, name: str) -> E:
     except ValueError:
         words = ", ".join(enum)
         raise ValueError(f"{name} {value!r} is not one of {words}") from None
+
+
+def _parse(
+    cls: type[R],
+    data: Mapping[str, Any],
+    kind: str,
+    enums: Mapping[str, type[StrEnum]],
+    defaults: Mapping[str, Any] | None = None,
+) -> R:
+    """``cls`` from a JSON object: its fields (``enums`` fields as members, missing ones from
+    ``defaults``), the other keys in ``extra``; a ``ValueError`` names what is wrong."""
+    known, extra = _split(cls, data, kind)
+    known = {**(defaults or {}), **known}
+    try:
+        for name, enum in enums.items():
+            known[name] = _member(enum, known[name], name)
+        return cls(**known, extra=extra)
+    except KeyError as exc:
+        raise ValueError(f"{kind} record without {exc.args[0]!r}") from None
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"bad {kind} record: {exc}") from None
 
 
 def _emit(obj: Any, kind: str, always: tuple[str, ...]) -> dict[str, Any]:
@@ -118,14 +140,7 @@ class CallRecord:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CallRecord:
         """A record from a journal line (``ValueError`` naming the field when it is not one)."""
-        known, extra = _split(cls, data, CALL)
-        try:
-            known["status"] = _member(Status, known["status"], "status")
-            return cls(**known, extra=extra)
-        except KeyError as exc:
-            raise ValueError(f"call record without {exc.args[0]!r}") from None
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"bad call record: {exc}") from None
+        return _parse(cls, data, CALL, {"status": Status})
 
 
 @dataclass(frozen=True)
@@ -159,15 +174,8 @@ class PhaseResult:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PhaseResult:
-        known, extra = _split(cls, data, PHASE_END)
-        try:
-            known["status"] = _member(PhaseStatus, known.get("status", PhaseStatus.DONE), "status")
-            known.setdefault("variant", "")
-            return cls(**known, extra=extra)
-        except KeyError as exc:
-            raise ValueError(f"phase-end record without {exc.args[0]!r}") from None
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"bad phase-end record: {exc}") from None
+        defaults = {"status": PhaseStatus.DONE, "variant": ""}
+        return _parse(cls, data, PHASE_END, {"status": PhaseStatus}, defaults)
 
 
 # -- graded results (stress.engine.grading computes them; report.json holds their JSON) -------
@@ -213,6 +221,11 @@ class PhaseVerdict:
     variant: str = ""
     calls: int = 0
     seconds: float = 0.0
+
+    @property
+    def title(self) -> str:
+        """``name``, or ``name [variant]`` for a phase run under one of several policies."""
+        return self.name + (f" [{self.variant}]" if self.variant else "")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -282,19 +295,9 @@ class RunReport:
     def from_json(cls, data: Mapping[str, Any]) -> RunReport:
         """A report from its JSON (``report.json``), or from the document :func:`stress.report.
         document.build_report` assembles (its ``phases`` already :class:`PhaseVerdict`)."""
-        names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
-        known = {k: v for k, v in data.items() if k in names}
-        extra = {k: v for k, v in data.items() if k not in names}
-        try:
-            known["phases"] = tuple(
-                p if isinstance(p, PhaseVerdict) else PhaseVerdict.from_json(p)
-                for p in known["phases"]
-            )
-            known["diagnosis"] = _member(Diagnosis, known["diagnosis"], "diagnosis")
-            known["verdict"] = _member(RunVerdict, known["verdict"], "verdict")
-            known["status"] = _member(PhaseStatus, known["status"], "status")
-            return cls(**known, extra=extra)
-        except KeyError as exc:
-            raise ValueError(f"report without {exc.args[0]!r}") from None
-        except TypeError as exc:
-            raise ValueError(f"bad report: {exc}") from None
+        phases = tuple(
+            p if isinstance(p, PhaseVerdict) else PhaseVerdict.from_json(p)
+            for p in data.get("phases", ())
+        )
+        enums = {"diagnosis": Diagnosis, "verdict": RunVerdict, "status": PhaseStatus}
+        return _parse(cls, {**data, "phases": phases}, "report", enums)

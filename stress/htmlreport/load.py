@@ -19,15 +19,13 @@ from typing import Any
 
 from stress.errors import ConfigError
 from stress.model import PhaseStatus
-from stress.records import CALL, CallRecord
+from stress.records import CALL, CallRecord, PhaseVerdict
 
 __all__ = [
     "Call",
-    "CaseResult",
     "GradElement",
     "Gradcheck",
     "PairCell",
-    "Phase",
     "Run",
     "fingerprint",
     "load_gradcheck",
@@ -58,35 +56,6 @@ class Call:
     warmup: bool
     wrong: bool
     message: str
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """A case's verdict in one phase, with the digests it produced (digest, count)."""
-
-    id: str
-    verdict: str
-    calls: int
-    mismatches: int
-    digests: tuple[tuple[str, int], ...]
-    detail: str
-
-
-@dataclass(frozen=True)
-class Phase:
-    """One phase run (a phase under one stream policy is its own ``variant``)."""
-
-    name: str
-    variant: str
-    verdict: str
-    status: str
-    detail: str
-    seconds: float
-    cases: tuple[CaseResult, ...]
-
-    @property
-    def title(self) -> str:
-        return self.name + (f" [{self.variant}]" if self.variant else "")
 
 
 @dataclass(frozen=True)
@@ -146,7 +115,7 @@ class Run:
     baseline: Mapping[str, str]  # case id -> baseline call digest
     case_ids: tuple[str, ...]
     fingerprint: str  # of the corpus: case ids and content keys
-    phases: tuple[Phase, ...]
+    phases: tuple[PhaseVerdict, ...]
     calls: tuple[Call, ...]
     pairs: tuple[PairCell, ...]
     victims: tuple[str, ...]
@@ -217,7 +186,7 @@ def worst_verdict(verdicts: Iterator[str] | list[str]) -> str:
 
 def _grade(
     records: list[dict[str, Any]], case_order: list[str]
-) -> tuple[list[Any], dict[str, Any], str, str]:
+) -> tuple[list[PhaseVerdict], dict[str, Any], str, str]:
     """Phase verdicts, interference matrix and diagnosis, graded exactly as ``report.json`` is
     (:func:`stress.report.document.grade_journal`): the one place this package depends on
     grading code rather than on a file format."""
@@ -227,21 +196,6 @@ def _grade(
     del case_order  # the journal's run header carries the case order
     g = grade_journal(records)
     return list(g.phases), interference_matrix(g.interleaved), str(g.diagnosis), g.explanation
-
-
-def _phase(p: Any) -> Phase:
-    cases = tuple(
-        CaseResult(
-            id=c.id,
-            verdict=c.verdict,
-            calls=c.calls,
-            mismatches=c.mismatches,
-            digests=tuple(sorted(c.digests.items(), key=lambda kv: -kv[1])),
-            detail=c.detail,
-        )
-        for c in p.cases
-    )
-    return Phase(p.name, p.variant, p.verdict, p.status, p.detail, float(p.seconds), cases)
 
 
 def _floats(values: Any) -> tuple[float | None, ...]:
@@ -313,7 +267,7 @@ def load_run(run_dir: Path) -> Run:
         baseline={k: str(v.get("digest", "")) for k, v in (baseline.get("cases") or {}).items()},
         case_ids=tuple(case_ids),
         fingerprint=fingerprint(cases),
-        phases=tuple(_phase(p) for p in phases),
+        phases=tuple(phases),
         calls=tuple(_call(CallRecord.from_json(r)) for r in _of_type(records, CALL)),
         pairs=tuple(PairCell(**c) for c in inter["cells"]),
         victims=tuple(inter["victims"]),

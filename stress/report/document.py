@@ -139,10 +139,6 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> RunReport:
     return RunReport.from_json(document)
 
 
-def _phase_title(p: PhaseVerdict) -> str:
-    return p.name + (f" [{p.variant}]" if p.variant else "")
-
-
 def render_markdown(report: RunReport) -> str:
     """A Markdown report: summary, per-phase verdict tables, interference matrix."""
     b = report.backend
@@ -165,11 +161,11 @@ def render_markdown(report: RunReport) -> str:
     ]
     for p in report.phases:
         lines.append(
-            f"| {_phase_title(p)} | {p.verdict} | {p.calls} | {round(p.seconds, 3):.1f} | "
+            f"| {p.title} | {p.verdict} | {p.calls} | {round(p.seconds, 3):.1f} | "
             f"{p.status}{': ' + p.detail if p.detail else ''} |"
         )
     for p in report.phases:
-        lines += ["", f"## {_phase_title(p)} — {p.verdict}", ""]
+        lines += ["", f"## {p.title} — {p.verdict}", ""]
         lines += [
             "| case | verdict | calls | distinct results | detail |",
             "|---|---|---:|---:|---|",
@@ -218,7 +214,7 @@ def render_console(report: RunReport, console: Any = None, *, cases: bool = True
         summary.add_column(col, justify="right" if col in ("calls", "seconds") else "left")
     for p in report.phases:
         summary.add_row(
-            escape(_phase_title(p)),
+            escape(p.title),
             f"[{p.verdict.style}]{p.verdict}[/]",
             str(p.calls),
             f"{round(p.seconds, 3):.1f}",
@@ -229,7 +225,7 @@ def render_console(report: RunReport, console: Any = None, *, cases: bool = True
         for p in report.phases:
             if p.verdict == Verdict.PASS:
                 continue
-            t = Table(title=escape(f"{_phase_title(p)}: {p.verdict}"))
+            t = Table(title=escape(f"{p.title}: {p.verdict}"))
             for col in ("case", "verdict", "calls", "results", "detail"):
                 t.add_column(col)
             for c in p.cases:
