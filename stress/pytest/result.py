@@ -34,7 +34,7 @@ class StressResult:
 
     @property
     def diagnosis(self) -> str:
-        return self.report.diagnosis
+        return str(self.report.diagnosis)  # a plain str: it travels to xdist's controller
 
     @property
     def explanation(self) -> str:
@@ -81,8 +81,8 @@ class StressResult:
                     {
                         "phase": _label(p),
                         "case": None,
-                        "verdict": p.verdict,
-                        "detail": p.detail or p.status,
+                        "verdict": str(p.verdict),
+                        "detail": p.detail or str(p.status),
                     }
                 )
             for c in bad_cases:
@@ -91,7 +91,7 @@ class StressResult:
                     {
                         "phase": _label(p),
                         "case": c.id,
-                        "verdict": c.verdict,
+                        "verdict": str(c.verdict),
                         "detail": c.detail,
                         "calls": c.calls,
                         "baseline_digest": base.get("digest") or None,
@@ -176,10 +176,10 @@ class StressResult:
             "out_dir": str(self.out_dir),
             "diagnosis": self.diagnosis,
             "explanation": self.explanation,
-            "verdict": self.report.verdict,
+            "verdict": str(self.report.verdict),
             "cases": [c.id for c in self.cases],
             "phases": [
-                {"phase": _label(p), "verdict": p.verdict, "calls": p.calls}
+                {"phase": _label(p), "verdict": str(p.verdict), "calls": p.calls}
                 for p in self.report.phases
             ],
             "failures": [
