@@ -14,6 +14,7 @@ Re-exported by :mod:`stress.model`: ``from stress.model import CallRecord`` work
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -37,11 +38,17 @@ E = TypeVar("E", bound=StrEnum)
 R = TypeVar("R")
 
 
+@functools.cache
+def _names(cls: type) -> tuple[str, ...]:
+    """The JSON fields of a record type, in declaration order (``extra`` is not one)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+
 def _split(cls: type, data: Mapping[str, Any], kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """``data``'s known fields and the rest (``type`` dropped after checking it)."""
     if data.get("type", kind) != kind:
         raise ValueError(f"not a {kind} record: type {data.get('type')!r}")
-    names = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+    names = _names(cls)
     known = {k: v for k, v in data.items() if k in names}
     extra = {k: v for k, v in data.items() if k not in names and k != "type"}
     return known, extra
@@ -78,12 +85,10 @@ def _parse(
 
 def _emit(obj: Any, kind: str, always: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {"type": kind}
-    for f in dataclasses.fields(obj):
-        if f.name == "extra":
-            continue
-        value = getattr(obj, f.name)
-        if value is not None or f.name in always:
-            out[f.name] = value
+    for name in _names(type(obj)):
+        value = getattr(obj, name)
+        if value is not None or name in always:
+            out[name] = value
     out.update(obj.extra)
     return out
 
@@ -280,8 +285,7 @@ class RunReport:
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        del out["extra"]
+        out = {name: getattr(self, name) for name in _names(RunReport)}
         out.update(
             phases=[p.to_json() for p in self.phases],
             diagnosis=str(self.diagnosis),

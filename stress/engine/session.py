@@ -327,8 +327,11 @@ class Session:
             if isinstance(rec, dict) and rec.get("type") != CALL:
                 return
             calls += 1
-            call = rec if isinstance(rec, CallRecord) else CallRecord.from_json(rec)
-            call = call.replace(variant=variant, elapsed=round(time.monotonic() - self._t0, 4))
+            stamp = {"variant": variant, "elapsed": round(time.monotonic() - self._t0, 4)}
+            if isinstance(rec, CallRecord):
+                call = rec.replace(**stamp)
+            else:  # as the child sent it: one construction on the parent's hot path
+                call = CallRecord.from_json({**rec, **stamp})
             writer.write(call)
             self.ui.record(call)
             self._first_failure(call)
