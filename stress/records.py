@@ -29,11 +29,13 @@ __all__ = [
     "CaseVerdict",
     "PhaseResult",
     "PhaseVerdict",
+    "RecordedCase",
     "RunReport",
 ]
 
 CALL = "call"  # the ``type`` of a call record
 PHASE_END = "phase-end"  # the ``type`` of a phase's end record
+RECORDED = "recorded"  # the ``type`` of a recording child's line per case
 E = TypeVar("E", bound=StrEnum)
 R = TypeVar("R")
 
@@ -181,6 +183,29 @@ class PhaseResult:
     def from_json(cls, data: Mapping[str, Any]) -> PhaseResult:
         defaults = {"status": PhaseStatus.DONE, "variant": ""}
         return _parse(cls, data, PHASE_END, {"status": PhaseStatus}, defaults)
+
+
+@dataclass(frozen=True)
+class RecordedCase:
+    """One case's freshly recorded baseline, as the recording child reports it (``recorded``):
+    its status and code, how it will be graded, whether repeats gave one bit pattern, its
+    agreement with the numpy reference (``ok`` true/false/None) and unwritten outputs."""
+
+    case: str
+    status: Status
+    code: int
+    grading: str
+    bit_deterministic: bool
+    reference: Mapping[str, Any] = field(default_factory=dict)
+    unwritten: Mapping[str, int] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return _emit(self, RECORDED, ())
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RecordedCase:
+        return _parse(cls, data, RECORDED, {"status": Status})
 
 
 # -- graded results (stress.engine.grading computes them; report.json holds their JSON) -------

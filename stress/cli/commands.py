@@ -14,6 +14,7 @@ from stress import __version__
 from stress.config import RunConfig
 from stress.errors import ConfigError
 from stress.model import RunVerdict, Status
+from stress.records import RECORDED, RecordedCase
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG = 0, 1, 2
 _REPO = Path(__file__).resolve().parents[2]
@@ -200,15 +201,15 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     for col in ("case", "status", "grading", "reference", "unwritten"):
         table.add_column(col)
 
-    def on_case(rec: dict) -> None:
-        if rec.get("type") != "recorded":
+    def on_case(data: dict) -> None:
+        if data.get("type") != RECORDED:
             return
-        ref = rec.get("reference") or {}
-        ref_txt = _REFERENCE[ref.get("ok")]
-        status = _status_text(rec["status"], rec.get("code"))
+        rec = RecordedCase.from_json(data)
+        ref_txt = _REFERENCE[(rec.reference or {}).get("ok")]
+        status = _status_text(rec.status, rec.code)
         console.print(
-            f"  {rec['case']:<24} {status:<14} {rec['grading']:<10} reference {ref_txt}"
-            + (f"  unwritten {rec['unwritten']}" if rec.get("unwritten") else ""),
+            f"  {rec.case:<24} {status:<14} {rec.grading:<10} reference {ref_txt}"
+            + (f"  unwritten {dict(rec.unwritten)}" if rec.unwritten else ""),
             highlight=False,
         )
 

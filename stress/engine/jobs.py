@@ -17,7 +17,7 @@ from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import load_corpus
 from stress.engine.phases import PhaseRunner
 from stress.model import PhaseStatus
-from stress.records import CallRecord
+from stress.records import CallRecord, RecordedCase
 
 __all__ = ["run_job"]
 
@@ -36,18 +36,13 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     send({"type": "ready"})
 
     def progress(case, cb) -> None:
+        unwritten = {k: o.unwritten for k, o in cb.outputs.items() if o.unwritten}
         send(
-            {
-                "type": "recorded",
-                "case": case.id,
-                "status": cb.status,
-                "code": cb.code,
-                "grading": cb.grading,
-                "bit_deterministic": cb.bit_deterministic,
-                "reference": cb.reference,
-                "unwritten": {k: o.unwritten for k, o in cb.outputs.items() if o.unwritten},
-            }
-        )
+            RecordedCase(
+                case.id, cb.status, cb.code, cb.grading, cb.bit_deterministic, cb.reference,
+                unwritten,
+            ).to_json()
+        )  # fmt: skip
 
     config = RunConfig.from_json(job["config"])
     baseline = record_baseline(

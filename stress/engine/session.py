@@ -26,7 +26,7 @@ from stress.engine.reproducer import Reproducer
 from stress.engine.schedule import Scheduler, plan, settled, settled_at
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status
-from stress.records import CALL, CallRecord, PhaseResult, RunReport
+from stress.records import CALL, RECORDED, CallRecord, PhaseResult, RecordedCase, RunReport
 from stress.report.document import build_report, write_reports
 from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
 
@@ -214,9 +214,14 @@ class Session:
                     "(or pass --record-baseline)"
                 )
             self.ui.message(f"no baseline at {path}: recording it now")
-            recorded: list[dict[str, Any]] = []
+            recorded: list[RecordedCase] = []
             self.record_baseline(
-                path, lambda r: recorded.append(r) if r.get("type") == "recorded" else None
+                path,
+                lambda r: (
+                    recorded.append(RecordedCase.from_json(r))
+                    if r.get("type") == RECORDED
+                    else None
+                ),
             )
             self.ui.message(recording_summary(path, recorded))
         baseline = Baseline.load(path)
