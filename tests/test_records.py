@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from stress.errors import ConfigError
 from stress.model import CallRecord, Diagnosis, PhaseResult, PhaseStatus, RunReport
 from stress.report.document import build_report
 from stress.report.journal import read_results
@@ -62,3 +65,13 @@ def test_a_crashed_phase_end_keeps_its_crash_details() -> None:
     assert end.status == PhaseStatus.CRASHED and end.to_json() == data
     done = {k: data[k] for k in ("type", "phase", "variant", "detail", "calls", "seconds")}
     assert PhaseResult.from_json({**done, "status": "done"}).to_json() == {**done, "status": "done"}
+
+
+def test_a_damaged_call_record_is_one_line_naming_it(tmp_path: Path) -> None:
+    lines = (FIXTURE / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    n = next(i for i, ln in enumerate(lines) if '"type":"call"' in ln)
+    lines[n] = lines[n].replace('"status":"ok"', '"status":"fine"', 1)
+    assert '"fine"' in lines[n]
+    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"results.jsonl: line {n + 1}: .*status 'fine'"):
+        build_report(read_results(tmp_path / "results.jsonl"))

@@ -11,10 +11,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from stress.baseline.store import atomic_write_bytes
 from stress.engine.grading import diagnose, grade_phase, interference_matrix
+from stress.errors import ConfigError
 from stress.model import Diagnosis, PhaseStatus, Verdict, schema
 from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, PhaseVerdict, RunReport
 from stress.report.journal import RESULTS_FILE, read_results
@@ -30,6 +31,7 @@ __all__ = [
 ]
 
 REPORT_SCHEMA = schema("report")
+T = TypeVar("T")
 
 
 def _phase_key(rec: Mapping[str, Any]) -> tuple[str, str]:
@@ -59,16 +61,16 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
     run_end: Mapping[str, Any] = {}
     notes: list[str] = []
     first: float | None = None
-    for rec in records:
+    for line, rec in enumerate(records, 1):
         kind = rec["type"]
         if kind == "run":
             header = dict(rec)
         elif kind == "phase-start":
             order.append(_phase_key(rec))
         elif kind == PHASE_END:
-            ends[_phase_key(rec)] = PhaseResult.from_json(rec)
+            ends[_phase_key(rec)] = _typed(PhaseResult, rec, line)
         elif kind == CALL:
-            call = CallRecord.from_json(rec)
+            call = _typed(CallRecord, rec, line)
             calls[_phase_key(rec)].append(call)
             if first is None and not call.warmup and call.failed:
                 first = call.elapsed
@@ -85,6 +87,17 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
     return GradedJournal(
         header, phases, interleaved, run_end, tuple(notes), diagnosis, explanation, first
     )
+
+
+def _typed(cls: type[T], rec: Mapping[str, Any], line: int) -> T:
+    """``cls.from_json(rec)``; a damaged record is the user's to fix: one line naming it."""
+    try:
+        return cls.from_json(rec)  # type: ignore[attr-defined]
+    except ValueError as exc:
+        raise ConfigError(
+            f"{RESULTS_FILE}: line {line}: {exc}; the journal is damaged (re-run, or remove "
+            "the line and re-render)"
+        ) from None
 
 
 def _grade_phase(
