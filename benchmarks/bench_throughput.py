@@ -33,6 +33,7 @@ from stress.corpus.parse import load_corpus
 from stress.engine.digest import DEFAULT_CANARY
 from stress.engine.phases import PhaseRunner
 from stress.ops.spec import AttrArg, ScalarArg, TensorArg
+from stress.records import CallRecord
 
 
 def bare_call(raw, stream: int, case, inputs) -> None:
@@ -130,7 +131,7 @@ def engine_mixed(rt, cases, threads: int, duration: float) -> float:
     calls = [0]
 
     def sink(rec) -> None:
-        if rec.get("type") == "call":
+        if isinstance(rec, CallRecord):
             calls[0] += 1
 
     config = RunConfig(seed=1, threads=threads, duration=duration)

@@ -69,7 +69,7 @@ def framework_run(fault: str, seed: int, baseline: Path, work: Path, duration: f
     )
     os.environ["ACLSIM_FAULTS"] = fault  # the parent never loads the backend, but be explicit
     try:
-        report = session.run()
+        report = session.run().to_json()
     finally:
         os.environ.pop("ACLSIM_FAULTS", None)
     total = time.monotonic() - started

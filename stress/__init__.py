@@ -27,6 +27,7 @@ from stress.config import RunConfig
 from stress.corpus import Case, load_corpus
 from stress.errors import ConfigError
 from stress.model import Diagnosis, Status, Verdict, is_failure
+from stress.records import CallRecord, RunReport
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,10 +37,12 @@ if TYPE_CHECKING:
 __all__ = [
     "AclError",
     "Call",
+    "CallRecord",
     "Case",
     "ConfigError",
     "Diagnosis",
     "RunConfig",
+    "RunReport",
     "Status",
     "Verdict",
     "__version__",
@@ -76,9 +79,10 @@ def run_corpus(
     backend: str | None = None,
     record_missing: bool = True,
     isolate: bool = True,
-) -> dict[str, Any]:
+) -> RunReport:
     """Run the protocol over ``corpus`` (``control`` for the control phase, else no control
-    phase); returns the report (also written to ``out``). The baseline is recorded first when
+    phase); returns the report (a :class:`~stress.records.RunReport`; its ``to_json()`` is what
+    ``out/report.json`` holds). The baseline is recorded first when
     missing and ``record_missing``."""
     from dataclasses import replace
 

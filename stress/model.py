@@ -18,13 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stress.records import CallRecord, PhaseResult, RunReport
 
 __all__ = [
     "SCHEMAS",
+    "CallRecord",
     "ChildStatus",
     "Diagnosis",
+    "PhaseResult",
     "PhaseStatus",
+    "RunReport",
     "RunVerdict",
     "Status",
     "Verdict",
@@ -151,17 +157,21 @@ class RunVerdict(StrEnum):
     FINDINGS = "findings"
 
 
-def is_failure(rec: Mapping[str, Any]) -> bool:
+def is_failure(rec: CallRecord | Mapping[str, Any]) -> bool:
     """Whether one call record is a failure: a result that differs from the baseline, a canary
     left in an output, a crash or hang, or an error status that was not expected (a negative
     case's expected status has ``match`` true and is not a failure).
 
-    The one predicate for live progress, grading, the interference matrix and benchmarks.
+    The one predicate for live progress, grading, the interference matrix and benchmarks; a
+    :class:`CallRecord` answers it as :attr:`CallRecord.failed`.
     """
-    status = rec.get("status")
+    if isinstance(rec, Mapping):
+        status, match, unwritten = rec.get("status"), rec.get("match"), rec.get("unwritten")
+    else:
+        status, match, unwritten = rec.status, rec.match, rec.unwritten
     if status == Status.OK:
-        return rec.get("match") is False or bool(rec.get("unwritten"))
-    return not rec.get("match")
+        return match is False or bool(unwritten)
+    return not match
 
 
 # -- schema versions ---------------------------------------------------------------------------
@@ -190,3 +200,17 @@ def schema_version(doc: Mapping[str, Any], kind: str) -> int:
     if not number.isdigit():
         raise ValueError(f"schema {text!r} is not an aclnn-stress {kind} schema")
     return int(number)
+
+
+# -- the typed records (stress/records.py builds on the enums above) ---------------------------
+_RECORDS = ("CallRecord", "CaseVerdict", "PhaseResult", "PhaseVerdict", "RunReport")
+
+
+def __getattr__(name: str) -> Any:
+    """``from stress.model import CallRecord``: the records live in :mod:`stress.records`
+    (imported lazily, since it imports this module)."""
+    if name in _RECORDS:
+        from stress import records
+
+        return getattr(records, name)
+    raise AttributeError(f"module 'stress.model' has no attribute {name!r}")

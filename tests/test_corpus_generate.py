@@ -145,5 +145,5 @@ def test_generated_corpora_run_clean_through_the_engine(tmp_path):
         record_missing=True,
         shrink_budget=0,
     )
-    report = session.run()
+    report = session.run().to_json()
     assert report["diagnosis"] == "clean", report["explanation"]

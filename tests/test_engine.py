@@ -16,6 +16,7 @@ from _cli import stress_cli
 from stress import cli
 from stress.config import PHASES, RunConfig
 from stress.engine.session import Session
+from stress.model import Diagnosis, RunVerdict
 from stress.report.document import build_report, write_reports
 from stress.report.journal import read_results
 
@@ -46,7 +47,9 @@ def _session(tmp_path, baseline, *, isolate=False, **cfg):
 
 def test_clean_run_passes_everywhere_and_report_rerenders(tmp_path, baseline):
     s = _session(tmp_path, baseline)
-    report = s.run()
+    typed = s.run()
+    assert typed.diagnosis == Diagnosis.CLEAN and typed.verdict == RunVerdict.CLEAN
+    report = typed.to_json()
     assert report["diagnosis"] == "clean" and report["verdict"] == "clean"
     names = [p["name"] for p in report["phases"]]
     assert names == list(PHASES)
@@ -70,7 +73,7 @@ def test_clean_run_passes_everywhere_and_report_rerenders(tmp_path, baseline):
     assert len(report["interference"]["cells"]) == 9
     # the report is a pure function of the result file
     again = write_reports(tmp_path / "out")
-    assert again == report == json.loads((tmp_path / "out/report.json").read_text())
+    assert again == typed and report == json.loads((tmp_path / "out/report.json").read_text())
     assert "Diagnosis: `clean`" in (tmp_path / "out/report.md").read_text()
 
 
@@ -91,7 +94,7 @@ def test_policies_are_clean(tmp_path, baseline, context, streams):
         phases=("isolated", "mixed", "control"),
         iterations=2,
     )
-    report = s.run()
+    report = s.run().to_json()
     assert report["diagnosis"] == "clean"
     variants = {p["variant"] for p in report["phases"]}
     assert variants == ({""} if len(streams) == 1 else {"stream=shared", "stream=per-thread"})
@@ -99,7 +102,7 @@ def test_policies_are_clean(tmp_path, baseline, context, streams):
 
 def test_isolated_children_and_seed_are_recorded(tmp_path, baseline):
     s = _session(tmp_path, baseline, isolate=True, phases=("serial", "mixed"), seed=99)
-    report = s.run()
+    report = s.run().to_json()
     assert report["diagnosis"] == "clean" and report["seed"] == 99
     header = next(read_results(tmp_path / "out"))
     assert header["type"] == "run" and header["config"]["seed"] == 99
@@ -121,7 +124,7 @@ def test_truncated_result_file_still_renders(tmp_path, baseline):
     # cut inside the shuffled phase, mid-line, as a kill -9 would
     cut = next(i for i, ln in enumerate(lines) if '"phase-start"' in ln and "shuffled" in ln)
     path.write_text("\n".join(lines[: cut + 2]) + "\n" + lines[cut + 2][:20])
-    report = build_report(read_results(path))
+    report = build_report(read_results(path)).to_json()
     assert [p["name"] for p in report["phases"]] == ["serial", "shuffled"]
     assert report["phases"][1]["status"] == "interrupted" and not report["complete"]
     assert report["phases"][0]["verdict"] == "PASS"

@@ -86,7 +86,7 @@ def run_fault(
         shrink_budget=shrink_budget,
         env={"ACLSIM_FAULTS": fault},
     )
-    return session.run()
+    return session.run().to_json()
 
 
 def verdicts(report: dict, field: str = "verdict") -> dict[str, str]:

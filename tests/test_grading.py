@@ -11,11 +11,16 @@ from stress.engine.grading import (
     interference_matrix,
     worst,
 )
-from stress.model import is_failure
+from stress.model import CallRecord, is_failure
+
+
+def call(**fields):
+    """A call record as the journal holds it (phase "p" unless given)."""
+    return CallRecord.from_json({"type": "call", "phase": "p", **fields})
 
 
 def ok(digest="d0", match=True, **kw):
-    return {"type": "call", "case": "c", "status": "ok", "digest": digest, "match": match, **kw}
+    return call(**{"case": "c", "status": "ok", "digest": digest, "match": match, **kw})
 
 
 def test_pass_when_every_call_matches():
@@ -38,18 +43,18 @@ def test_unwritten_beats_mismatch_and_error_beats_unwritten():
     uw = ok("x", False, unwritten={"gradPhi": 12288})
     v = case_verdict("c", [uw])
     assert v.verdict == "UNWRITTEN" and v.unwritten == {"gradPhi": 12288}
-    err = {"case": "c", "status": "error", "code": 161002, "api": "aclnnX", "match": False}
+    err = call(case="c", status="error", code=161002, api="aclnnX", match=False)
     assert case_verdict("c", [uw, err]).verdict == "ERROR"
 
 
 def test_expected_error_of_negative_case_passes():
-    rec = {"case": "c", "status": "error", "code": 161002, "match": True}
+    rec = call(case="c", status="error", code=161002, match=True)
     assert case_verdict("c", [rec]).verdict == "PASS"
 
 
 def test_crash_and_hang_are_worst():
-    crash = {"case": "c", "status": "crash", "match": False, "message": "SIGSEGV"}
-    hang = {"case": "c", "status": "hang", "match": False, "message": "30 s"}
+    crash = call(case="c", status="crash", match=False, message="SIGSEGV")
+    hang = call(case="c", status="hang", match=False, message="30 s")
     assert case_verdict("c", [ok(), hang]).verdict == "HANG"
     assert case_verdict("c", [hang, crash]).verdict == "CRASH"
     assert worst(["PASS", "UNWRITTEN", "MISMATCH_STABLE"]) == "UNWRITTEN"
@@ -144,3 +149,17 @@ def test_is_failure_is_a_per_record_failure():
     assert is_failure({"case": "c", "status": "crash"}) and is_failure({"status": "hang"})
     assert not is_failure({"status": "error", "code": 161002, "match": True})  # expected
     assert is_failure({"status": "error", "code": 161002, "match": False})
+    # a typed record answers the same predicate
+    assert ok("x", False).failed and not ok().failed
+    assert not call(case="c", status="error", code=1, match=True).failed
+
+
+def test_a_call_record_round_trips_every_key_it_does_not_know():
+    line = {"type": "call", "phase": "mixed", "case": "c", "status": "ok", "match": None}
+    rec = CallRecord.from_json({**line, "future": [1]})
+    assert rec.to_json() == {**line, "future": [1]} and rec.status == "ok"
+    assert "digest" not in rec.to_json()  # fields that are not set are not written
+    with pytest.raises(ValueError, match="status"):
+        CallRecord.from_json({"type": "call", "phase": "p", "case": "c", "status": "fine"})
+    with pytest.raises(ValueError, match="case"):
+        CallRecord.from_json({"type": "call", "phase": "p", "status": "ok"})

@@ -40,7 +40,7 @@ def _run(tmp_path, baseline, seed, context, streams, iterations):
         out_dir=tmp_path / f"s{seed}",
         isolate=False,
     )
-    return s.run()
+    return s.run().to_json()
 
 
 def _assert_clean(report):

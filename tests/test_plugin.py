@@ -73,7 +73,7 @@ def test_shipped_case_alone(stress_case_item, stress_run):
 def test_shipped_corpus_in_flight_together(stress_corpus, stress_run):
     """The whole shipped corpus in flight together, with the control corpus."""
     result = stress_run(stress_corpus, phases=("serial", "interleaved", "mixed", "control"))
-    assert {c["id"] for p in result.phases for c in p["cases"]} >= {c.id for c in stress_corpus}
+    assert {c.id for p in result.phases for c in p.cases} >= {c.id for c in stress_corpus}
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -234,7 +234,7 @@ import pytest
 def test_mix(stress_run, stress_corpus):
     result = stress_run(stress_corpus)
     assert result.ok and result.verdict("mixed", "a-f32") == "PASS"
-    assert {p["name"] for p in result.phases} == {
+    assert {p.name for p in result.phases} == {
         "burst", "serial", "shuffled", "interleaved", "isolated", "mixed", "control"}
 """
 

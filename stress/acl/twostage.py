@@ -8,17 +8,55 @@ kernel: close the call after synchronizing the stream.
 
 Splitting the phases lets the protocol interleave them across calls (A.phase1, B.phase1,
 A.phase2, B.phase2), which is how host-side state shared between calls shows itself.
+
+The two steps of that ABI are :func:`get_workspace` and :func:`launch`, used by both call
+objects: :class:`PreparedCall` (binding level: the caller passes the argument handles and owns
+them) and the engine's :class:`stress.engine.call.OpCall`, which builds its arguments from an
+operator spec and owns every resource of the call in one finalizer.
 """
 
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Sequence
 from typing import Any
 
 from stress.acl.memory import DeviceBuffer
 from stress.acl.runtime import Context, Stream
 
-__all__ = ["PreparedCall", "prepare", "run"]
+__all__ = ["PreparedCall", "get_workspace", "launch", "prepare", "run"]
+
+
+def get_workspace(
+    api: Any, function: str, args: Sequence[Any], signature: Any = None
+) -> tuple[int, int]:
+    """Phase 1: ``<function>GetWorkspaceSize(*args, &size, &executor)``, checked.
+
+    Returns (executor handle, workspace size in bytes). ``signature``: the operator's header
+    signature, for operators outside the prototype table (see ``Api.operator``)."""
+    phase1 = api.operator(function, signature)[0]
+    size, executor = ctypes.c_uint64(), ctypes.c_void_p()
+    status = phase1(*args, ctypes.byref(size), ctypes.byref(executor))
+    if status:
+        api.check(status, f"{function}GetWorkspaceSize")
+    return executor.value, size.value
+
+
+def launch(
+    api: Any,
+    function: str,
+    workspace: int | None,
+    workspace_size: int,
+    executor: int,
+    stream: Stream | None,
+    signature: Any = None,
+) -> None:
+    """Phase 2: ``<function>(workspace, size, executor, stream)``, checked; ``workspace`` is
+    None (NULL) when phase 1 asked for 0 bytes, ``stream`` None the default stream."""
+    phase2 = api.operator(function, signature)[1]
+    status = phase2(workspace, workspace_size, executor, stream.handle if stream else None)
+    if status:
+        api.check(status, function)
 
 
 class PreparedCall:
@@ -53,13 +91,9 @@ class PreparedCall:
                 f"{self.name}: executor already launched (single-use; prepare with "
                 "repeatable=True to run it again)"
             )
-        api = self.context.runtime.api
-        getattr(api, self.name)(
-            self.workspace.ptr if self.workspace else None,
-            self.workspace_size,
-            self.executor,
-            stream.handle if stream is not None else None,
-        )
+        workspace = self.workspace.ptr if self.workspace else None
+        launch(self.context.runtime.api, self.name, workspace, self.workspace_size, self.executor,
+               stream)  # fmt: skip
         self.launches += 1
 
     def close(self) -> None:
@@ -96,15 +130,13 @@ def prepare(context: Context, name: str, *args: Any, repeatable: bool = False) -
     """Phase 1 of operator ``name`` (e.g. ``"aclnnAdd"``) with its arguments, minus the two
     trailing out-parameters, which this adds. Allocates the workspace when its size is > 0."""
     api = context.runtime.api
-    size = ctypes.c_uint64()
-    executor = ctypes.c_void_p()
-    getattr(api, f"{name}GetWorkspaceSize")(*args, ctypes.byref(size), ctypes.byref(executor))
-    if repeatable:
-        api.aclSetAclOpExecutorRepeatable(executor.value)
+    executor, size = get_workspace(api, name, args)
     try:
-        return PreparedCall(context, name, executor.value, size.value, repeatable=repeatable)
+        if repeatable:
+            api.aclSetAclOpExecutorRepeatable(executor)
+        return PreparedCall(context, name, executor, size, repeatable=repeatable)
     except Exception:
-        api.raw.aclDestroyAclOpExecutor(executor.value)
+        api.raw.aclDestroyAclOpExecutor(executor)
         raise
 
 

@@ -26,6 +26,7 @@ from stress.engine.execute import Outcome, close_enough, run_call
 from stress.engine.inputs import InputCache
 from stress.errors import ConfigError
 from stress.model import Status
+from stress.records import RecordedCase
 
 __all__ = ["ALT_CANARY", "backend_fingerprint", "corpus_fingerprint", "record_baseline"]
 
@@ -199,12 +200,12 @@ def record_baseline(
     )
 
 
-def recording_summary(path: str | Path, recorded: list[dict[str, Any]]) -> str:
+def recording_summary(path: str | Path, recorded: list[RecordedCase]) -> str:
     """One line on a freshly recorded baseline, naming cases that deserve a look."""
-    ok = [r for r in recorded if r.get("status") == Status.OK]
-    det = sum(1 for r in ok if r.get("bit_deterministic"))
-    differs = [r["case"] for r in ok if (r.get("reference") or {}).get("ok") is False]
-    unwritten = [r["case"] for r in ok if r.get("unwritten")]
+    ok = [r for r in recorded if r.status == Status.OK]
+    det = sum(1 for r in ok if r.bit_deterministic)
+    differs = [r.case for r in ok if (r.reference or {}).get("ok") is False]
+    unwritten = [r.case for r in ok if r.unwritten]
     text = (
         f"baseline recorded: {path} ({len(recorded)} cases: {len(ok)} succeed, {det} of them "
         f"bit-deterministic; {len(recorded) - len(ok)} return an error status)"

@@ -14,6 +14,7 @@ from stress import __version__
 from stress.config import RunConfig
 from stress.errors import ConfigError
 from stress.model import RunVerdict, Status
+from stress.records import RECORDED, RecordedCase
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG = 0, 1, 2
 _REPO = Path(__file__).resolve().parents[2]
@@ -150,7 +151,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
     out = session.out_dir
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps(report.to_json(), indent=1))
     else:
         render_console(report, Console())
         print(
@@ -162,11 +163,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         write_junit(out, Path(args.junit))
     _link_latest(out)
-    if report["verdict"] != RunVerdict.CLEAN:
+    if report.verdict != RunVerdict.CLEAN:
         from stress.cli.reproduce import after_run
 
         after_run(out, args.backend, quiet=args.json)
-    return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
+    return EXIT_CLEAN if report.verdict == RunVerdict.CLEAN else EXIT_FINDINGS
 
 
 def _link_latest(out: Path | None) -> None:
@@ -204,15 +205,15 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     for col in ("case", "status", "grading", "reference", "unwritten"):
         table.add_column(col)
 
-    def on_case(rec: dict) -> None:
-        if rec.get("type") != "recorded":
+    def on_case(data: dict) -> None:
+        if data.get("type") != RECORDED:
             return
-        ref = rec.get("reference") or {}
-        ref_txt = _REFERENCE[ref.get("ok")]
-        status = _status_text(rec["status"], rec.get("code"))
+        rec = RecordedCase.from_json(data)
+        ref_txt = _REFERENCE[(rec.reference or {}).get("ok")]
+        status = _status_text(rec.status, rec.code)
         console.print(
-            f"  {rec['case']:<24} {status:<14} {rec['grading']:<10} reference {ref_txt}"
-            + (f"  unwritten {rec['unwritten']}" if rec.get("unwritten") else ""),
+            f"  {rec.case:<24} {status:<14} {rec.grading:<10} reference {ref_txt}"
+            + (f"  unwritten {dict(rec.unwritten)}" if rec.unwritten else ""),
             highlight=False,
         )
 
@@ -279,11 +280,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         write_junit(out, Path(args.junit))
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps(report.to_json(), indent=1))
     else:
         render_console(report, Console())
         html = ", report.html" if args.html else ""
         print(f"reports: {out}/report.json, {out}/report.md{html}")
-        if not report["complete"]:
-            print(f"note: the run did not finish ({report['status']}); this is what it did")
-    return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
+        if not report.complete:
+            print(f"note: the run did not finish ({report.status}); this is what it did")
+    return EXIT_CLEAN if report.verdict == RunVerdict.CLEAN else EXIT_FINDINGS

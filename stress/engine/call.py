@@ -23,6 +23,7 @@ import numpy as np
 
 from stress import acl
 from stress.acl.enums import Format, MallocPolicy, MemcpyKind
+from stress.acl.twostage import get_workspace, launch
 from stress.engine.digest import DEFAULT_CANARY
 from stress.engine.layout import ScalarSlot, TensorSlot, layout
 from stress.ops.spec import (
@@ -79,7 +80,6 @@ class OpCall:
         self._args: list[Any] = []
         self.workspace_size = 0
         self._workspace: int | None = None
-        self.launched = False
         self._finalizer = weakref.finalize(
             self,
             _release,
@@ -199,23 +199,20 @@ class OpCall:
         """``GetWorkspaceSize`` (creates the executor), then the workspace allocation.
 
         Returns the workspace size."""
-        size, executor = ctypes.c_uint64(), ctypes.c_void_p()
-        phase1 = self._api.operator(self.spec.function, self.spec.signature)[0]
-        self._check(
-            phase1(*self._args, ctypes.byref(size), ctypes.byref(executor)),
-            f"{self.spec.function}GetWorkspaceSize",
+        spec = self.spec
+        self._executor[0], size = get_workspace(
+            self._api, spec.function, self._args, spec.signature
         )
-        self._executor[0] = executor.value
-        self.workspace_size = size.value
-        if size.value:
+        self.workspace_size = size
+        if size:
             ws = ctypes.c_void_p()
             self._check(
-                self._raw.aclrtMalloc(ctypes.byref(ws), size.value, MallocPolicy.HUGE_FIRST),
+                self._raw.aclrtMalloc(ctypes.byref(ws), size, MallocPolicy.HUGE_FIRST),
                 "aclrtMalloc",
             )
             self._workspace = ws.value
             self._frees.append(ws.value)
-        return size.value
+        return size
 
     def phase2(self, stream: acl.Stream | None) -> None:
         """Launch the executor on ``stream`` (asynchronous); it is consumed."""
@@ -223,12 +220,9 @@ class OpCall:
             raise RuntimeError(f"{self.spec.name}: phase2 without a phase-1 executor")
         executor = self._executor[0]
         self._executor[0] = 0  # consumed by phase 2, even when it fails (single-use)
-        phase2 = self._api.operator(self.spec.function, self.spec.signature)[1]
-        status = phase2(
-            self._workspace, self.workspace_size, executor, stream.handle if stream else None
-        )
-        self.launched = True
-        self._check(status, self.spec.function)
+        spec = self.spec
+        launch(self._api, spec.function, self._workspace, self.workspace_size, executor, stream,
+               spec.signature)  # fmt: skip
 
     def collect(self) -> dict[str, np.ndarray]:
         """Download every output (call after synchronizing the stream)."""

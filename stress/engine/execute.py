@@ -1,9 +1,9 @@
 """Running calls and judging each one on its own: status, digests, canary, baseline match.
 
-A call's *record* (a JSON-able dict) is what the result file stores; verdicts are derived from
-records later (:mod:`stress.engine.phases`). Judging one call needs the case's baseline: its digest
-(bit-deterministic cases), its output arrays (cases graded by tolerance) and how many output
-elements equal the canary pattern by chance.
+A call's *record* (a :class:`~stress.records.CallRecord`) is what the result file stores;
+verdicts are derived from records later (:mod:`stress.engine.grading`). Judging one call needs
+the case's baseline: its digest (bit-deterministic cases), its output arrays (cases graded by
+tolerance) and how many output elements equal the canary pattern by chance.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from stress.corpus.parse import Case
 from stress.engine.call import OpCall
 from stress.engine.digest import DEFAULT_CANARY, call_digest, canary_count, digest
 from stress.model import Status
+from stress.records import CallRecord
 
 __all__ = ["CallTimeout", "Outcome", "close_enough", "judge", "run_call", "run_interleaved"]
 
@@ -95,10 +96,24 @@ def judge(
     outcome: Outcome,
     baseline: CaseBaseline | None,
     *,
+    phase: str,
     canary: int = DEFAULT_CANARY,
-) -> dict[str, Any]:
-    """The record fields of one call: status, digests, unwritten elements, baseline match."""
+    **where: Any,
+) -> CallRecord:
+    """One call's record: status, digests, unwritten elements, baseline match; ``where`` are
+    the record's other fields (seq, worker, round, rep, aggressor, ...)."""
     rec: dict[str, Any] = {"case": case.id, "status": outcome.status}
+    rec.update(_judged(case, outcome, baseline, canary))
+    rec["t"] = round(outcome.start, 6)
+    rec["dur"] = round(outcome.duration, 6)
+    return CallRecord(phase=phase, **rec, **where)
+
+
+def _judged(
+    case: Case, outcome: Outcome, baseline: CaseBaseline | None, canary: int
+) -> dict[str, Any]:
+    """The judged fields of a call record (see :func:`judge`)."""
+    rec: dict[str, Any] = {}
     if outcome.status != Status.OK:
         rec.update(code=outcome.code, api=outcome.api, message=outcome.message)
         rec["match"] = bool(case.expect and outcome.code == case.expect.status)

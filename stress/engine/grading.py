@@ -23,11 +23,11 @@ concurrent failures.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from stress.model import Diagnosis, PhaseStatus, Status, Verdict, is_failure
+from stress.model import Diagnosis, PhaseStatus, Status, Verdict
+from stress.records import CallRecord, CaseVerdict, PhaseVerdict
 
 __all__ = [
     "DIAGNOSES",
@@ -50,116 +50,66 @@ def worst(verdicts: Iterable[str]) -> Verdict:
     return Verdict.combine(verdicts)
 
 
-@dataclass
-class CaseVerdict:
-    """A case's verdict in one phase, with the evidence."""
-
-    id: str
-    verdict: str
-    calls: int
-    digests: dict[str, int] = field(default_factory=dict)  # digest -> count (ok calls)
-    mismatches: int = 0
-    errors: dict[str, int] = field(default_factory=dict)  # "code api" -> count
-    unwritten: dict[str, int] = field(default_factory=dict)  # output -> max elements
-    detail: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "verdict": str(self.verdict),
-            "calls": self.calls,
-            "digests": self.digests,
-            "mismatches": self.mismatches,
-            "errors": self.errors,
-            "unwritten": self.unwritten,
-            "detail": self.detail,
-        }
-
-
 _ERRORS = (Status.ERROR, Status.OUT_OF_MEMORY)
 
 
-def out_of_memory_detail(records: Iterable[Mapping[str, Any]]) -> str:
+def out_of_memory_detail(records: Iterable[CallRecord]) -> str:
     """The first out-of-memory call's status, API and message."""
-    r = next(r for r in records if r.get("status") == Status.OUT_OF_MEMORY)
-    message = r.get("message") or str(r.get("api", ""))
-    return f"out of memory (status {r.get('code')}): {message}"
+    r = next(r for r in records if r.status == Status.OUT_OF_MEMORY)
+    return f"out of memory (status {r.code}): {r.message or r.api or ''}"
 
 
-def case_verdict(case_id: str, records: list[Mapping[str, Any]]) -> CaseVerdict:
+def case_verdict(case_id: str, records: list[CallRecord]) -> CaseVerdict:
     """Grade one case's call records of one phase."""
-    v = CaseVerdict(case_id, Verdict.PASS, calls=len(records))
-    ok = [r for r in records if r.get("status") == Status.OK]
-    v.digests = dict(Counter(r["digest"] for r in ok if "digest" in r))
-    special = {r.get("status") for r in records} & {Status.CRASH, Status.HANG, Status.OUT_OF_MEMORY}
-    bad_errors = [r for r in records if r.get("status") in _ERRORS and not r.get("match")]
+    ok = [r for r in records if r.status == Status.OK]
+    digests = dict(Counter(r.digest for r in ok if r.digest is not None))
+    special = {r.status for r in records} & {Status.CRASH, Status.HANG, Status.OUT_OF_MEMORY}
+    bad_errors = [r for r in records if r.status in _ERRORS and not r.match]
+    errors: dict[str, int] = {}
     for r in bad_errors:
-        key = f"{r.get('code')} {r.get('api', '')}".strip()
-        v.errors[key] = v.errors.get(key, 0) + 1
+        key = f"{r.code} {r.api or ''}".strip()
+        errors[key] = errors.get(key, 0) + 1
+    unwritten: dict[str, int] = {}
     for r in ok:
-        for name, n in (r.get("unwritten") or {}).items():
-            v.unwritten[name] = max(v.unwritten.get(name, 0), n)
-    mismatched = [r for r in ok if r.get("match") is False]
-    v.mismatches = len(mismatched)
+        for name, n in (r.unwritten or {}).items():
+            unwritten[name] = max(unwritten.get(name, 0), n)
+    mismatched = [r for r in ok if r.match is False]
+    verdict, detail = Verdict.PASS, ""
     if Status.CRASH in special:
-        v.verdict = Verdict.CRASH
-        v.detail = next(r.get("message", "") for r in records if r.get("status") == Status.CRASH)
+        verdict = Verdict.CRASH
+        detail = next(r.message or "" for r in records if r.status == Status.CRASH)
     elif Status.HANG in special:
-        v.verdict = Verdict.HANG
-        v.detail = next(r.get("message", "") for r in records if r.get("status") == Status.HANG)
+        verdict = Verdict.HANG
+        detail = next(r.message or "" for r in records if r.status == Status.HANG)
     elif Status.OUT_OF_MEMORY in special:
-        v.verdict, v.detail = Verdict.OUT_OF_MEMORY, out_of_memory_detail(records)
+        verdict, detail = Verdict.OUT_OF_MEMORY, out_of_memory_detail(records)
     elif bad_errors:
-        v.verdict = Verdict.ERROR
-        v.detail = bad_errors[0].get("message", "") or f"status {bad_errors[0].get('code')}"
-    elif v.unwritten:
-        v.verdict = Verdict.UNWRITTEN
-        v.detail = ", ".join(f"{k}: {n} elements kept the canary" for k, n in v.unwritten.items())
+        verdict = Verdict.ERROR
+        detail = bad_errors[0].message or f"status {bad_errors[0].code}"
+    elif unwritten:
+        verdict = Verdict.UNWRITTEN
+        detail = ", ".join(f"{k}: {n} elements kept the canary" for k, n in unwritten.items())
     elif mismatched:
-        bad_digests = {r.get("digest") for r in mismatched}
+        bad_digests = {r.digest for r in mismatched}
         if len(mismatched) == len(ok) and len(bad_digests) == 1:
-            v.verdict = Verdict.MISMATCH_STABLE
-            v.detail = f"all {len(ok)} calls gave the same wrong result"
+            verdict = Verdict.MISMATCH_STABLE
+            detail = f"all {len(ok)} calls gave the same wrong result"
         else:
-            v.verdict = Verdict.MISMATCH_RANDOM
-            v.detail = (
+            verdict = Verdict.MISMATCH_RANDOM
+            detail = (
                 f"{len(mismatched)} of {len(ok)} calls differ from the baseline, "
-                f"{len(v.digests)} distinct results"
+                f"{len(digests)} distinct results"
             )
-        if mismatched[0].get("message"):
-            v.detail = mismatched[0]["message"]
-    return v
-
-
-@dataclass
-class PhaseVerdict:
-    """A phase's verdict: the worst of its cases, or CRASH/HANG when the phase died."""
-
-    name: str
-    verdict: str
-    cases: list[CaseVerdict]
-    status: str = PhaseStatus.DONE
-    detail: str = ""
-    variant: str = ""
-    calls: int = 0
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "variant": self.variant,
-            "verdict": str(self.verdict),
-            "status": str(self.status),
-            "detail": self.detail,
-            "calls": self.calls,
-            "seconds": round(self.seconds, 3),
-            "cases": [c.to_json() for c in self.cases],
-        }
+        if mismatched[0].message:
+            detail = mismatched[0].message
+    return CaseVerdict(
+        case_id, verdict, len(records), digests, len(mismatched), errors, unwritten, detail
+    )
 
 
 def grade_phase(
     name: str,
-    records: list[Mapping[str, Any]],
+    records: Iterable[CallRecord],
     *,
     status: str = PhaseStatus.DONE,
     detail: str = "",
@@ -168,31 +118,30 @@ def grade_phase(
     seconds: float = 0.0,
 ) -> PhaseVerdict:
     """Verdicts of every case that has records in the phase (warm-up calls excluded)."""
-    by_case: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_case: dict[str, list[CallRecord]] = defaultdict(list)
     for r in records:
-        if not r.get("warmup"):
-            by_case[r["case"]].append(r)
+        if not r.warmup:
+            by_case[r.case].append(r)
     order = [c for c in case_order if c in by_case] + sorted(set(by_case) - set(case_order))
-    cases = [case_verdict(cid, by_case[cid]) for cid in order]
+    cases = tuple(case_verdict(cid, by_case[cid]) for cid in order)
     verdict = Verdict.combine(c.verdict for c in cases)
     if status == PhaseStatus.CRASHED:
         verdict = Verdict.CRASH
     else:
         verdict = Verdict.combine([verdict, PhaseStatus(status).verdict])
     calls = sum(c.calls for c in cases)
-    return PhaseVerdict(name, verdict, cases, status, detail, variant, calls, seconds)
+    return PhaseVerdict(name, verdict, cases, PhaseStatus(status), detail, variant, calls, seconds)
 
 
-def interference_matrix(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def interference_matrix(records: Iterable[CallRecord]) -> dict[str, Any]:
     """Victim x aggressor matrix of the interleaved phase: per cell, calls and mismatches."""
     cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for r in records:
-        aggressor = r.get("aggressor")
-        if aggressor is None or r.get("warmup"):
+        if r.aggressor is None or r.warmup:
             continue
-        cell = cells[(r["case"], aggressor)]
+        cell = cells[(r.case, r.aggressor)]
         cell[0] += 1
-        cell[1] += int(is_failure(r))
+        cell[1] += int(r.failed)
     victims = sorted({v for v, _ in cells})
     aggressors = sorted({a for _, a in cells})
     return {

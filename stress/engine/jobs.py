@@ -18,6 +18,7 @@ from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import load_corpus
 from stress.engine.phases import PhaseRunner
 from stress.model import PhaseStatus
+from stress.records import CallRecord, RecordedCase
 
 __all__ = ["run_job"]
 
@@ -54,18 +55,13 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     send({"type": "ready"})
 
     def progress(case, cb) -> None:
+        unwritten = {k: o.unwritten for k, o in cb.outputs.items() if o.unwritten}
         send(
-            {
-                "type": "recorded",
-                "case": case.id,
-                "status": cb.status,
-                "code": cb.code,
-                "grading": cb.grading,
-                "bit_deterministic": cb.bit_deterministic,
-                "reference": cb.reference,
-                "unwritten": {k: o.unwritten for k, o in cb.outputs.items() if o.unwritten},
-            }
-        )
+            RecordedCase(
+                case.id, cb.status, cb.code, cb.grading, cb.bit_deterministic, cb.reference,
+                unwritten,
+            ).to_json()
+        )  # fmt: skip
 
     baseline = record_baseline(
         rt,
@@ -87,8 +83,12 @@ def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     cases = load_corpus(job["corpus"], config.include_dirs)
     control = load_corpus(job["control"], config.include_dirs) if job.get("control") else []
     baseline = Baseline.load(job["baseline"]) if job.get("baseline") else None
+
+    def sink(rec: CallRecord | dict[str, Any]) -> None:  # records cross to the parent as JSON
+        send(rec.to_json() if isinstance(rec, CallRecord) else rec)
+
     runner = PhaseRunner(
-        rt, config, cases, control, baseline, sink=send, announce=job.get("announce", True)
+        rt, config, cases, control, baseline, sink=sink, announce=job.get("announce", True)
     )
     phase = job["phase"]
     runner.prepare_inputs(

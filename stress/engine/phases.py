@@ -41,11 +41,13 @@ from stress.engine.pct import GROUP, groups, pct_order
 from stress.engine.replay import Budget, PoolAborted, Worker, WorkerPool
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status
+from stress.records import CallRecord
 
 __all__ = ["PhaseRunner"]
 
 
-Sink = Callable[[dict[str, Any]], None]
+#: Receives each call record, and with ``announce`` a ``begin`` notice (a dict) as a call starts.
+Sink = Callable[[CallRecord | dict[str, Any]], None]
 
 #: PCT schedules in the interleaved phase without --budget; with it, at least this many:
 PCT_SCHEDULES = 60
@@ -81,19 +83,21 @@ class PhaseRunner:
 
     def _emit(
         self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
-    ) -> dict[str, Any]:
+    ) -> CallRecord:
         cb = self.baseline.cases.get(case.id) if self.baseline else None
-        rec = {
-            "type": "call",
-            "phase": phase,
-            "seq": next(self._seq),
-            "worker": worker,
-            "round": rnd,
-        }
-        rec.update(judge(case, outcome, cb, canary=extra.pop("canary", self.config.canary)))
-        rec["t"] = round(outcome.start, 6)
-        rec["dur"] = round(outcome.duration, 6)
-        rec.update(extra)
+        canary = extra.pop("canary", self.config.canary)
+        seq = next(self._seq)
+        rec = judge(
+            case,
+            outcome,
+            cb,
+            phase=phase,
+            canary=canary,
+            seq=seq,
+            worker=worker,
+            round=rnd,
+            **extra,
+        )
         self.sink(rec)
         return rec
 
@@ -109,18 +113,17 @@ class PhaseRunner:
     def _hang(self, phase: str, detail: dict[str, Any]) -> None:
         for stuck in detail.get("stuck", []):
             self.sink(
-                {
-                    "type": "call",
-                    "phase": phase,
-                    "seq": next(self._seq),
-                    "worker": stuck.get("worker"),
-                    "round": stuck.get("round"),
-                    "case": stuck.get("case"),
-                    "status": Status.HANG,
-                    "match": False,
-                    "message": f"call did not finish within {detail.get('timeout_s')} s "
+                CallRecord(
+                    phase=phase,
+                    seq=next(self._seq),
+                    worker=stuck.get("worker"),
+                    round=stuck.get("round"),
+                    case=stuck.get("case"),
+                    status=Status.HANG,
+                    match=False,
+                    message=f"call did not finish within {detail.get('timeout_s')} s "
                     f"(in flight: {_in_flight(detail)})",
-                }
+                )
             )
 
     def _begin(self, worker: Worker, **what: Any) -> None:

@@ -19,6 +19,7 @@ from stress.corpus import Case
 from stress.engine.grading import grade_phase
 from stress.engine.shrink import ddmin, write_corpus
 from stress.model import Diagnosis, PhaseStatus, Verdict
+from stress.records import CALL, CallRecord, PhaseVerdict, RunReport
 
 if TYPE_CHECKING:
     from stress.engine.session import Session
@@ -41,46 +42,40 @@ class Reproducer:
         self.trial_corpus = self.repro_dir / "trial.toml"
         self.trials = 0
 
-    def find(self, report: dict[str, Any]) -> dict[str, Any] | None:
+    def find(self, report: RunReport) -> dict[str, Any] | None:
         """The reproducer of ``report``'s failing phase, or None when there is none to shrink."""
         phase = _failing_phase(report)
         if phase is None:
             return None
-        victims = [
-            c["id"]
-            for c in phase["cases"]
-            if c["verdict"] != Verdict.PASS and c["id"] in self.by_id
-        ]
+        victims = [c.id for c in phase.cases if c.verdict != Verdict.PASS and c.id in self.by_id]
         if not victims:
             return None
         self.repro_dir.mkdir(exist_ok=True)
-        self.session.ui.message(
-            f"shrinking the failing {phase['name']} phase to a minimal reproducer"
-        )
+        self.session.ui.message(f"shrinking the failing {phase.name} phase to a minimal reproducer")
         stream = self._stream(phase)
-        if phase["name"] == "interleaved":
+        if phase.name == "interleaved":
             # a failing pair when one fails; else (a PCT schedule of three calls failed) the
             # smallest set of cases whose interleaved phase still fails
-            chosen = self._pairs(report["interference"]["cells"]) or self._shrink(
+            chosen = self._pairs(report.interference["cells"]) or self._shrink(
                 "interleaved", stream, self.by_id[victims[0]]
             )
         else:
-            chosen = self._shrink(phase["name"], stream, self.by_id[victims[0]])
+            chosen = self._shrink(phase.name, stream, self.by_id[victims[0]])
         self.trial_corpus.unlink(missing_ok=True)
         if not chosen:
             return {
-                "phase": phase["name"],
+                "phase": phase.name,
                 "verified": False,
                 "trials": self.trials,
                 "note": "no smaller failing set found within the shrink budget",
             }
-        return self._result(phase["name"], stream, chosen)
+        return self._result(phase.name, stream, chosen)
 
     # -- the search ------------------------------------------------------------------------
-    def _stream(self, phase: dict[str, Any]) -> str:
-        if "per-thread" in phase.get("variant", ""):
+    def _stream(self, phase: PhaseVerdict) -> str:
+        if "per-thread" in phase.variant:
             return "per-thread"
-        return self.config.streams[0] if phase["name"] != "interleaved" else "shared"
+        return self.config.streams[0] if phase.name != "interleaved" else "shared"
 
     def _pairs(self, cells: list[dict[str, Any]]) -> list[Case] | None:
         """The first (victim, aggressor) pair of the worst interference cells that still fails."""
@@ -129,7 +124,9 @@ class Reproducer:
         result = self.session._job(job, records.append)
         if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG):
             return True
-        graded = grade_phase(phase, [r for r in records if r.get("type") == "call"])
+        graded = grade_phase(
+            phase, [CallRecord.from_json(r) for r in records if r.get("type") == CALL]
+        )
         return any(c.id == victim and c.verdict != Verdict.PASS for c in graded.cases)
 
     # -- the result ------------------------------------------------------------------------
@@ -168,18 +165,18 @@ class Reproducer:
         }
 
 
-def _failing_phase(report: dict[str, Any]) -> dict[str, Any] | None:
+def _failing_phase(report: RunReport) -> PhaseVerdict | None:
     """The phase to shrink: isolated for a self-race, interleaved (else mixed) for
     contamination; None for other diagnoses."""
-    diagnosis = report["diagnosis"]
+    diagnosis = report.diagnosis
     if diagnosis not in (Diagnosis.CROSS_CALL_CONTAMINATION, Diagnosis.SELF_RACE):
         return None
-    failing = [p for p in report["phases"] if p["verdict"] != Verdict.PASS]
+    failing = [p for p in report.phases if p.verdict != Verdict.PASS]
     names = ("isolated",)
     if diagnosis == Diagnosis.CROSS_CALL_CONTAMINATION:
         names = ("interleaved", "mixed")
     for name in names:
-        phase = next((p for p in failing if p["name"] == name), None)
+        phase = next((p for p in failing if p.name == name), None)
         if phase is not None:
             return phase
     return None

@@ -26,7 +26,8 @@ from stress.engine.isolate import ChildResult, run_child
 from stress.engine.reproducer import Reproducer
 from stress.engine.schedule import Scheduler, no_calls_detail, plan, settled, settled_at
 from stress.errors import ConfigError
-from stress.model import PhaseStatus, Status, is_failure
+from stress.model import PhaseStatus, Status
+from stress.records import CALL, RECORDED, CallRecord, PhaseResult, RecordedCase, RunReport
 from stress.report.document import build_report, write_reports
 from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
 
@@ -42,7 +43,7 @@ class SessionUI:
     def phase_start(self, name: str, variant: str, cases: int) -> None:
         pass
 
-    def record(self, rec: dict[str, Any]) -> None:
+    def record(self, rec: CallRecord) -> None:
         pass
 
     def phase_end(self, name: str, variant: str, status: str, calls: int, seconds: float) -> None:
@@ -79,7 +80,7 @@ class Session:
 
     cases: list[Case] = field(init=False, default_factory=list)
     _t0: float = field(init=False, default=0.0)
-    _first: dict[str, Any] | None = field(init=False, default=None)  # the first failing call
+    _first: CallRecord | None = field(init=False, default=None)  # the first failing call
     control_cases: list[Case] = field(init=False, default_factory=list)
     header: dict[str, Any] = field(init=False, default_factory=dict)  # the journal's first record
 
@@ -156,7 +157,7 @@ class Session:
                 )
         self._check_sizes()
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> RunReport:
         """Run every phase; returns the report (also written to the out dir)."""
         self._t0 = time.monotonic()
         self.config.validate()
@@ -187,7 +188,7 @@ class Session:
             timing: dict[str, Any] = {"first_detection_s": None, "diagnosis_s": None}
             try:
                 timing["diagnosis_s"] = self._run_phases(writer, str(path))
-                timing["first_detection_s"] = self._first["elapsed"] if self._first else None
+                timing["first_detection_s"] = self._first.elapsed if self._first else None
                 writer.sync()
                 if self.shrink_budget > 0:
                     try:
@@ -224,9 +225,14 @@ class Session:
                     "(or pass --record-baseline)"
                 )
             self.ui.message(f"no baseline at {path}: recording it now")
-            recorded: list[dict[str, Any]] = []
+            recorded: list[RecordedCase] = []
             self.record_baseline(
-                path, lambda r: recorded.append(r) if r.get("type") == "recorded" else None
+                path,
+                lambda r: (
+                    recorded.append(RecordedCase.from_json(r))
+                    if r.get("type") == RECORDED
+                    else None
+                ),
             )
             self.ui.message(recording_summary(path, recorded))
         baseline = Baseline.load(path)
@@ -279,11 +285,11 @@ class Session:
             self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
             ran.append(step.phase)
             report = build_report(writer.records)
-            diagnosis = report["diagnosis"]
+            diagnosis = report.diagnosis
             history.append((round(time.monotonic() - self._t0, 3), diagnosis))
             done = i + 1 == len(steps) or steps[i + 1].phase != step.phase
             if self.config.fail_fast and settled(
-                diagnosis, ran, self.config.phases, report["explanation"], done
+                diagnosis, ran, self.config.phases, report.explanation, done
             ):
                 skipped = [f"{s.phase} {s.variant}".strip() for s in steps[i + 1 :]]
                 if skipped:
@@ -296,14 +302,14 @@ class Session:
                 break
         return settled_at(history)
 
-    def _first_failure(self, rec: dict[str, Any]) -> None:
-        if self._first is not None or rec.get("warmup") or not is_failure(rec):
+    def _first_failure(self, rec: CallRecord) -> None:
+        if self._first is not None or rec.warmup or not rec.failed:
             return
         self._first = rec
-        where = rec.get("phase", "?") + (f" ({rec['variant']})" if rec.get("variant") else "")
+        where = rec.phase + (f" ({rec.variant})" if rec.variant else "")
         self.ui.message(
-            f"first failure: {rec['elapsed']:.2f} s after the start, case {rec.get('case')} "
-            f"in {where}: {rec.get('status')}"
+            f"first failure: {rec.elapsed:.2f} s after the start, case {rec.case} "
+            f"in {where}: {rec.status}"
         )
 
     def _run_phase(
@@ -332,15 +338,19 @@ class Session:
         calls = 0
         started = time.monotonic()
 
-        def on_record(rec: dict[str, Any]) -> None:
+        def on_record(rec: dict[str, Any] | CallRecord) -> None:
             nonlocal calls
-            if rec.get("type") == "call":
-                calls += 1
-                rec["variant"] = variant
-                rec["elapsed"] = round(time.monotonic() - self._t0, 4)  # since the run began
-                writer.write(rec)
-                self.ui.record(rec)
-                self._first_failure(rec)
+            if isinstance(rec, dict) and rec.get("type") != CALL:
+                return
+            calls += 1
+            stamp = {"variant": variant, "elapsed": round(time.monotonic() - self._t0, 4)}
+            if isinstance(rec, CallRecord):
+                call = rec.replace(**stamp)
+            else:  # as the child sent it: one construction on the parent's hot path
+                call = CallRecord.from_json({**rec, **stamp})
+            writer.write(call)
+            self.ui.record(call)
+            self._first_failure(call)
 
         job = {
             "kind": "phase",
@@ -358,16 +368,15 @@ class Session:
             if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG) and result.in_flight:
                 for flying in result.in_flight:
                     on_record(
-                        {
-                            "type": "call",
-                            "phase": phase,
-                            "status": Status.CRASH
+                        CallRecord(
+                            phase=phase,
+                            status=Status.CRASH
                             if result.status == PhaseStatus.CRASHED
                             else Status.HANG,
-                            "match": False,
+                            match=False,
                             **flying,
-                            "message": f"{result.detail} while this call was in flight",
-                        }
+                            message=f"{result.detail} while this call was in flight",
+                        )
                     )
             if result.status == PhaseStatus.CRASHED and not result.in_flight:
                 detail += " (no call in flight: during setup)"
@@ -383,16 +392,7 @@ class Session:
         finally:
             seconds = time.monotonic() - started
             writer.write(
-                {
-                    "type": "phase-end",
-                    "phase": phase,
-                    "variant": variant,
-                    "status": status,
-                    "detail": detail,
-                    "calls": calls,
-                    "seconds": round(seconds, 3),
-                    **extra,
-                }
+                PhaseResult(phase, variant, status, detail, calls, round(seconds, 3), **extra)
             )
             writer.sync()
             self.ui.phase_end(phase, variant, status, calls, seconds)

@@ -12,24 +12,26 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from stress.htmlreport.load import CaseResult, Phase, Run, load_run
+from stress.htmlreport.load import Run, load_run
 from stress.model import PhaseStatus, Verdict
+from stress.records import CaseVerdict, PhaseVerdict
 
 __all__ = ["junit_tree", "write_junit"]
 
 
-def _failure_text(run: Run, phase: Phase, case: CaseResult) -> str:
+def _failure_text(run: Run, phase: PhaseVerdict, case: CaseVerdict) -> str:
     lines = [
         f"{case.verdict} in {phase.title}: {case.detail}",
         f"baseline digest: {run.baseline.get(case.id) or '(none)'}",
         "digests seen:",
     ]
-    lines += [f"  {d} x {n}" for d, n in case.digests] or ["  (no successful call)"]
+    seen = sorted(case.digests.items(), key=lambda kv: -kv[1])
+    lines += [f"  {d} x {n}" for d, n in seen] or ["  (no successful call)"]
     lines.append(run.verdict_line)
     return "\n".join(lines)
 
 
-def _suite(run: Run, phase: Phase) -> ET.Element:
+def _suite(run: Run, phase: PhaseVerdict) -> ET.Element:
     failures = [c for c in phase.cases if c.verdict != Verdict.PASS]
     suite = ET.Element(
         "testsuite",

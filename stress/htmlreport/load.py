@@ -18,18 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
-from stress.model import PhaseStatus, is_failure
+from stress.model import PhaseStatus
+from stress.records import CALL, CallRecord, PhaseVerdict
 from stress.sanitize.findings import Finding, read_jsonl
 
 __all__ = [
     "Call",
-    "CaseResult",
     "GradElement",
     "Gradcheck",
     "PairCell",
-    "Phase",
     "Run",
-    "call_is_wrong",
     "fingerprint",
     "load_gradcheck",
     "load_run",
@@ -60,35 +58,6 @@ class Call:
     warmup: bool
     wrong: bool
     message: str
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """A case's verdict in one phase, with the digests it produced (digest, count)."""
-
-    id: str
-    verdict: str
-    calls: int
-    mismatches: int
-    digests: tuple[tuple[str, int], ...]
-    detail: str
-
-
-@dataclass(frozen=True)
-class Phase:
-    """One phase run (a phase under one stream policy is its own ``variant``)."""
-
-    name: str
-    variant: str
-    verdict: str
-    status: str
-    detail: str
-    seconds: float
-    cases: tuple[CaseResult, ...]
-
-    @property
-    def title(self) -> str:
-        return self.name + (f" [{self.variant}]" if self.variant else "")
 
 
 @dataclass(frozen=True)
@@ -148,7 +117,7 @@ class Run:
     baseline: Mapping[str, str]  # case id -> baseline call digest
     case_ids: tuple[str, ...]
     fingerprint: str  # of the corpus: case ids and content keys
-    phases: tuple[Phase, ...]
+    phases: tuple[PhaseVerdict, ...]
     calls: tuple[Call, ...]
     pairs: tuple[PairCell, ...]
     victims: tuple[str, ...]
@@ -186,29 +155,23 @@ def read_journal(path: Path) -> tuple[list[dict[str, Any]], bool]:
     return records, truncated
 
 
-def call_is_wrong(rec: Mapping[str, Any]) -> bool:
-    """A call that is a finding (the model's one predicate, :func:`stress.model.is_failure`)."""
-    return is_failure(rec)
-
-
-def _call(rec: Mapping[str, Any]) -> Call:
-    start = rec.get("t")
+def _call(rec: CallRecord) -> Call:
     return Call(
-        phase=str(rec.get("phase", "?")),
-        variant=str(rec.get("variant", "")),
-        seq=int(rec.get("seq", -1) if rec.get("seq") is not None else -1),
-        worker=int(rec.get("worker") or 0),
-        round=int(rec.get("round") or 0),
-        case=str(rec.get("case", "?")),
-        status=str(rec.get("status", "?")),
-        match=rec.get("match"),
-        digest=str(rec.get("digest", "")),
-        start=float(start) if start is not None else None,
-        duration=float(rec.get("dur") or 0.0),
-        aggressor=str(rec.get("aggressor", "")),
-        warmup=bool(rec.get("warmup")),
-        wrong=call_is_wrong(rec),
-        message=str(rec.get("message", "")),
+        phase=rec.phase,
+        variant=rec.variant or "",
+        seq=-1 if rec.seq is None else int(rec.seq),
+        worker=int(rec.worker or 0),
+        round=int(rec.round or 0),
+        case=rec.case,
+        status=str(rec.status),
+        match=rec.match,
+        digest=rec.digest or "",
+        start=float(rec.t) if rec.t is not None else None,
+        duration=float(rec.dur or 0.0),
+        aggressor=rec.aggressor or "",
+        warmup=bool(rec.warmup),
+        wrong=rec.failed,
+        message=rec.message or "",
     )
 
 
@@ -227,7 +190,7 @@ def worst_verdict(verdicts: Iterator[str] | list[str]) -> str:
 
 def _grade(
     records: list[dict[str, Any]], case_order: list[str]
-) -> tuple[list[Any], dict[str, Any], str, str]:
+) -> tuple[list[PhaseVerdict], dict[str, Any], str, str]:
     """Phase verdicts, interference matrix and diagnosis, graded exactly as ``report.json`` is
     (:func:`stress.report.document.grade_journal`): the one place this package depends on
     grading code rather than on a file format."""
@@ -237,21 +200,6 @@ def _grade(
     del case_order  # the journal's run header carries the case order
     g = grade_journal(records)
     return list(g.phases), interference_matrix(g.interleaved), str(g.diagnosis), g.explanation
-
-
-def _phase(p: Any) -> Phase:
-    cases = tuple(
-        CaseResult(
-            id=c.id,
-            verdict=c.verdict,
-            calls=c.calls,
-            mismatches=c.mismatches,
-            digests=tuple(sorted(c.digests.items(), key=lambda kv: -kv[1])),
-            detail=c.detail,
-        )
-        for c in p.cases
-    )
-    return Phase(p.name, p.variant, p.verdict, p.status, p.detail, float(p.seconds), cases)
 
 
 def _floats(values: Any) -> tuple[float | None, ...]:
@@ -323,8 +271,8 @@ def load_run(run_dir: Path) -> Run:
         baseline={k: str(v.get("digest", "")) for k, v in (baseline.get("cases") or {}).items()},
         case_ids=tuple(case_ids),
         fingerprint=fingerprint(cases),
-        phases=tuple(_phase(p) for p in phases),
-        calls=tuple(_call(r) for r in _of_type(records, "call")),
+        phases=tuple(phases),
+        calls=tuple(_call(CallRecord.from_json(r)) for r in _of_type(records, CALL)),
         pairs=tuple(PairCell(**c) for c in inter["cells"]),
         victims=tuple(inter["victims"]),
         aggressors=tuple(inter["aggressors"]),

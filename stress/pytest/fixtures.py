@@ -202,9 +202,7 @@ class StressRun:
             if victim is None:
                 return not result.ok
             return any(
-                c["id"] == victim and c["verdict"] != Verdict.PASS
-                for p in result.phases
-                for c in p["cases"]
+                c.id == victim and c.verdict != Verdict.PASS for p in result.phases for c in p.cases
             )
 
         return shrink_mix(

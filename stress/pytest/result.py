@@ -9,6 +9,7 @@ from typing import Any
 
 from stress.corpus.parse import Case
 from stress.model import Diagnosis, Verdict
+from stress.records import PhaseVerdict, RunReport
 
 __all__ = ["StressFailure", "StressResult"]
 
@@ -21,7 +22,7 @@ class StressFailure(AssertionError):
 class StressResult:
     """The outcome of one :meth:`StressRunner.run`."""
 
-    report: dict[str, Any]
+    report: RunReport
     out_dir: Path
     worker: str
     device: int
@@ -33,38 +34,36 @@ class StressResult:
 
     @property
     def diagnosis(self) -> str:
-        return self.report["diagnosis"]
+        return str(self.report.diagnosis)  # a plain str: it travels to xdist's controller
 
     @property
     def explanation(self) -> str:
-        return self.report.get("explanation", "")
+        return self.report.explanation
 
     @property
     def ok(self) -> bool:
         """True when every phase passed (diagnosis ``clean``)."""
-        return self.report["diagnosis"] == Diagnosis.CLEAN
+        return self.report.diagnosis == Diagnosis.CLEAN
 
     @property
-    def phases(self) -> list[dict[str, Any]]:
-        return self.report["phases"]
+    def phases(self) -> tuple[PhaseVerdict, ...]:
+        return self.report.phases
 
     @property
     def verdicts(self) -> dict[tuple[str, str], str]:
         """(phase label, case id) -> verdict; the label is ``phase`` or ``phase[variant]``."""
-        return {
-            (_label(p), c["id"]): c["verdict"] for p in self.report["phases"] for c in p["cases"]
-        }
+        return {(_label(p), c.id): c.verdict for p in self.report.phases for c in p.cases}
 
     def verdict(self, phase: str, case: str) -> str:
         """The verdict of ``case`` in ``phase`` (the worst over the phase's variants)."""
         from stress.engine.grading import worst
 
         found = [
-            c["verdict"]
-            for p in self.report["phases"]
-            if p["name"] == phase
-            for c in p["cases"]
-            if c["id"] == case
+            c.verdict
+            for p in self.report.phases
+            if p.name == phase
+            for c in p.cases
+            if c.id == case
         ]
         if not found:
             raise KeyError(f"no verdict for case {case!r} in phase {phase!r}")
@@ -73,33 +72,33 @@ class StressResult:
     def failures(self) -> list[dict[str, Any]]:
         """Every (phase, case) that did not pass, with its evidence."""
         out = []
-        for p in self.report["phases"]:
-            if p["verdict"] == Verdict.PASS:
+        for p in self.report.phases:
+            if p.verdict == Verdict.PASS:
                 continue
-            bad_cases = [c for c in p["cases"] if c["verdict"] != Verdict.PASS]
+            bad_cases = [c for c in p.cases if c.verdict != Verdict.PASS]
             if not bad_cases:
                 out.append(
                     {
                         "phase": _label(p),
                         "case": None,
-                        "verdict": p["verdict"],
-                        "detail": p.get("detail") or p.get("status", ""),
+                        "verdict": str(p.verdict),
+                        "detail": p.detail or str(p.status),
                     }
                 )
             for c in bad_cases:
-                base = self.baselines.get(c["id"], {})
+                base = self.baselines.get(c.id, {})
                 out.append(
                     {
                         "phase": _label(p),
-                        "case": c["id"],
-                        "verdict": c["verdict"],
-                        "detail": c.get("detail", ""),
-                        "calls": c.get("calls", 0),
+                        "case": c.id,
+                        "verdict": str(c.verdict),
+                        "detail": c.detail,
+                        "calls": c.calls,
                         "baseline_digest": base.get("digest") or None,
                         "baseline_status": base.get("status"),
-                        "digests": c.get("digests", {}),
-                        "errors": c.get("errors", {}),
-                        "unwritten": c.get("unwritten", {}),
+                        "digests": dict(c.digests),
+                        "errors": dict(c.errors),
+                        "unwritten": dict(c.unwritten),
                     }
                 )
         return out
@@ -107,14 +106,14 @@ class StressResult:
     def summary_lines(self) -> list[str]:
         """One line per phase: ``phase  verdict  calls``."""
         return [
-            f"  {_label(p):<28} {p['verdict']:<16} {p['calls']:>6} calls  {p['seconds']:.2f} s"
-            for p in self.report["phases"]
+            f"  {_label(p):<28} {p.verdict:<16} {p.calls:>6} calls  {round(p.seconds, 3):.2f} s"
+            for p in self.report.phases
         ]
 
     def message(self, limit: int = 12) -> str:
         """A readable account: diagnosis, each failing phase/case with verdict and digests,
         where the results are and how to replay the run."""
-        seed = self.report.get("seed")
+        seed = self.report.seed
         head = (
             f"stress run {'passed' if self.ok else 'found ' + self.diagnosis} on device "
             f"{self.device} (worker {self.worker}, backend {self._backend()}, seed {seed}, "
@@ -149,7 +148,7 @@ class StressResult:
                 )
         if len(failures) > limit:
             lines.append(f"  ... and {len(failures) - limit} more (see report.md)")
-        repro = self.report.get("reproducer")
+        repro = self.report.reproducer
         if repro and repro.get("command"):
             lines.append(f"  minimal reproducer ({len(repro['cases'])} cases): {repro['command']}")
         lines.append(f"  results: {self.out_dir / 'results.jsonl'} (report: report.md)")
@@ -157,7 +156,7 @@ class StressResult:
         return "\n".join(lines)
 
     def _backend(self) -> str:
-        b = self.report.get("backend", {})
+        b = self.report.backend
         return "sim" if b.get("simulator") else str(b.get("kind", "?"))
 
     def assert_clean(self) -> None:
@@ -173,15 +172,15 @@ class StressResult:
             "worker": self.worker,
             "device": self.device,
             "backend": self._backend(),
-            "seed": self.report.get("seed"),
+            "seed": self.report.seed,
             "out_dir": str(self.out_dir),
             "diagnosis": self.diagnosis,
             "explanation": self.explanation,
-            "verdict": self.report.get("verdict"),
+            "verdict": str(self.report.verdict),
             "cases": [c.id for c in self.cases],
             "phases": [
-                {"phase": _label(p), "verdict": p["verdict"], "calls": p["calls"]}
-                for p in self.report["phases"]
+                {"phase": _label(p), "verdict": str(p.verdict), "calls": p.calls}
+                for p in self.report.phases
             ],
             "failures": [
                 {k: f.get(k) for k in ("phase", "case", "verdict", "detail")}
@@ -193,9 +192,9 @@ class StressResult:
     def __repr__(self) -> str:
         return (
             f"<StressResult {self.diagnosis} device={self.device} worker={self.worker} "
-            f"phases={[_label(p) + ':' + p['verdict'] for p in self.report['phases']]}>"
+            f"phases={[_label(p) + ':' + p.verdict for p in self.report.phases]}>"
         )
 
 
-def _label(p: dict[str, Any]) -> str:
-    return f"{p['name']}[{p['variant']}]" if p.get("variant") else p["name"]
+def _label(p: PhaseVerdict) -> str:
+    return f"{p.name}[{p.variant}]" if p.variant else p.name

@@ -11,12 +11,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from stress.baseline.store import atomic_write_bytes
 from stress.engine.coverage import coverage, describe
-from stress.engine.grading import PhaseVerdict, diagnose, grade_phase, interference_matrix
-from stress.model import Diagnosis, PhaseStatus, Verdict, is_failure, schema
+from stress.engine.grading import diagnose, grade_phase, interference_matrix
+from stress.errors import ConfigError
+from stress.model import Diagnosis, PhaseStatus, Verdict, schema
+from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, PhaseVerdict, RunReport
 from stress.report.journal import RESULTS_FILE, read_results
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
 ]
 
 REPORT_SCHEMA = schema("report")
+T = TypeVar("T")
 
 
 def _phase_key(rec: Mapping[str, Any]) -> tuple[str, str]:
@@ -42,7 +45,7 @@ class GradedJournal:
 
     header: Mapping[str, Any]
     phases: tuple[PhaseVerdict, ...]
-    interleaved: tuple[Mapping[str, Any], ...]  # the interleaved phase's call records
+    interleaved: tuple[CallRecord, ...]  # the interleaved phase's call records
     run_end: Mapping[str, Any]
     notes: tuple[str, ...]
     diagnosis: Diagnosis
@@ -54,23 +57,24 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
     """Group result records by phase (in the order they started), grade each, diagnose."""
     header: dict[str, Any] = {}
     order: list[tuple[str, str]] = []
-    ends: dict[tuple[str, str], Mapping[str, Any]] = {}
-    calls: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    ends: dict[tuple[str, str], PhaseResult] = {}
+    calls: dict[tuple[str, str], list[CallRecord]] = defaultdict(list)
     run_end: Mapping[str, Any] = {}
     notes: list[str] = []
     first: float | None = None
-    for rec in records:
+    for line, rec in enumerate(records, 1):
         kind = rec["type"]
         if kind == "run":
             header = dict(rec)
         elif kind == "phase-start":
             order.append(_phase_key(rec))
-        elif kind == "phase-end":
-            ends[_phase_key(rec)] = rec
-        elif kind == "call":
-            calls[_phase_key(rec)].append(rec)
-            if first is None and not rec.get("warmup") and is_failure(rec):
-                first = rec.get("elapsed")
+        elif kind == PHASE_END:
+            ends[_phase_key(rec)] = _typed(PhaseResult, rec, line)
+        elif kind == CALL:
+            call = _typed(CallRecord, rec, line)
+            calls[_phase_key(rec)].append(call)
+            if first is None and not call.warmup and call.failed:
+                first = call.elapsed
         elif kind == "run-end":
             run_end = rec
         elif kind == "note":
@@ -86,32 +90,43 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
     )
 
 
+def _typed(cls: type[T], rec: Mapping[str, Any], line: int) -> T:
+    """``cls.from_json(rec)``; a damaged record is the user's to fix: one line naming it."""
+    try:
+        return cls.from_json(rec)  # type: ignore[attr-defined]
+    except ValueError as exc:
+        raise ConfigError(
+            f"{RESULTS_FILE}: line {line}: {exc}; the journal is damaged (re-run, or remove "
+            "the line and re-render)"
+        ) from None
+
+
 def _grade_phase(
     key: tuple[str, str],
-    end: Mapping[str, Any] | None,
-    calls: list[Mapping[str, Any]],
+    end: PhaseResult | None,
+    calls: list[CallRecord],
     case_order: list[str],
 ) -> PhaseVerdict:
     return grade_phase(
         key[0],
         calls,
-        status=end.get("status", PhaseStatus.DONE) if end else PhaseStatus.INTERRUPTED,
-        detail=end.get("detail", "") if end else "the run stopped during this phase",
+        status=end.status if end else PhaseStatus.INTERRUPTED,
+        detail=end.detail if end else "the run stopped during this phase",
         variant=key[1],
         case_order=case_order,
-        seconds=end.get("seconds", 0.0) if end else 0.0,
+        seconds=end.seconds if end else 0.0,
     )
 
 
-def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The report document (see README "Reports") from result records."""
-    records = list(records)
+def build_report(records: Iterable[Mapping[str, Any]]) -> RunReport:
+    """The report (see README "Reports") from result records."""
+    records = list(records)  # read twice: graded, then the coverage reached
     g = grade_journal(records)
     header, phases, run_end = g.header, g.phases, g.run_end
     diagnosis, explanation, notes = g.diagnosis, g.explanation, list(g.notes)
     interleaved = g.interleaved
     complete = bool(run_end) and run_end.get("status") == PhaseStatus.DONE
-    return {
+    document = {
         "schema": REPORT_SCHEMA,
         "backend": header.get("backend", {}),
         "config": header.get("config", {}),
@@ -119,7 +134,7 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "corpus": header.get("corpus", []),
         "baseline": header.get("baseline", {}).get("path"),
         "started": header.get("started"),
-        "phases": [p.to_json() for p in phases],
+        "phases": phases,
         "interference": interference_matrix(interleaved),
         "diagnosis": str(diagnosis),
         "explanation": explanation,
@@ -137,50 +152,44 @@ def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         },
         "coverage": coverage(header, (r for r in records if r.get("type") == "call")),
     }
+    return RunReport.from_json(document)
 
 
-def _phase_title(p: Mapping[str, Any]) -> str:
-    return p["name"] + (f" [{p['variant']}]" if p.get("variant") else "")
-
-
-def render_markdown(report: Mapping[str, Any]) -> str:
+def render_markdown(report: RunReport) -> str:
     """A Markdown report: summary, per-phase verdict tables, interference matrix."""
-    b = report.get("backend", {})
-    cfg = report.get("config", {})
+    b = report.backend
+    cfg = report.config
     lines = [
         "# aclnn-stress report",
         "",
-        f"**Diagnosis: `{report['diagnosis']}`** — {report.get('explanation', '')}",
+        f"**Diagnosis: `{report.diagnosis}`** — {report.explanation}",
         "",
         f"- backend: {b.get('kind')}{' (simulator)' if b.get('simulator') else ''}, "
         f"SoC {b.get('soc')}, version {b.get('version')}",
-        f"- seed {report.get('seed')}, threads {cfg.get('threads')}, context {cfg.get('context')}, "
+        f"- seed {report.seed}, threads {cfg.get('threads')}, context {cfg.get('context')}, "
         f"streams {', '.join(cfg.get('streams', []))}, deterministic "
         f"{'on' if cfg.get('deterministic') else 'off'}",
-        f"- baseline: {report.get('baseline')}",
-        f"- status: {report.get('status')}, {report.get('calls')} calls",
+        f"- baseline: {report.baseline}",
+        f"- status: {report.status}, {report.calls} calls",
         "",
         "| phase | verdict | calls | seconds | status |",
         "|---|---|---:|---:|---|",
     ]
-    for p in report["phases"]:
+    for p in report.phases:
         lines.append(
-            f"| {_phase_title(p)} | {p['verdict']} | {p['calls']} | {p['seconds']:.1f} | "
-            f"{p['status']}{': ' + p['detail'] if p.get('detail') else ''} |"
+            f"| {p.title} | {p.verdict} | {p.calls} | {round(p.seconds, 3):.1f} | "
+            f"{p.status}{': ' + p.detail if p.detail else ''} |"
         )
-    lines += [f"- coverage: {line}" for line in describe(report.get("coverage") or {})]
-    for p in report["phases"]:
-        lines += ["", f"## {_phase_title(p)} — {p['verdict']}", ""]
+    lines += [f"- coverage: {line}" for line in describe(report.extra.get("coverage") or {})]
+    for p in report.phases:
+        lines += ["", f"## {p.title} — {p.verdict}", ""]
         lines += [
             "| case | verdict | calls | distinct results | detail |",
             "|---|---|---:|---:|---|",
         ]
-        for c in p["cases"]:
-            lines.append(
-                f"| {c['id']} | {c['verdict']} | {c['calls']} | {len(c['digests'])} | "
-                f"{c.get('detail', '')} |"
-            )
-    inter = report.get("interference") or {}
+        for c in p.cases:
+            lines.append(f"| {c.id} | {c.verdict} | {c.calls} | {len(c.digests)} | {c.detail} |")
+    inter = report.interference or {}
     if inter.get("cells"):
         failing = [c for c in inter["cells"] if c["failures"]]
         lines += ["", "## Interference (interleaved): victim x aggressor", ""]
@@ -192,7 +201,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
                 f"| {c['victim']} | {c['aggressor']} | {c['failures']} / {c['calls']} |"
                 for c in failing
             ]
-    repro = report.get("reproducer")
+    repro = report.reproducer
     if repro and repro.get("command"):
         lines += [
             "",
@@ -205,16 +214,12 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         ]
     elif repro:
         lines += ["", "## Minimal reproducer", "", repro.get("note", "")]
-    if report.get("notes"):
-        lines += ["", "## Notes", ""] + [f"- {n}" for n in report["notes"]]
+    if report.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
     return "\n".join(lines) + "\n"
 
 
-def _style(verdict: str) -> str:
-    return Verdict(verdict).style if verdict in Verdict.__members__ else "white"
-
-
-def render_console(report: Mapping[str, Any], console: Any = None, *, cases: bool = True) -> None:
+def render_console(report: RunReport, console: Any = None, *, cases: bool = True) -> None:
     """Verdict tables per phase and the diagnosis, with rich."""
     from rich.console import Console
     from rich.markup import escape
@@ -224,51 +229,47 @@ def render_console(report: Mapping[str, Any], console: Any = None, *, cases: boo
     summary = Table(title="phases", show_lines=False)
     for col in ("phase", "verdict", "calls", "seconds", "status"):
         summary.add_column(col, justify="right" if col in ("calls", "seconds") else "left")
-    for p in report["phases"]:
-        v = p["verdict"]
+    for p in report.phases:
         summary.add_row(
-            escape(_phase_title(p)),
-            f"[{_style(v)}]{v}[/]",
-            str(p["calls"]),
-            f"{p['seconds']:.1f}",
-            p["status"],
+            escape(p.title),
+            f"[{p.verdict.style}]{p.verdict}[/]",
+            str(p.calls),
+            f"{round(p.seconds, 3):.1f}",
+            str(p.status),
         )
     console.print(summary)
-    for line in describe(report.get("coverage") or {}):
+    for line in describe(report.extra.get("coverage") or {}):
         console.print(f"coverage: {escape(line)}", highlight=False)
     if cases:
-        for p in report["phases"]:
-            if p["verdict"] == Verdict.PASS:
+        for p in report.phases:
+            if p.verdict == Verdict.PASS:
                 continue
-            t = Table(title=escape(f"{_phase_title(p)}: {p['verdict']}"))
+            t = Table(title=escape(f"{p.title}: {p.verdict}"))
             for col in ("case", "verdict", "calls", "results", "detail"):
                 t.add_column(col)
-            for c in p["cases"]:
-                v = c["verdict"]
+            for c in p.cases:
                 t.add_row(
-                    escape(c["id"]),
-                    f"[{_style(v)}]{v}[/]",
-                    str(c["calls"]),
-                    str(len(c["digests"])),
-                    escape(c.get("detail", "")),
+                    escape(c.id),
+                    f"[{c.verdict.style}]{c.verdict}[/]",
+                    str(c.calls),
+                    str(len(c.digests)),
+                    escape(c.detail),
                 )
             console.print(t)
-    repro = report.get("reproducer") or {}
+    repro = report.reproducer or {}
     if repro.get("command"):
         console.print(
             f"minimal reproducer ({len(repro['cases'])} case(s): {', '.join(repro['cases'])}):",
             highlight=False,
         )
         console.print(f"  {escape(repro['command'])}", highlight=False, soft_wrap=True)
-    style = "green" if report["diagnosis"] == Diagnosis.CLEAN else "bold red"
-    console.print(
-        f"diagnosis: [{style}]{report['diagnosis']}[/] — {escape(report.get('explanation', ''))}"
-    )
+    style = "green" if report.diagnosis == Diagnosis.CLEAN else "bold red"
+    console.print(f"diagnosis: [{style}]{report.diagnosis}[/] — {escape(report.explanation)}")
 
 
 def write_reports(
     out_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = None, *, html: bool = True
-) -> dict[str, Any]:
+) -> RunReport:
     """Render ``report.json`` and ``report.md`` in ``out_dir`` from ``records`` (the run that
     wrote them), else from the directory's ``results.jsonl`` (``aclnn-stress report``); and,
     with ``html``, the self-contained ``report.html`` (from the journal, see
@@ -279,8 +280,10 @@ def write_reports(
     report = build_report(records)
     sanitized = out_dir / "sanitize.json"  # `aclnn-stress sanitize DIR` findings survive re-renders
     if sanitized.is_file():
-        report["sanitizer"] = json.loads(sanitized.read_text(encoding="utf-8")).get("report")
-    atomic_write_bytes(out_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
+        found = json.loads(sanitized.read_text(encoding="utf-8")).get("report")
+        report = report.replace(extra={**report.extra, "sanitizer": found})
+    document = json.dumps(report.to_json(), indent=1) + "\n"
+    atomic_write_bytes(out_dir / "report.json", document.encode())
     atomic_write_bytes(out_dir / "report.md", render_markdown(report).encode())
     if html:
         from stress.htmlreport import render_html

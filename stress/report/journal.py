@@ -21,6 +21,7 @@ from typing import IO, Any
 from stress.errors import ConfigError
 from stress.files import MAX_DEPTH, nesting_depth, read_text
 from stress.model import schema
+from stress.records import CallRecord, PhaseResult
 from stress.report.journal_schema import check_record
 
 __all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "ResultWriter", "read_results"]
@@ -42,7 +43,10 @@ class ResultWriter:
         self._fh: IO[str] = open(self.path, "a", encoding="utf-8")
         self._lock = threading.Lock()
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: CallRecord | PhaseResult | dict[str, Any]) -> None:
+        """Append one record: a typed one as its JSON, or a dict (header, notes, run end)."""
+        if not isinstance(record, dict):
+            record = record.to_json()
         line = json.dumps(record, separators=(",", ":"), default=_jsonable)
         with self._lock:
             if self._keep:

@@ -11,7 +11,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from stress.engine.session import SessionUI
-from stress.model import PhaseStatus, RunVerdict, Status, is_failure
+from stress.model import PhaseStatus, RunVerdict, Status
+from stress.records import CallRecord
 
 __all__ = ["ConsoleUI"]
 
@@ -51,11 +52,11 @@ class ConsoleUI(SessionUI):
         elif not self.quiet:
             print(f"phase {title}: {cases} cases ...", file=sys.stderr, flush=True)
 
-    def record(self, rec: dict[str, Any]) -> None:
-        if rec.get("warmup"):
+    def record(self, rec: CallRecord) -> None:
+        if rec.warmup:
             return
         self._calls += 1
-        self._bad += is_failure(rec)
+        self._bad += rec.failed
         now = time.monotonic()
         if self._progress is not None and now - self._last_draw > 0.1:
             self._last_draw = now

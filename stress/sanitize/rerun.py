@@ -28,6 +28,7 @@ import tomli_w
 
 from stress.baseline.store import atomic_write_bytes
 from stress.errors import ConfigError
+from stress.model import Verdict
 
 from .findings import TOOLS, Finding, finding_from_json, read_jsonl
 from .hostsan import HOST_TOOLS, read_logs
@@ -81,7 +82,7 @@ def _failing_cases(report: dict[str, Any]) -> list[str]:
     ids: list[str] = []
     for phase in report.get("phases", []):
         for case in phase.get("cases", []) or []:
-            if case.get("verdict", "PASS") != "PASS" and case.get("id") not in ids:
+            if case.get("verdict", Verdict.PASS) != Verdict.PASS and case.get("id") not in ids:
                 ids.append(case["id"])
     return ids
 

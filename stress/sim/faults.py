@@ -12,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EXPECTED", "TARGETS", "Fault", "catalogue"]
+from stress.model import Diagnosis
+
+__all__ = ["EXPECTED", "TARGETS", "UNKNOWN", "Fault", "catalogue"]
+
+UNKNOWN = "?"  # what a fault the table lacks expects and is found by
 
 
 @dataclass(frozen=True)
@@ -20,7 +24,7 @@ class Fault:
     """One fault: its name, the run's expected diagnosis, the phase that should catch it."""
 
     name: str
-    expected: str
+    expected: Diagnosis | str  # "?" for a fault this table does not know
     found_by: str
     description: str = ""
     targets: tuple[str, ...] = ()  # the aclnn functions whose calls the fault corrupts
@@ -28,17 +32,17 @@ class Fault:
 
 #: name -> (expected diagnosis, the phase or tool that should catch it). ``grad-drift`` is
 #: numeric: the stress protocol stays ``clean`` and ``aclnn-stress gradcheck`` says ``biased``.
-EXPECTED: dict[str, tuple[str, str]] = {
-    "tiling-race": ("cross-call-contamination", "interleaved, mixed"),
-    "tiling-ring": ("cross-call-contamination", "interleaved (PCT schedules), mixed"),
-    "shared-scratch": ("self-race", "isolated (per-thread streams)"),
-    "stale-tail": ("order-dependence", "shuffled"),
-    "empty-skip": ("unwritten-output", "serial (canary)"),
-    "grad-drift": ("clean", "aclnn-stress gradcheck -> biased"),
-    "add-race": ("runtime-fault", "control (per-thread streams)"),
-    "crash": ("crash", "interleaved, mixed"),
-    "hang": ("hang", "isolated, mixed"),
-    "scratch-pool": ("cross-call-contamination", "mixed (per-thread streams)"),
+EXPECTED: dict[str, tuple[Diagnosis, str]] = {
+    "tiling-race": (Diagnosis.CROSS_CALL_CONTAMINATION, "interleaved, mixed"),
+    "tiling-ring": (Diagnosis.CROSS_CALL_CONTAMINATION, "interleaved (PCT schedules), mixed"),
+    "shared-scratch": (Diagnosis.SELF_RACE, "isolated (per-thread streams)"),
+    "stale-tail": (Diagnosis.ORDER_DEPENDENCE, "shuffled"),
+    "empty-skip": (Diagnosis.UNWRITTEN_OUTPUT, "serial (canary)"),
+    "grad-drift": (Diagnosis.CLEAN, "aclnn-stress gradcheck -> biased"),
+    "add-race": (Diagnosis.RUNTIME_FAULT, "control (per-thread streams)"),
+    "crash": (Diagnosis.CRASH, "interleaved, mixed"),
+    "hang": (Diagnosis.HANG, "isolated, mixed"),
+    "scratch-pool": (Diagnosis.CROSS_CALL_CONTAMINATION, "mixed (per-thread streams)"),
 }
 
 
@@ -80,7 +84,7 @@ def catalogue(api: Any) -> list[Fault]:
     describe = api.aclsimFaultDescription if api.has("aclsimFaultDescription") else None
     out = []
     for name in names:
-        expected, found_by = EXPECTED.get(name, ("?", "?"))
+        expected, found_by = EXPECTED.get(name, (UNKNOWN, UNKNOWN))
         text = (describe(name.encode()) or b"").decode() if describe else ""
         out.append(Fault(name, expected, found_by, text, TARGETS.get(name, ())))
     return out

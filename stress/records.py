@@ -1,0 +1,332 @@
+"""The records that cross module boundaries, typed: a call record and a phase's end.
+
+A :class:`CallRecord` is one ``call`` line of the results journal (``results.jsonl``); a
+:class:`PhaseResult` is a ``phase-end`` line. Each type reads and writes its own JSON next to its
+definition, and writes exactly the keys the journal always had: an optional field that is
+``None`` is left out (``match`` is always written: ``null`` means "no baseline to compare
+with"), and keys this version does not know are kept in ``extra`` and written back, so a
+journal from a newer or older writer survives a round trip. The journal's schema version is
+:data:`stress.model.SCHEMAS` ``["results"]``.
+
+Re-exported by :mod:`stress.model`: ``from stress.model import CallRecord`` works.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar, TypeVar
+
+from stress.model import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
+
+__all__ = [
+    "CALL",
+    "PHASE_END",
+    "CallRecord",
+    "CaseVerdict",
+    "PhaseResult",
+    "PhaseVerdict",
+    "RecordedCase",
+    "RunReport",
+]
+
+CALL = "call"  # the ``type`` of a call record
+PHASE_END = "phase-end"  # the ``type`` of a phase's end record
+RECORDED = "recorded"  # the ``type`` of a recording child's line per case
+E = TypeVar("E", bound=StrEnum)
+R = TypeVar("R")
+
+
+@functools.cache
+def _names(cls: type) -> tuple[str, ...]:
+    """The JSON fields of a record type, in declaration order (``extra`` is not one)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+
+def _split(cls: type, data: Mapping[str, Any], kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``data``'s known fields and the rest (``type`` dropped after checking it)."""
+    if data.get("type", kind) != kind:
+        raise ValueError(f"not a {kind} record: type {data.get('type')!r}")
+    names = _names(cls)
+    known = {k: v for k, v in data.items() if k in names}
+    extra = {k: v for k, v in data.items() if k not in names and k != "type"}
+    return known, extra
+
+
+def _member(enum: type[E], value: Any, name: str) -> E:
+    try:
+        return enum(value)
+    except ValueError:
+        words = ", ".join(enum)
+        raise ValueError(f"{name} {value!r} is not one of {words}") from None
+
+
+def _parse(
+    cls: type[R],
+    data: Mapping[str, Any],
+    kind: str,
+    enums: Mapping[str, type[StrEnum]],
+    defaults: Mapping[str, Any] | None = None,
+) -> R:
+    """``cls`` from a JSON object: its fields (``enums`` fields as members, missing ones from
+    ``defaults``), the other keys in ``extra``; a ``ValueError`` names what is wrong."""
+    known, extra = _split(cls, data, kind)
+    known = {**(defaults or {}), **known}
+    try:
+        for name, enum in enums.items():
+            known[name] = _member(enum, known[name], name)
+        return cls(**known, extra=extra)
+    except KeyError as exc:
+        raise ValueError(f"{kind} record without {exc.args[0]!r}") from None
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"bad {kind} record: {exc}") from None
+
+
+def _emit(obj: Any, kind: str, always: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": kind}
+    for name in _names(type(obj)):
+        value = getattr(obj, name)
+        if value is not None or name in always:
+            out[name] = value
+    out.update(obj.extra)
+    return out
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One call: where it ran, how it ended, what it produced, whether that matched.
+
+    The field names are the journal's keys. ``status`` is how the call ended; ``match`` whether
+    the result equals the baseline (``None``: no baseline), for an error whether it was the
+    expected one; ``digest``/``outputs`` the sha256 of the call and of each output (ok calls);
+    ``unwritten`` output -> elements that kept the canary; ``warmup`` calls are not graded.
+    """
+
+    phase: str
+    case: str
+    status: Status
+    seq: int | None = None
+    worker: int | None = None
+    round: int | None = None
+    code: int | None = None
+    api: str | None = None
+    message: str | None = None
+    match: bool | None = None
+    digest: str | None = None
+    outputs: Mapping[str, str] | None = None
+    unwritten: Mapping[str, int] | None = None
+    tolerance_ratio: float | None = None
+    t: float | None = None  # perf_counter at the call's start (seconds)
+    dur: float | None = None  # seconds
+    warmup: bool | None = None
+    rep: int | None = None
+    fill: int | None = None
+    aggressor: str | None = None
+    order: str | None = None
+    variant: str | None = None
+    elapsed: float | None = None  # seconds since the run began
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    _ALWAYS: ClassVar[tuple[str, ...]] = ("match",)
+
+    @property
+    def failed(self) -> bool:
+        """:func:`stress.model.is_failure` of this record."""
+        return is_failure(self)
+
+    def replace(self, **changes: Any) -> CallRecord:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        """The journal line's object: the known keys that are set, then the unknown ones."""
+        return _emit(self, CALL, self._ALWAYS)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CallRecord:
+        """A record from a journal line (``ValueError`` naming the field when it is not one)."""
+        return _parse(cls, data, CALL, {"status": Status})
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """How one phase (one child process) ended: the journal's ``phase-end`` line.
+
+    ``signal``/``returncode``/``stderr_tail``/``in_flight`` are there only when the child
+    crashed, hung or failed.
+    """
+
+    phase: str
+    variant: str
+    status: PhaseStatus
+    detail: str = ""
+    calls: int = 0
+    seconds: float = 0.0
+    signal: str | None = None
+    returncode: int | None = None
+    stderr_tail: str | None = None
+    in_flight: list[dict[str, Any]] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    _ALWAYS: ClassVar[tuple[str, ...]] = ("signal", "returncode", "stderr_tail", "in_flight")
+
+    def to_json(self) -> dict[str, Any]:
+        out = _emit(self, PHASE_END, ())
+        if any(k in out for k in self._ALWAYS):  # the crash details come as a set
+            out.update({k: getattr(self, k) for k in self._ALWAYS})
+            out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PhaseResult:
+        defaults = {"status": PhaseStatus.DONE, "variant": ""}
+        return _parse(cls, data, PHASE_END, {"status": PhaseStatus}, defaults)
+
+
+@dataclass(frozen=True)
+class RecordedCase:
+    """One case's freshly recorded baseline, as the recording child reports it (``recorded``):
+    its status and code, how it will be graded, whether repeats gave one bit pattern, its
+    agreement with the numpy reference (``ok`` true/false/None) and unwritten outputs."""
+
+    case: str
+    status: Status
+    code: int
+    grading: str
+    bit_deterministic: bool
+    reference: Mapping[str, Any] = field(default_factory=dict)
+    unwritten: Mapping[str, int] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return _emit(self, RECORDED, ())
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RecordedCase:
+        return _parse(cls, data, RECORDED, {"status": Status})
+
+
+# -- graded results (stress.engine.grading computes them; report.json holds their JSON) -------
+@dataclass(frozen=True)
+class CaseVerdict:
+    """A case's verdict in one phase, with the evidence."""
+
+    id: str
+    verdict: Verdict
+    calls: int
+    digests: Mapping[str, int] = field(default_factory=dict)  # digest -> count (ok calls)
+    mismatches: int = 0
+    errors: Mapping[str, int] = field(default_factory=dict)  # "code api" -> count
+    unwritten: Mapping[str, int] = field(default_factory=dict)  # output -> max elements
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "verdict": str(self.verdict),
+            "calls": self.calls,
+            "digests": dict(self.digests),
+            "mismatches": self.mismatches,
+            "errors": dict(self.errors),
+            "unwritten": dict(self.unwritten),
+            "detail": self.detail,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CaseVerdict:
+        return cls(**{**data, "verdict": _member(Verdict, data.get("verdict"), "verdict")})
+
+
+@dataclass(frozen=True)
+class PhaseVerdict:
+    """A phase's verdict: the worst of its cases, or CRASH/HANG when the phase died."""
+
+    name: str
+    verdict: Verdict
+    cases: tuple[CaseVerdict, ...]
+    status: PhaseStatus = PhaseStatus.DONE
+    detail: str = ""
+    variant: str = ""
+    calls: int = 0
+    seconds: float = 0.0
+
+    @property
+    def title(self) -> str:
+        """``name``, or ``name [variant]`` for a phase run under one of several policies."""
+        return self.name + (f" [{self.variant}]" if self.variant else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "variant": self.variant,
+            "verdict": str(self.verdict),
+            "status": str(self.status),
+            "detail": self.detail,
+            "calls": self.calls,
+            "seconds": round(self.seconds, 3),
+            "cases": [c.to_json() for c in self.cases],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PhaseVerdict:
+        return cls(
+            **{
+                **data,
+                "verdict": _member(Verdict, data.get("verdict"), "verdict"),
+                "status": _member(PhaseStatus, data.get("status"), "status"),
+                "cases": tuple(CaseVerdict.from_json(c) for c in data.get("cases", ())),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A run's report: ``report.json`` is :meth:`to_json` (schema ``report`` in
+    :data:`stress.model.SCHEMAS`); keys this version does not know are kept in ``extra``."""
+
+    schema: str
+    backend: Mapping[str, Any]
+    config: Mapping[str, Any]
+    seed: int | None
+    corpus: list[str]
+    baseline: str | None
+    started: str | None
+    phases: tuple[PhaseVerdict, ...]
+    interference: Mapping[str, Any]  # victims, aggressors, cells (victim, aggressor, counts)
+    diagnosis: Diagnosis
+    explanation: str
+    verdict: RunVerdict
+    complete: bool
+    status: PhaseStatus
+    reproducer: Mapping[str, Any] | None
+    notes: list[str]
+    calls: int
+    timing: Mapping[str, Any]  # first_detection_s, diagnosis_s
+    extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. "sanitizer"
+
+    def replace(self, **changes: Any) -> RunReport:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {name: getattr(self, name) for name in _names(RunReport)}
+        out.update(
+            phases=[p.to_json() for p in self.phases],
+            diagnosis=str(self.diagnosis),
+            verdict=str(self.verdict),
+            status=str(self.status),
+        )
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunReport:
+        """A report from its JSON (``report.json``), or from the document :func:`stress.report.
+        document.build_report` assembles (its ``phases`` already :class:`PhaseVerdict`)."""
+        phases = tuple(
+            p if isinstance(p, PhaseVerdict) else PhaseVerdict.from_json(p)
+            for p in data.get("phases", ())
+        )
+        enums = {"diagnosis": Diagnosis, "verdict": RunVerdict, "status": PhaseStatus}
+        return _parse(cls, {**data, "phases": phases}, "report", enums)
