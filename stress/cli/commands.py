@@ -15,7 +15,15 @@ from stress.config import RunConfig
 from stress.errors import ConfigError
 from stress.model import RunVerdict, Status
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INCOMPLETE = 0, 1, 2, 3
+_EXIT = {RunVerdict.CLEAN: EXIT_CLEAN, RunVerdict.INCOMPLETE: EXIT_INCOMPLETE}
+
+
+def verdict_exit(report: dict) -> int:
+    """The exit code of a report's verdict: 0 clean, 3 incomplete, 1 findings."""
+    return _EXIT.get(report["verdict"], EXIT_FINDINGS)
+
+
 _REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CORPUS = ("corpus/mhc.toml",)
 DEFAULT_CONTROL = "corpus/control.toml"
@@ -140,14 +148,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     try:
         report = session.run()
-    except KeyboardInterrupt:
-        if session.out_dir:
-            print(
-                f"interrupted; partial results in {session.out_dir} "
-                f"(re-render with `aclnn-stress report {session.out_dir}`)",
-                file=sys.stderr,
-            )
-        return 130
+    except KeyboardInterrupt as exc:
+        from stress.cli.interrupt import what_was_kept
+        from stress.signals import exit_code
+
+        print(what_was_kept(session, exc), file=sys.stderr)
+        return exit_code(exc)
     out = session.out_dir
     if args.json:
         print(json.dumps(report, indent=1))
@@ -162,7 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         write_junit(out, Path(args.junit))
     _link_latest(out)
-    return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
+    return verdict_exit(report)
 
 
 def _link_latest(out: Path | None) -> None:
@@ -269,6 +275,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if len(args.dir) > 1:
         raise ConfigError("report: several DIRs need --merge (or name one run directory)")
     out = Path(args.dir[0])
+    _check_run_dir(out)
     report = write_reports(out, html=args.html)
     if args.junit:
         from stress.htmlreport import write_junit
@@ -282,4 +289,21 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"reports: {out}/report.json, {out}/report.md{html}")
         if not report["complete"]:
             print(f"note: the run did not finish ({report['status']}); this is what it did")
-    return EXIT_CLEAN if report["verdict"] == RunVerdict.CLEAN else EXIT_FINDINGS
+    return verdict_exit(report)
+
+
+def _check_run_dir(out: Path) -> None:
+    """``report DIR``: DIR must be a directory this process can write its reports into."""
+    import os
+
+    if not out.exists():
+        raise ConfigError(f"{out}: no such run directory; name the --out of a run")
+    if not out.is_dir():
+        raise ConfigError(
+            f"{out}: not a directory; name a run directory (the one holding results.jsonl)"
+        )
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"{out}: the run directory is not writable, so its reports cannot be re-rendered "
+            "there; copy it somewhere writable"
+        )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from stress import __version__
 from stress.cli import commands as c
+from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
 from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES
 
 __all__ = ["build_parser"]
@@ -193,7 +194,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "  mixed        all cases on T threads, barrier-aligned (cross-call contamination)\n"
         "Results stream to OUT/results.jsonl; OUT/report.json, report.md and the "
         "self-contained report.html are rendered from it.",
-        epilog="Exit codes: 0 clean, 1 findings, 2 usage/configuration/environment error.",
+        epilog=EXIT_CODES_HELP,
     )
     _corpus_options(p)
     g = p.add_argument_group("load")
@@ -283,6 +284,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
         help="re-render the reports of a run from its results.jsonl; merge runs",
+        epilog=EXIT_CODES_HELP,
         description="Render DIR/report.json, DIR/report.md and DIR/report.html from "
         "DIR/results.jsonl alone (works for interrupted and killed runs) and print the verdict "
         "tables. With --merge, several runs of one corpus (hosts, devices, repeats) become one "
@@ -312,11 +314,11 @@ def build_parser() -> argparse.ArgumentParser:
     from stress.gradcheck.cli import add_cli as add_gradcheck
     from stress.sanitize.rerun import add_cli as add_sanitize
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="aclnn-stress",
         description="Stress-test CANN aclnn operators for cross-call contamination, unwritten "
         "outputs and wrong gradients, on a real NPU or on the bundled CANN simulator.",
-        epilog="Exit codes: 0 clean, 1 findings, 2 usage/configuration/environment error.",
+        epilog=EXIT_CODES_HELP,
     )
     parser.add_argument("--version", action="version", version=f"aclnn-stress {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

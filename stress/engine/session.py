@@ -23,6 +23,7 @@ from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.engine.isolate import ChildResult, run_child
 from stress.engine.reproducer import Reproducer
+from stress.engine.rundir import claim_run_dir, new_out_dir
 from stress.engine.schedule import Scheduler, plan, settled, settled_at
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status, is_failure
@@ -48,17 +49,6 @@ class SessionUI:
         pass
 
 
-def new_out_dir(root: str | Path = "stress-out", seed: int | None = None) -> Path:
-    """A fresh ``<root>/<UTC time>-s<seed>`` directory (never reuses an existing one)."""
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    base = Path(root) / f"{stamp}-s{seed}"
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = Path(f"{base}-{n}")
-    return path
-
-
 @dataclass
 class Session:
     """One ``aclnn-stress run``."""
@@ -81,6 +71,8 @@ class Session:
     _first: dict[str, Any] | None = field(init=False, default=None)  # the first failing call
     control_cases: list[Case] = field(init=False, default_factory=list)
     header: dict[str, Any] = field(init=False, default_factory=dict)  # the journal's first record
+    recording: Path | None = field(init=False, default=None)  # the baseline being recorded now
+    finished_phases: list[str] = field(init=False, default_factory=list)  # "phase variant"
 
     # -- jobs -------------------------------------------------------------------------------
     def _job(self, job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
@@ -152,6 +144,22 @@ class Session:
         self.config.validate()
         if not self.cases:
             self.load()
+        out = self.out_dir or new_out_dir(seed=self.config.seed)
+        made = not out.exists()
+        lock = claim_run_dir(out, self.ui.message)  # before anything slow: exit 2 at once
+        try:
+            if (out / RESULTS_FILE).exists():
+                raise ConfigError(
+                    f"{out}: already holds results; choose another --out (nothing is overwritten)"
+                )
+            self.out_dir = out
+            return self._run_in(out)
+        finally:
+            lock.release()
+            if made and not any(out.iterdir()):
+                out.rmdir()  # stopped before the journal: leave no empty run dir behind
+
+    def _run_in(self, out: Path) -> dict[str, Any]:
         info = self.backend_info()
         count = info["info"].get("device_count")
         if count is not None:
@@ -159,13 +167,6 @@ class Session:
         fingerprint = info["fingerprint"]
         path = self.baseline_path or self.default_baseline(fingerprint)
         baseline, warnings = self._baseline(Path(path), fingerprint)
-        out = self.out_dir or new_out_dir(seed=self.config.seed)
-        if (out / RESULTS_FILE).exists():
-            raise ConfigError(
-                f"{out}: already holds results; choose another --out (nothing is overwritten)"
-            )
-        out.mkdir(parents=True, exist_ok=True)
-        self.out_dir = out
         with ResultWriter(out / RESULTS_FILE, keep=True) as writer:
             self.header = self._header(info, path, baseline)
             writer.write(self.header)
@@ -181,13 +182,14 @@ class Session:
                 if self.shrink_budget > 0:
                     try:
                         reproducer = Reproducer(self, out, str(path)).find(
-                            build_report(writer.records)
+                            build_report(writer.records, final=False)
                         )
                     except (ConfigError, OSError, ValueError, KeyError) as exc:
                         # the findings stand without a reproducer: say why there is none
                         reproducer = {"verified": False, "note": f"shrinking failed: {exc}"}
-            except KeyboardInterrupt:
-                status = PhaseStatus.INTERRUPTED
+            except BaseException as exc:  # the run-end says how it stopped; the error goes on
+                interrupted = isinstance(exc, KeyboardInterrupt)
+                status = PhaseStatus.INTERRUPTED if interrupted else PhaseStatus.FAILED
                 raise
             finally:
                 writer.write(
@@ -214,9 +216,11 @@ class Session:
                 )
             self.ui.message(f"no baseline at {path}: recording it now")
             recorded: list[dict[str, Any]] = []
+            self.recording = path
             self.record_baseline(
                 path, lambda r: recorded.append(r) if r.get("type") == "recorded" else None
             )
+            self.recording = None
             self.ui.message(recording_summary(path, recorded))
         baseline = Baseline.load(path)
         warnings = baseline.check_compatible(
@@ -267,7 +271,7 @@ class Session:
             config = scheduler.config_for(i, time.monotonic() - self._t0)
             self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
             ran.append(step.phase)
-            report = build_report(writer.records)
+            report = build_report(writer.records, final=False)
             diagnosis = report["diagnosis"]
             history.append((round(time.monotonic() - self._t0, 3), diagnosis))
             done = i + 1 == len(steps) or steps[i + 1].phase != step.phase
@@ -382,4 +386,6 @@ class Session:
                 }
             )
             writer.sync()
+            if status == PhaseStatus.DONE:
+                self.finished_phases.append(f"{phase} {variant}".strip())
             self.ui.phase_end(phase, variant, status, calls, seconds)

@@ -15,6 +15,7 @@ from typing import Any
 
 from stress.baseline.store import atomic_write_bytes
 from stress.engine.grading import PhaseVerdict, diagnose, grade_phase, interference_matrix
+from stress.errors import ConfigError
 from stress.model import Diagnosis, PhaseStatus, Verdict, is_failure, schema
 from stress.report.journal import RESULTS_FILE, read_results
 
@@ -49,8 +50,12 @@ class GradedJournal:
     first_failure_s: float | None  # seconds from the run's start to its first failing call
 
 
-def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
-    """Group result records by phase (in the order they started), grade each, diagnose."""
+def grade_journal(records: Iterable[Mapping[str, Any]], *, final: bool = True) -> GradedJournal:
+    """Group result records by phase (in the order they started), grade each, diagnose.
+
+    ``final``: the journal is all there will be (a report), so a run without a ``done``
+    run-end that found nothing is ``incomplete``, never ``clean``; the running session grades
+    its own journal between phases with ``final=False``."""
     header: dict[str, Any] = {}
     order: list[tuple[str, str]] = []
     ends: dict[tuple[str, str], Mapping[str, Any]] = {}
@@ -79,9 +84,30 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
         _grade_phase(key, ends.get(key), calls.get(key, []), case_order) for key in order
     )
     diagnosis, explanation = diagnose(phases)
+    if final and diagnosis is Diagnosis.CLEAN and not _finished(run_end):
+        diagnosis, explanation = Diagnosis.INCOMPLETE, _unfinished(header, run_end, phases)
     interleaved = tuple(r for (name, _), rs in calls.items() if name == "interleaved" for r in rs)
     return GradedJournal(
         header, phases, interleaved, run_end, tuple(notes), diagnosis, explanation, first
+    )
+
+
+def _finished(run_end: Mapping[str, Any]) -> bool:
+    return bool(run_end) and run_end.get("status") == PhaseStatus.DONE
+
+
+def _unfinished(
+    header: Mapping[str, Any], run_end: Mapping[str, Any], phases: Iterable[PhaseVerdict]
+) -> str:
+    """The explanation of an ``incomplete`` diagnosis: how the run ended, what ran."""
+    how = f"was {run_end.get('status')}" if run_end else "was killed (no run-end record)"
+    done = [p.name for p in phases if p.status == PhaseStatus.DONE]
+    planned = header.get("config", {}).get("phases") or []
+    missing = [p for p in planned if p not in done]
+    return (
+        f"the run did not finish ({how}); nothing failed in "
+        f"{', '.join(dict.fromkeys(done)) or 'no finished phase'}"
+        + (f"; not run to the end: {', '.join(missing)}" if missing else "")
     )
 
 
@@ -102,9 +128,10 @@ def _grade_phase(
     )
 
 
-def build_report(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The report document (see README "Reports") from result records."""
-    g = grade_journal(records)
+def build_report(records: Iterable[Mapping[str, Any]], *, final: bool = True) -> dict[str, Any]:
+    """The report document (see README "Reports") from result records (``final``: see
+    :func:`grade_journal`)."""
+    g = grade_journal(records, final=final)
     header, phases, run_end = g.header, g.phases, g.run_end
     diagnosis, explanation, notes = g.diagnosis, g.explanation, list(g.notes)
     interleaved = g.interleaved
@@ -269,7 +296,12 @@ def write_reports(
     :mod:`stress.htmlreport`)."""
     out_dir = Path(out_dir)
     if records is None:
-        records = read_results(out_dir / RESULTS_FILE)
+        records = list(read_results(out_dir / RESULTS_FILE))
+        if not any(r["type"] == "run" for r in records):
+            raise ConfigError(
+                f"{out_dir / RESULTS_FILE}: no results (the run was stopped before it wrote "
+                "its header); nothing to report"
+            )
     report = build_report(records)
     sanitized = out_dir / "sanitize.json"  # `aclnn-stress sanitize DIR` findings survive re-renders
     if sanitized.is_file():
