@@ -218,8 +218,17 @@ def cmd_baseline(args: argparse.Namespace) -> int:
             highlight=False,
         )
 
+    from stress.engine.rundir import claim_baseline
+
+    claim = claim_baseline(path, console.print)  # a second recorder of one path is told
     console.print(f"recording baseline {path} ({session.config.repeats} repeats per case)")
-    written = session.record_baseline(path, on_case)
+    try:
+        written = session.record_baseline(path, on_case)
+    except KeyboardInterrupt:
+        console.print(f"interrupted: the baseline {path} was not written (saved only when done)")
+        raise
+    finally:
+        claim.release()
     console.print(f"baseline written: {written}")
     return EXIT_CLEAN
 

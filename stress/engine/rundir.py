@@ -11,6 +11,7 @@ was. The lock is removed when the run ends; a ``kill -9`` leaves the file behind
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import fcntl
 import os
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from stress.errors import ConfigError
 
-__all__ = ["LOCK_FILE", "RunDirLock", "claim_run_dir", "new_out_dir"]
+__all__ = ["LOCK_FILE", "Claim", "claim_baseline", "claim_lock", "claim_run_dir", "new_out_dir"]
 
 LOCK_FILE = ".lock"
 
@@ -38,23 +39,21 @@ def new_out_dir(root: str | Path = "stress-out", seed: int | None = None) -> Pat
 
 
 @dataclass(frozen=True)
-class RunDirLock:
-    """A held claim on ``directory``: the open lock file, ``flock``-ed (the kernel drops the
-    flock when the process dies, however it dies, so a stale lock is told from a live one
-    without trusting pids)."""
+class Claim:
+    """A held lock file: open and ``flock``-ed (the kernel drops the flock when the process
+    dies, however it dies, so a stale lock is told from a live one without trusting pids)."""
 
-    directory: Path
+    path: Path
     pid: int
     fd: int
-
-    @property
-    def path(self) -> Path:
-        return self.directory / LOCK_FILE
+    made: Path | None = None  # the directory the claim created (removed again if left empty)
 
     def release(self) -> None:
         """Remove the lock file and drop the claim (best effort: a vanished dir is fine)."""
         try:
             self.path.unlink(missing_ok=True)
+            if self.made is not None and not any(self.made.iterdir()):
+                self.made.rmdir()  # stopped before writing anything: no empty dir left
         except OSError:
             pass
         try:
@@ -106,11 +105,9 @@ def _open_lock(path: Path) -> tuple[int, bool]:
         return os.open(path, os.O_RDWR), False
 
 
-def claim_run_dir(directory: Path, say: Callable[[str], None] = lambda _: None) -> RunDirLock:
-    """Create ``directory`` if needed and claim it; ``say`` hears about a stale lock taken
-    over. Raises :class:`ConfigError` when it is in use or unusable."""
-    _usable_dir(directory)
-    path = directory / LOCK_FILE
+def claim_lock(path: Path, busy: str, say: Callable[[str], None] = lambda _: None) -> Claim:
+    """Take the lock file ``path``; ``busy`` (with ``{who}``) is the error when another live
+    process holds it; ``say`` hears about a stale lock taken over."""
     try:
         fd, created = _open_lock(path)
     except OSError as exc:
@@ -120,10 +117,7 @@ def claim_run_dir(directory: Path, say: Callable[[str], None] = lambda _: None) 
     except BlockingIOError:
         os.close(fd)
         holder = _holder(path)
-        who = f"pid {holder}" if holder else "another run"
-        raise ConfigError(
-            f"{directory} is in use by {who}; wait for it or choose another --out"
-        ) from None
+        raise ConfigError(busy.format(who=f"pid {holder}" if holder else "another run")) from None
     holder = None if created else _holder(path)
     if holder is not None and holder != os.getpid():
         state = "no such process" if not _alive(holder) else "pid reused, holds no lock"
@@ -134,4 +128,24 @@ def claim_run_dir(directory: Path, say: Callable[[str], None] = lambda _: None) 
     except OSError as exc:
         os.close(fd)
         raise ConfigError(f"{path}: cannot write the lock: {exc.strerror}") from None
-    return RunDirLock(directory, os.getpid(), fd)
+    return Claim(path, os.getpid(), fd)
+
+
+def claim_run_dir(directory: Path, say: Callable[[str], None] = lambda _: None) -> Claim:
+    """Create ``directory`` if needed and claim it. Raises :class:`ConfigError` when it is in
+    use or unusable."""
+    made = None if directory.exists() else directory
+    _usable_dir(directory)
+    busy = f"{directory} is in use by {{who}}; wait for it or choose another --out"
+    return dataclasses.replace(claim_lock(directory / LOCK_FILE, busy, say), made=made)
+
+
+def claim_baseline(path: Path, say: Callable[[str], None] = lambda _: None) -> Claim:
+    """Claim the recording of the baseline ``path`` (lock ``.<name>.lock`` beside it): a second
+    run that would record the same file is told who records it, instead of racing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    busy = (
+        f"{path}: the baseline is being recorded by {{who}}; wait for it to finish, then rerun "
+        "(the run will use it)"
+    )
+    return claim_lock(path.parent / f".{path.name}.lock", busy, say)

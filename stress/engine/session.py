@@ -23,7 +23,7 @@ from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.engine.isolate import ChildResult, run_child
 from stress.engine.reproducer import Reproducer
-from stress.engine.rundir import claim_run_dir, new_out_dir
+from stress.engine.rundir import claim_baseline, claim_run_dir, new_out_dir
 from stress.engine.schedule import Scheduler, plan, settled, settled_at
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status, is_failure
@@ -145,7 +145,6 @@ class Session:
         if not self.cases:
             self.load()
         out = self.out_dir or new_out_dir(seed=self.config.seed)
-        made = not out.exists()
         lock = claim_run_dir(out, self.ui.message)  # before anything slow: exit 2 at once
         try:
             if (out / RESULTS_FILE).exists():
@@ -156,8 +155,6 @@ class Session:
             return self._run_in(out)
         finally:
             lock.release()
-            if made and not any(out.iterdir()):
-                out.rmdir()  # stopped before the journal: leave no empty run dir behind
 
     def _run_in(self, out: Path) -> dict[str, Any]:
         info = self.backend_info()
@@ -214,14 +211,7 @@ class Session:
                     f"{path}: no baseline; record one with `aclnn-stress baseline record` "
                     "(or pass --record-baseline)"
                 )
-            self.ui.message(f"no baseline at {path}: recording it now")
-            recorded: list[dict[str, Any]] = []
-            self.recording = path
-            self.record_baseline(
-                path, lambda r: recorded.append(r) if r.get("type") == "recorded" else None
-            )
-            self.recording = None
-            self.ui.message(recording_summary(path, recorded))
+            self._record_missing(path)
         baseline = Baseline.load(path)
         warnings = baseline.check_compatible(
             fingerprint,
@@ -231,6 +221,25 @@ class Session:
             force=self.force,
         )
         return baseline, warnings
+
+    def _record_missing(self, path: Path) -> None:
+        """Record the missing baseline ``path``, unless another run records it now (one line,
+        exit 2) or did while this one waited."""
+        claim = claim_baseline(path, self.ui.message)
+        try:
+            if path.exists():
+                self.ui.message(f"{path}: recorded meanwhile by another run; using it")
+                return
+            self.ui.message(f"no baseline at {path}: recording it now")
+            recorded: list[dict[str, Any]] = []
+            self.recording = path
+            self.record_baseline(
+                path, lambda r: recorded.append(r) if r.get("type") == "recorded" else None
+            )
+            self.recording = None
+            self.ui.message(recording_summary(path, recorded))
+        finally:
+            claim.release()
 
     def _header(self, info: dict[str, Any], path: Path, baseline: Baseline) -> dict[str, Any]:
         """The journal's first record: everything grading and re-rendering need."""

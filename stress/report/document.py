@@ -104,9 +104,10 @@ def _unfinished(
     done = [p.name for p in phases if p.status == PhaseStatus.DONE]
     planned = header.get("config", {}).get("phases") or []
     missing = [p for p in planned if p not in done]
+    ran = ", ".join(dict.fromkeys(done))
     return (
-        f"the run did not finish ({how}); nothing failed in "
-        f"{', '.join(dict.fromkeys(done)) or 'no finished phase'}"
+        f"the run did not finish ({how}); "
+        + (f"nothing failed in {ran}" if ran else "no phase finished")
         + (f"; not run to the end: {', '.join(missing)}" if missing else "")
     )
 
