@@ -315,3 +315,23 @@ def test_two_baseline_recordings_on_one_path(tmp_path):
             _matches_its_journal(tmp_path / f"run{codes.index(code)}")
     json.loads(new.read_text())  # whole, valid JSON
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_resume_continues_after_the_last_finished_phase(baseline, tmp_path):
+    out = tmp_path / "run"
+    args = stress_args(baseline, out, "--phases", "serial,isolated", "--duration", "2", "--quiet")
+    proc = start(args, tmp_path, "k")
+    wait_for(out / "results.jsonl", '"phase":"isolated"')
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = stress_cli("run", "--resume", str(out), "--quiet", "--json", cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    records = every_line_parses(out / "results.jsonl")  # appended after a torn line: all parse
+    ends = [(r["phase"], r["status"]) for r in records if r["type"] == "phase-end"]
+    assert ends == [("serial", "done"), ("isolated", "done")]  # serial was not run again
+    assert sum(r["type"] == "run" for r in records) == 1
+    report = json.loads(done.stdout)
+    assert report["complete"] and [p["name"] for p in report["phases"]] == ["serial", "isolated"]
+    _matches_its_journal(out)
+    again = stress_cli("run", "--resume", str(out), cwd=REPO)
+    assert "nothing to resume" in _one_line_error(again)

@@ -130,13 +130,35 @@ def _session_from(args: argparse.Namespace, *, for_run: bool):
     )
 
 
+def _resumed(args: argparse.Namespace):
+    """The session that continues the run in ``args.resume`` (its settings from the journal)."""
+    from stress.engine.resume import resume_point
+    from stress.engine.session import Session
+
+    out = Path(args.resume)
+    _check_run_dir(out)
+    point = resume_point(out)
+    h = point.header
+    return Session(
+        config=RunConfig.from_json(h.get("config", {})),
+        corpus=h.get("corpus", []),
+        control=h.get("control", []),
+        baseline_path=Path(h.get("baseline", {}).get("path", "")),
+        out_dir=out,
+        backend=args.backend,
+        isolate=not args.no_isolate,
+        shrink_budget=max(0.0, args.shrink_budget),
+        resume=point,
+    )
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from stress.report.document import render_console
     from stress.report.progress import ConsoleUI
 
-    session = _session_from(args, for_run=True)
+    session = _resumed(args) if args.resume else _session_from(args, for_run=True)
     session.load()  # bad corpus files fail here, before any output
     ui = ConsoleUI(quiet=args.quiet)
     session.ui = ui

@@ -153,6 +153,12 @@ def _run_output_options(p: argparse.ArgumentParser) -> None:
     o.add_argument(
         "--out", metavar="DIR", help="result directory (default stress-out/<time>-s<seed>)"
     )
+    o.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the stopped or killed run in DIR: its configuration, corpus and baseline "
+        "come from DIR/results.jsonl; finished phases are not run again",
+    )
     o.add_argument("--json", action="store_true", help="print report.json instead of tables")
     o.add_argument("--quiet", action="store_true", help="no progress output")
     o.add_argument(

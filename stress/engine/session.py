@@ -22,7 +22,9 @@ from stress.baseline.store import Baseline, backend_tag, default_baseline_path
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.engine.isolate import ChildResult, run_child
+from stress.engine.progress import SessionUI
 from stress.engine.reproducer import Reproducer
+from stress.engine.resume import Resumed
 from stress.engine.rundir import claim_baseline, claim_run_dir, new_out_dir
 from stress.engine.schedule import Scheduler, plan, settled, settled_at
 from stress.errors import ConfigError
@@ -31,22 +33,6 @@ from stress.report.document import build_report, write_reports
 from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
 
 __all__ = ["Session", "SessionUI", "new_out_dir"]
-
-
-class SessionUI:
-    """Progress reporting hooks (the CLI subclasses this with rich; tests use it silent)."""
-
-    def message(self, text: str) -> None:
-        pass
-
-    def phase_start(self, name: str, variant: str, cases: int) -> None:
-        pass
-
-    def record(self, rec: dict[str, Any]) -> None:
-        pass
-
-    def phase_end(self, name: str, variant: str, status: str, calls: int, seconds: float) -> None:
-        pass
 
 
 @dataclass
@@ -73,6 +59,7 @@ class Session:
     header: dict[str, Any] = field(init=False, default_factory=dict)  # the journal's first record
     recording: Path | None = field(init=False, default=None)  # the baseline being recorded now
     finished_phases: list[str] = field(init=False, default_factory=list)  # "phase variant"
+    resume: Resumed | None = None  # --resume: the stopped run this one continues
 
     # -- jobs -------------------------------------------------------------------------------
     def _job(self, job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
@@ -147,7 +134,7 @@ class Session:
         out = self.out_dir or new_out_dir(seed=self.config.seed)
         lock = claim_run_dir(out, self.ui.message)  # before anything slow: exit 2 at once
         try:
-            if (out / RESULTS_FILE).exists():
+            if (out / RESULTS_FILE).exists() and self.resume is None:
                 raise ConfigError(
                     f"{out}: already holds results; choose another --out (nothing is overwritten)"
                 )
@@ -165,8 +152,13 @@ class Session:
         path = self.baseline_path or self.default_baseline(fingerprint)
         baseline, warnings = self._baseline(Path(path), fingerprint)
         with ResultWriter(out / RESULTS_FILE, keep=True) as writer:
-            self.header = self._header(info, path, baseline)
-            writer.write(self.header)
+            if self.resume is None:
+                self.header = self._header(info, path, baseline)
+                writer.write(self.header)
+            else:  # the stopped run's records count, its finished phases are not run again
+                self.header = self.resume.header
+                writer.records.extend(r for r in self.resume.records if r["type"] != "run-end")
+                writer.write({"type": "note", "message": f"resumed by pid {os.getpid()}"})
             for w in warnings:
                 writer.write({"type": "note", "message": f"baseline forced: {w}"})
             status = PhaseStatus.DONE
@@ -278,6 +270,9 @@ class Session:
         history: list[tuple[float, str]] = []
         for i, step in enumerate(steps):
             config = scheduler.config_for(i, time.monotonic() - self._t0)
+            if self.resume and (step.phase, step.variant) in self.resume.done:
+                ran.append(step.phase)
+                continue
             self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
             ran.append(step.phase)
             report = build_report(writer.records, final=False)

@@ -68,7 +68,12 @@ def grade_journal(records: Iterable[Mapping[str, Any]], *, final: bool = True) -
         if kind == "run":
             header = dict(rec)
         elif kind == "phase-start":
-            order.append(_phase_key(rec))
+            key = _phase_key(rec)
+            if key in order:  # started again by --resume: the new attempt replaces the old
+                calls.pop(key, None)
+                ends.pop(key, None)
+            else:
+                order.append(key)
         elif kind == "phase-end":
             ends[_phase_key(rec)] = rec
         elif kind == "call":
