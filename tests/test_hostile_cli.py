@@ -335,3 +335,20 @@ def test_resume_continues_after_the_last_finished_phase(baseline, tmp_path):
     _matches_its_journal(out)
     again = stress_cli("run", "--resume", str(out), cwd=REPO)
     assert "nothing to resume" in _one_line_error(again)
+
+
+def test_an_unfinished_journal_is_incomplete_and_findings_outrank_it(clean_run):
+    records = list(read_results(clean_run))
+    assert build_report(records)["diagnosis"] == "clean"
+    cut = [r for r in records if r["type"] != "run-end"]  # as a kill -9 leaves it
+    report = build_report(cut)
+    assert (report["diagnosis"], report["verdict"]) == ("incomplete", "incomplete")
+    assert "did not finish" in report["explanation"] and not report["complete"]
+    assert build_report(cut, final=False)["diagnosis"] == "clean"  # the live run's own view
+    first = next(
+        i
+        for i, r in enumerate(cut)
+        if r["type"] == "call" and r["status"] == "ok" and not r.get("warmup")
+    )
+    cut[first] = {**cut[first], "status": "error", "code": 161001, "match": False}
+    assert build_report(cut)["diagnosis"] not in ("incomplete", "clean")
