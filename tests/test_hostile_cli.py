@@ -352,3 +352,12 @@ def test_an_unfinished_journal_is_incomplete_and_findings_outrank_it(clean_run):
     )
     cut[first] = {**cut[first], "status": "error", "code": 161001, "match": False}
     assert build_report(cut)["diagnosis"] not in ("incomplete", "clean")
+
+
+def test_two_reports_at_once_leave_whole_files(clean_run, tmp_path):
+    procs = [start(["report", str(clean_run)], tmp_path, f"r{i}") for i in range(2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    _matches_its_journal(clean_run)
+    html = (clean_run / "report.html").read_text()
+    assert html.rstrip().endswith("</html>")
+    assert [p.name for p in clean_run.iterdir() if p.name.startswith(".")] == []
