@@ -226,12 +226,20 @@ def test_kill_9_loses_nothing_and_reports_incomplete(baseline, tmp_path):
 
 def test_sigterm_writes_the_partial_report_and_exits_143(baseline, tmp_path):
     out = tmp_path / "run"
-    args = stress_args(baseline, out, "--phases", "serial,isolated", "--duration", "8")
+    args = stress_args(baseline, out, "--phases", "serial,isolated", "--duration", "30")
     proc = start(args, tmp_path, "t")
-    wait_for(out / "results.jsonl", '"phase-end"')
-    time.sleep(1)
+    wait_for(out / "results.jsonl", '"phase":"isolated","seq"')  # isolated calls are flowing
     proc.send_signal(signal.SIGTERM)
+    sent = time.monotonic()
     assert proc.wait(timeout=30) == 143
+    # the child ended its round (not killed after the 10 s grace, not run out its 30 s phase)
+    assert time.monotonic() - sent < 8
+    ends = [r for r in every_line_parses(out / "results.jsonl") if r["type"] == "phase-end"]
+    assert [(e["phase"], e["status"]) for e in ends] == [
+        ("serial", "done"),
+        ("isolated", "interrupted"),
+    ]
+    assert ends[1]["calls"] > 0
     err = (tmp_path / "t.err").read_text()
     assert "Traceback" not in err and "phases finished: serial" in err
     report = json.loads((out / "report.json").read_text())

@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -79,11 +80,14 @@ def run_child(
     startup_timeout: float = 300.0,
     env: dict[str, str] | None = None,
     command: list[str] | None = None,
+    stop_grace: float = 5.0,
 ) -> ChildResult:
     """Run ``job`` in a child; call ``on_record`` for every record it sends (not ``begin``).
 
     ``command`` replaces ``[python, -m, stress.engine.isolate]`` (tests use it to stand in a
     child that misbehaves on purpose); the job file and the pipe fd are appended to it.
+    Interrupted (``KeyboardInterrupt``), the child is asked to stop and given ``stop_grace``
+    seconds to end its calls in flight before it is killed.
     """
     # The job and the child's stderr live in unnamed temp files (nothing to clean up, nothing
     # left behind however the parent dies); the child reads the job as /dev/fd/N.
@@ -103,6 +107,10 @@ def run_child(
         os.close(wfd)
         try:
             result = _supervise(proc, rfd, on_record, silence_timeout, startup_timeout)
+        except KeyboardInterrupt:
+            _stop(proc, rfd, on_record, stop_grace)
+            os.close(rfd)
+            raise
         except BaseException:
             _kill_group(proc)
             os.close(rfd)
@@ -110,6 +118,23 @@ def run_child(
         os.close(rfd)
         result.stderr_tail = _tail(err)
         return result
+
+
+def _stop(
+    proc: subprocess.Popen, rfd: int, on_record: Callable[[dict[str, Any]], None], grace: float
+) -> None:
+    """Ask the child to stop (SIGTERM: it ends the round, so calls in flight finish and are
+    recorded), keep taking its records for at most ``grace`` seconds, then kill the group."""
+    timer = threading.Timer(grace, _kill_group, (proc,))
+    timer.start()
+    try:
+        proc.send_signal(signal.SIGTERM)
+        _supervise(proc, rfd, on_record, grace, grace)
+    except (OSError, ValueError):
+        pass  # a torn record or a closed pipe: what arrived before it is kept
+    finally:
+        timer.cancel()
+        _kill_group(proc)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -250,6 +275,10 @@ def child_main(job_path: str, fd: int, run: Callable[..., Any] | None = None) ->
         out.write(json.dumps(rec, separators=(",", ":")) + "\n")
 
     job = json.loads(Path(job_path).read_text())
+    if job.get("kind") == "phase":  # a phase ends its round on SIGTERM; a recording just dies
+        from stress.engine import stop
+
+        stop.listen()
     status, detail, extra = ChildStatus.DONE, "", {}
     try:
         if run is None:

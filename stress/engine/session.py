@@ -73,7 +73,8 @@ class Session:
             end = {"status": status, "detail": detail, **extra}
             return ChildResult(PhaseStatus(status), 0, detail=detail, end=end)
         silence = self.config.call_timeout * 2 + 10
-        result = run_child(job, on_record, silence_timeout=silence, env=self.env)
+        grace = self.config.call_timeout  # calls in flight at an interrupt may end, no longer
+        result = run_child(job, on_record, silence_timeout=silence, env=self.env, stop_grace=grace)
         error = result.end.get("error") or {}
         if result.status == PhaseStatus.FAILED and error.get("user"):
             raise ConfigError(error.get("message", ""))
