@@ -142,19 +142,25 @@ class Diagnosis(StrEnum):
     ORDER_DEPENDENCE = "order-dependence"
     BASELINE_MISMATCH = "baseline-mismatch"
     OPERATOR_ERROR = "operator-error"
-    INCOMPLETE = "incomplete"  # nothing failed, but a phase made no call: not clean
+    # Nothing failed, but the run is not complete: it was killed or interrupted, a phase never
+    # ended, or a phase made no call. Not ``clean``, since what was not run cannot have passed.
+    # Any finding outranks it (a killed run that found a race is diagnosed with the race).
+    INCOMPLETE = "incomplete"
     CLEAN = "clean"
 
     @property
     def run_verdict(self) -> RunVerdict:
-        return RunVerdict.CLEAN if self is Diagnosis.CLEAN else RunVerdict.FINDINGS
+        if self is Diagnosis.CLEAN:
+            return RunVerdict.CLEAN
+        return RunVerdict.INCOMPLETE if self is Diagnosis.INCOMPLETE else RunVerdict.FINDINGS
 
 
 class RunVerdict(StrEnum):
-    """The verdict of a whole run (``report.json`` ``verdict``; CLI exit 0 or 1)."""
+    """The verdict of a whole run (``report.json`` ``verdict``; CLI exit 0, 1 or 3)."""
 
     CLEAN = "clean"
     FINDINGS = "findings"
+    INCOMPLETE = "incomplete"  # the run did not finish and found nothing in what it ran
 
 
 def is_failure(rec: CallRecord | Mapping[str, Any]) -> bool:

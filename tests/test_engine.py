@@ -194,7 +194,9 @@ def test_interrupted_run_keeps_a_renderable_result_file(tmp_path, baseline):
     assert report["phases"][0]["verdict"] == "PASS"
     # `aclnn-stress report` renders the same from the JSONL alone
     (out / "report.json").unlink()
-    assert cli.main(["report", str(out), "--json"]) == 0
+    assert (
+        cli.main(["report", str(out), "--json"]) == cli.EXIT_INCOMPLETE
+    )  # found nothing, unfinished
     assert json.loads((out / "report.json").read_text())["phases"] == report["phases"]
 
 
@@ -208,8 +210,8 @@ def test_killed_run_renders_with_report_command(tmp_path, baseline):
     proc.wait()
     assert not (out / "report.json").exists()
     proc = stress_cli("report", str(out))
-    assert proc.returncode == 0, proc.stderr
-    assert "did not finish" in proc.stdout
+    assert proc.returncode == cli.EXIT_INCOMPLETE, proc.stderr  # never 0 for a killed run
+    assert "did not finish" in proc.stdout and "incomplete" in proc.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["phases"][0]["verdict"] == "PASS" and report["status"] == "interrupted"
 

@@ -14,9 +14,17 @@ from stress import __version__
 from stress.config import RunConfig
 from stress.errors import ConfigError
 from stress.model import RunVerdict, Status
-from stress.records import RECORDED, RecordedCase
+from stress.records import RECORDED, RecordedCase, RunReport
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INCOMPLETE = 0, 1, 2, 3
+_EXIT = {RunVerdict.CLEAN: EXIT_CLEAN, RunVerdict.INCOMPLETE: EXIT_INCOMPLETE}
+
+
+def verdict_exit(report: RunReport) -> int:
+    """The exit code of a report's verdict: 0 clean, 3 incomplete, 1 findings."""
+    return _EXIT.get(report.verdict, EXIT_FINDINGS)
+
+
 _REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CORPUS = ("corpus/mhc.toml",)
 DEFAULT_CONTROL = "corpus/control.toml"
@@ -123,13 +131,35 @@ def _session_from(args: argparse.Namespace, *, for_run: bool):
     )
 
 
+def _resumed(args: argparse.Namespace):
+    """The session that continues the run in ``args.resume`` (its settings from the journal)."""
+    from stress.engine.resume import resume_point
+    from stress.engine.session import Session
+
+    out = Path(args.resume)
+    _check_run_dir(out)
+    point = resume_point(out)
+    h = point.header
+    return Session(
+        config=RunConfig.from_json(h.get("config", {})),
+        corpus=h.get("corpus", []),
+        control=h.get("control", []),
+        baseline_path=Path(h.get("baseline", {}).get("path", "")),
+        out_dir=out,
+        backend=args.backend,
+        isolate=not args.no_isolate,
+        shrink_budget=max(0.0, args.shrink_budget),
+        resume=point,
+    )
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from stress.report.document import render_console
     from stress.report.progress import ConsoleUI
 
-    session = _session_from(args, for_run=True)
+    session = _resumed(args) if args.resume else _session_from(args, for_run=True)
     session.load()  # bad corpus files fail here, before any output
     ui = ConsoleUI(quiet=args.quiet)
     session.ui = ui
@@ -141,14 +171,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     try:
         report = session.run()
-    except KeyboardInterrupt:
-        if session.out_dir:
-            print(
-                f"interrupted; partial results in {session.out_dir} "
-                f"(re-render with `aclnn-stress report {session.out_dir}`)",
-                file=sys.stderr,
-            )
-        return 130
+    except KeyboardInterrupt as exc:
+        from stress.cli.interrupt import what_was_kept
+        from stress.signals import exit_code
+
+        print(what_was_kept(session, exc), file=sys.stderr)
+        return exit_code(exc)
     out = session.out_dir
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
@@ -167,7 +195,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from stress.cli.reproduce import after_run
 
         after_run(out, args.backend, quiet=args.json)
-    return EXIT_CLEAN if report.verdict == RunVerdict.CLEAN else EXIT_FINDINGS
+    return verdict_exit(report)
 
 
 def _link_latest(out: Path | None) -> None:
@@ -217,8 +245,17 @@ def cmd_baseline(args: argparse.Namespace) -> int:
             highlight=False,
         )
 
+    from stress.engine.rundir import claim_baseline
+
+    claim = claim_baseline(path, console.print)  # a second recorder of one path is told
     console.print(f"recording baseline {path} ({session.config.repeats} repeats per case)")
-    written = session.record_baseline(path, on_case)
+    try:
+        written = session.record_baseline(path, on_case)
+    except KeyboardInterrupt:
+        console.print(f"interrupted: the baseline {path} was not written (saved only when done)")
+        raise
+    finally:
+        claim.release()
     console.print(f"baseline written: {written}")
     return EXIT_CLEAN
 
@@ -274,6 +311,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if len(args.dir) > 1:
         raise ConfigError("report: several DIRs need --merge (or name one run directory)")
     out = Path(args.dir[0])
+    _check_run_dir(out)
     report = write_reports(out, html=args.html)
     if args.junit:
         from stress.htmlreport import write_junit
@@ -287,4 +325,21 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"reports: {out}/report.json, {out}/report.md{html}")
         if not report.complete:
             print(f"note: the run did not finish ({report.status}); this is what it did")
-    return EXIT_CLEAN if report.verdict == RunVerdict.CLEAN else EXIT_FINDINGS
+    return verdict_exit(report)
+
+
+def _check_run_dir(out: Path) -> None:
+    """``report DIR``: DIR must be a directory this process can write its reports into."""
+    import os
+
+    if not out.exists():
+        raise ConfigError(f"{out}: no such run directory; name the --out of a run")
+    if not out.is_dir():
+        raise ConfigError(
+            f"{out}: not a directory; name a run directory (the one holding results.jsonl)"
+        )
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"{out}: the run directory is not writable, so its reports cannot be re-rendered "
+            "there; copy it somewhere writable"
+        )

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from stress import __version__
 from stress.cli import commands as c
+from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
 from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES
 
 __all__ = ["build_parser"]
@@ -203,6 +204,12 @@ def _run_output_options(p: argparse.ArgumentParser) -> None:
     o.add_argument(
         "--out", metavar="DIR", help="result directory (default stress-out/<time>-s<seed>)"
     )
+    o.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the stopped or killed run in DIR: its configuration, corpus and baseline "
+        "come from DIR/results.jsonl; finished phases are not run again",
+    )
     o.add_argument("--json", action="store_true", help="print report.json instead of tables")
     o.add_argument("--quiet", action="store_true", help="no progress output")
     o.add_argument(
@@ -244,7 +251,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "  mixed        all cases on T threads, barrier-aligned (cross-call contamination)\n"
         "Results stream to OUT/results.jsonl; OUT/report.json, report.md and the "
         "self-contained report.html are rendered from it.",
-        epilog="Exit codes: 0 clean, 1 findings, 2 usage/configuration/environment error.",
+        epilog=EXIT_CODES_HELP,
     )
     _corpus_options(p)
     g = p.add_argument_group("load")
@@ -334,6 +341,7 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
         help="re-render the reports of a run from its results.jsonl; merge runs",
+        epilog=EXIT_CODES_HELP,
         description="Render DIR/report.json, DIR/report.md and DIR/report.html from "
         "DIR/results.jsonl alone (works for interrupted and killed runs) and print the verdict "
         "tables. With --merge, several runs of one corpus (hosts, devices, repeats) become one "
@@ -364,11 +372,11 @@ def build_parser() -> argparse.ArgumentParser:
     from stress.gradcheck.cli import add_cli as add_gradcheck
     from stress.sanitize.rerun import add_cli as add_sanitize
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="aclnn-stress",
         description="Stress-test CANN aclnn operators for cross-call contamination, unwritten "
         "outputs and wrong gradients, on a real NPU or on the bundled CANN simulator.",
-        epilog="Exit codes: 0 clean, 1 findings, 2 usage/configuration/environment error.",
+        epilog=EXIT_CODES_HELP,
     )
     parser.add_argument("--version", action="version", version=f"aclnn-stress {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -17,6 +17,7 @@ The records already written stay: nothing recorded is lost.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import selectors
@@ -24,17 +25,20 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from stress.model import ChildStatus, PhaseStatus
 
 __all__ = ["CHILD_COMMAND", "ChildResult", "child_main", "run_child"]
 
 STDERR_TAIL = 2000
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PARENT_ENV = "ACLNN_STRESS_PARENT_PID"  # the child checks it still has this parent
 CHILD_COMMAND = (sys.executable, "-m", "stress.engine.isolate")
 
 
@@ -58,12 +62,14 @@ def _signal_name(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
-def _tail(path: Path) -> str:
+def _tail(fh: IO[bytes]) -> str:
     try:
-        data = path.read_bytes()
+        size = fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, size - STDERR_TAIL))
+        data = fh.read()
     except OSError:
         return ""
-    return data[-STDERR_TAIL:].decode("utf-8", "replace").strip()
+    return data.decode("utf-8", "replace").strip()
 
 
 def run_child(
@@ -74,31 +80,31 @@ def run_child(
     startup_timeout: float = 300.0,
     env: dict[str, str] | None = None,
     command: list[str] | None = None,
+    stop_grace: float = 5.0,
 ) -> ChildResult:
     """Run ``job`` in a child; call ``on_record`` for every record it sends (not ``begin``).
 
     ``command`` replaces ``[python, -m, stress.engine.isolate]`` (tests use it to stand in a
     child that misbehaves on purpose); the job file and the pipe fd are appended to it.
+    Interrupted (``KeyboardInterrupt``), the child is asked to stop and given ``stop_grace``
+    seconds to end its calls in flight before it is killed.
     """
-    with tempfile.TemporaryDirectory(prefix="aclnn-stress-") as tmp:
-        job_path = Path(tmp) / "job.json"
-        job_path.write_text(json.dumps(job))
-        err_path = Path(tmp) / "stderr.txt"
+    # The job and the child's stderr live in unnamed temp files (nothing to clean up, nothing
+    # left behind however the parent dies); the child reads the job as /dev/fd/N.
+    with tempfile.TemporaryFile() as job_file, tempfile.TemporaryFile() as err:
+        job_file.write(json.dumps(job).encode())
+        job_file.flush()
         rfd, wfd = os.pipe()
         try:
-            with open(err_path, "wb") as err:
-                proc = subprocess.Popen(
-                    [
-                        *(command or CHILD_COMMAND),
-                        str(job_path),
-                        str(wfd),
-                    ],
-                    pass_fds=(wfd,),
-                    stdin=subprocess.DEVNULL,
-                    stdout=err,
-                    stderr=err,
-                    env={**os.environ, **(env or {})},
-                )
+            proc = subprocess.Popen(
+                [*(command or CHILD_COMMAND), f"/dev/fd/{job_file.fileno()}", str(wfd)],
+                pass_fds=(wfd, job_file.fileno()),
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                env={**os.environ, **(env or {}), PARENT_ENV: str(os.getpid())},
+                process_group=0,  # the parent alone handles Ctrl-C; killpg reaches grandchildren
+            )
         except OSError as exc:  # EAGAIN / ENOMEM: the host's limit, not the operator's fault
             os.close(rfd)
             os.close(wfd)
@@ -111,14 +117,42 @@ def run_child(
         os.close(wfd)
         try:
             result = _supervise(proc, rfd, on_record, silence_timeout, startup_timeout)
+        except KeyboardInterrupt:
+            _stop(proc, rfd, on_record, stop_grace)
+            os.close(rfd)
+            raise
         except BaseException:
-            proc.kill()
-            proc.wait()
+            _kill_group(proc)
             os.close(rfd)
             raise
         os.close(rfd)
-        result.stderr_tail = _tail(err_path)
+        result.stderr_tail = _tail(err)
         return result
+
+
+def _stop(
+    proc: subprocess.Popen, rfd: int, on_record: Callable[[dict[str, Any]], None], grace: float
+) -> None:
+    """Ask the child to stop (SIGTERM: it ends the round, so calls in flight finish and are
+    recorded), keep taking its records for at most ``grace`` seconds, then kill the group."""
+    timer = threading.Timer(grace, _kill_group, (proc,))
+    timer.start()
+    try:
+        proc.send_signal(signal.SIGTERM)
+        _supervise(proc, rfd, on_record, grace, grace)
+    except (OSError, ValueError):
+        pass  # a torn record or a closed pipe: what arrived before it is kept
+    finally:
+        timer.cancel()
+        _kill_group(proc)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
 
 
 def _supervise(
@@ -144,7 +178,7 @@ def _supervise(
             if not events:
                 if time.monotonic() - last > limit:
                     killed_for_silence = True
-                    proc.kill()
+                    _kill_group(proc)
                     break
                 continue
             chunk = os.read(rfd, 1 << 16)
@@ -228,15 +262,33 @@ def _error_object(exc: BaseException) -> dict[str, Any]:
     }
 
 
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``), and
+    exit at once if the parent is already gone (it died before the request was made)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent's killpg still ends us when it can
+    parent = os.environ.get(PARENT_ENV)
+    if parent and parent.isdigit() and os.getppid() != int(parent):
+        os._exit(4)
+
+
 def child_main(job_path: str, fd: int, run: Callable[..., Any] | None = None) -> None:
     """The child's side: run the job (``run(job, send)``, default :func:`stress.engine.jobs.
     run_job`), send its records and a ``child-end`` record down ``fd``, exit without teardown."""
+    die_with_parent()
     out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
 
     def send(rec: dict[str, Any]) -> None:
         out.write(json.dumps(rec, separators=(",", ":")) + "\n")
 
     job = json.loads(Path(job_path).read_text())
+    if job.get("kind") == "phase":  # a phase ends its round on SIGTERM; a recording just dies
+        from stress.engine import stop
+
+        stop.listen()
     status, detail, extra = ChildStatus.DONE, "", {}
     try:
         if run is None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stress import acl
+from stress.engine import stop
 from stress.errors import ConfigError
 from stress.model import Status
 
@@ -49,6 +50,8 @@ class Budget:
     rounds: int | None = None
 
     def exhausted(self, started: float, rounds_done: int) -> bool:
+        if stop.requested.is_set():  # the parent asked the child to stop: end this round
+            return True
         if self.rounds is not None and rounds_done >= self.rounds:
             return True
         return self.seconds is not None and time.monotonic() - started >= self.seconds

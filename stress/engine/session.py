@@ -23,7 +23,10 @@ from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.engine.budget import check_case_sizes, default_max_case_bytes
 from stress.engine.isolate import ChildResult, run_child
+from stress.engine.progress import SessionUI
 from stress.engine.reproducer import Reproducer
+from stress.engine.resume import Resumed
+from stress.engine.rundir import claim_baseline, claim_run_dir, new_out_dir
 from stress.engine.schedule import Scheduler, no_calls_detail, plan, settled, settled_at
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status
@@ -32,33 +35,6 @@ from stress.report.document import build_report, write_reports
 from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
 
 __all__ = ["Session", "SessionUI", "new_out_dir"]
-
-
-class SessionUI:
-    """Progress reporting hooks (the CLI subclasses this with rich; tests use it silent)."""
-
-    def message(self, text: str) -> None:
-        pass
-
-    def phase_start(self, name: str, variant: str, cases: int) -> None:
-        pass
-
-    def record(self, rec: CallRecord) -> None:
-        pass
-
-    def phase_end(self, name: str, variant: str, status: str, calls: int, seconds: float) -> None:
-        pass
-
-
-def new_out_dir(root: str | Path = "stress-out", seed: int | None = None) -> Path:
-    """A fresh ``<root>/<UTC time>-s<seed>`` directory (never reuses an existing one)."""
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    base = Path(root) / f"{stamp}-s{seed}"
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = Path(f"{base}-{n}")
-    return path
 
 
 @dataclass
@@ -83,6 +59,9 @@ class Session:
     _first: CallRecord | None = field(init=False, default=None)  # the first failing call
     control_cases: list[Case] = field(init=False, default_factory=list)
     header: dict[str, Any] = field(init=False, default_factory=dict)  # the journal's first record
+    recording: Path | None = field(init=False, default=None)  # the baseline being recorded now
+    finished_phases: list[str] = field(init=False, default_factory=list)  # "phase variant"
+    resume: Resumed | None = None  # --resume: the stopped run this one continues
 
     # -- jobs -------------------------------------------------------------------------------
     def _job(self, job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
@@ -96,7 +75,8 @@ class Session:
             end = {"status": status, "detail": detail, **extra}
             return ChildResult(PhaseStatus(status), 0, detail=detail, end=end)
         silence = self.config.call_timeout * 2 + 10
-        result = run_child(job, on_record, silence_timeout=silence, env=self.env)
+        grace = self.config.call_timeout  # calls in flight at an interrupt may end, no longer
+        result = run_child(job, on_record, silence_timeout=silence, env=self.env, stop_grace=grace)
         error = result.end.get("error") or {}
         if result.status == PhaseStatus.FAILED and error.get("user"):
             raise ConfigError(error.get("message", ""))
@@ -163,6 +143,19 @@ class Session:
         self.config.validate()
         if not self.cases:
             self.load()
+        out = self.out_dir or new_out_dir(seed=self.config.seed)
+        lock = claim_run_dir(out, self.ui.message)  # before anything slow: exit 2 at once
+        try:
+            if (out / RESULTS_FILE).exists() and self.resume is None:
+                raise ConfigError(
+                    f"{out}: already holds results; choose another --out (nothing is overwritten)"
+                )
+            self.out_dir = out
+            return self._run_in(out)
+        finally:
+            lock.release()
+
+    def _run_in(self, out: Path) -> dict[str, Any]:
         info = self.backend_info()
         count = info["info"].get("device_count")
         if count is not None:
@@ -171,16 +164,14 @@ class Session:
         fingerprint = info["fingerprint"]
         path = self.baseline_path or self.default_baseline(fingerprint)
         baseline, warnings = self._baseline(Path(path), fingerprint)
-        out = self.out_dir or new_out_dir(seed=self.config.seed)
-        if (out / RESULTS_FILE).exists():
-            raise ConfigError(
-                f"{out}: already holds results; choose another --out (nothing is overwritten)"
-            )
-        out.mkdir(parents=True, exist_ok=True)
-        self.out_dir = out
         with ResultWriter(out / RESULTS_FILE, keep=True) as writer:
-            self.header = self._header(info, path, baseline)
-            writer.write(self.header)
+            if self.resume is None:
+                self.header = self._header(info, path, baseline)
+                writer.write(self.header)
+            else:  # the stopped run's records count, its finished phases are not run again
+                self.header = self.resume.header
+                writer.records.extend(r for r in self.resume.records if r["type"] != "run-end")
+                writer.write({"type": "note", "message": f"resumed by pid {os.getpid()}"})
             for w in warnings:
                 writer.write({"type": "note", "message": f"baseline forced: {w}"})
             status = PhaseStatus.DONE
@@ -193,13 +184,14 @@ class Session:
                 if self.shrink_budget > 0:
                     try:
                         reproducer = Reproducer(self, out, str(path)).find(
-                            build_report(writer.records)
+                            build_report(writer.records, final=False)
                         )
                     except (ConfigError, OSError, ValueError, KeyError) as exc:
                         # the findings stand without a reproducer: say why there is none
                         reproducer = {"verified": False, "note": f"shrinking failed: {exc}"}
-            except KeyboardInterrupt:
-                status = PhaseStatus.INTERRUPTED
+            except BaseException as exc:  # the run-end says how it stopped; the error goes on
+                interrupted = isinstance(exc, KeyboardInterrupt)
+                status = PhaseStatus.INTERRUPTED if interrupted else PhaseStatus.FAILED
                 raise
             finally:
                 writer.write(
@@ -224,17 +216,7 @@ class Session:
                     f"{path}: no baseline; record one with `aclnn-stress baseline record` "
                     "(or pass --record-baseline)"
                 )
-            self.ui.message(f"no baseline at {path}: recording it now")
-            recorded: list[RecordedCase] = []
-            self.record_baseline(
-                path,
-                lambda r: (
-                    recorded.append(RecordedCase.from_json(r))
-                    if r.get("type") == RECORDED
-                    else None
-                ),
-            )
-            self.ui.message(recording_summary(path, recorded))
+            self._record_missing(path)
         baseline = Baseline.load(path)
         warnings = baseline.check_compatible(
             fingerprint,
@@ -244,6 +226,30 @@ class Session:
             force=self.force,
         )
         return baseline, warnings
+
+    def _record_missing(self, path: Path) -> None:
+        """Record the missing baseline ``path``, unless another run records it now (one line,
+        exit 2) or did while this one waited."""
+        claim = claim_baseline(path, self.ui.message)
+        try:
+            if path.exists():
+                self.ui.message(f"{path}: recorded meanwhile by another run; using it")
+                return
+            self.ui.message(f"no baseline at {path}: recording it now")
+            recorded: list[RecordedCase] = []
+            self.recording = path
+            self.record_baseline(
+                path,
+                lambda r: (
+                    recorded.append(RecordedCase.from_json(r))
+                    if r.get("type") == RECORDED
+                    else None
+                ),
+            )
+            self.recording = None
+            self.ui.message(recording_summary(path, recorded))
+        finally:
+            claim.release()
 
     def _header(self, info: dict[str, Any], path: Path, baseline: Baseline) -> dict[str, Any]:
         """The journal's first record: everything grading and re-rendering need."""
@@ -282,9 +288,12 @@ class Session:
         history: list[tuple[float, str]] = []
         for i, step in enumerate(steps):
             config = scheduler.config_for(i, time.monotonic() - self._t0)
+            if self.resume and (step.phase, step.variant) in self.resume.done:
+                ran.append(step.phase)
+                continue
             self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
             ran.append(step.phase)
-            report = build_report(writer.records)
+            report = build_report(writer.records, final=False)
             diagnosis = report.diagnosis
             history.append((round(time.monotonic() - self._t0, 3), diagnosis))
             done = i + 1 == len(steps) or steps[i + 1].phase != step.phase
@@ -395,4 +404,6 @@ class Session:
                 PhaseResult(phase, variant, status, detail, calls, round(seconds, 3), **extra)
             )
             writer.sync()
+            if status == PhaseStatus.DONE:
+                self.finished_phases.append(f"{phase} {variant}".strip())
             self.ui.phase_end(phase, variant, status, calls, seconds)

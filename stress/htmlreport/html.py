@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from stress.files import atomic_write_bytes
 from stress.htmlreport import charts
 from stress.htmlreport.commands import rerun_command
 from stress.htmlreport.gradplot import sweep_plot
@@ -201,7 +202,5 @@ def render_xdist_summary(worker_dirs: Sequence[Path], out: Path) -> Path:
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    # a unique temp name per writer (two `report DIR` at once never share one), then a rename
+    atomic_write_bytes(path, text.encode("utf-8"))

@@ -53,8 +53,12 @@ class GradedJournal:
     first_failure_s: float | None  # seconds from the run's start to its first failing call
 
 
-def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
-    """Group result records by phase (in the order they started), grade each, diagnose."""
+def grade_journal(records: Iterable[Mapping[str, Any]], *, final: bool = True) -> GradedJournal:
+    """Group result records by phase (in the order they started), grade each, diagnose.
+
+    ``final``: the journal is all there will be (a report), so a run without a ``done``
+    run-end that found nothing is ``incomplete``, never ``clean``; the running session grades
+    its own journal between phases with ``final=False``."""
     header: dict[str, Any] = {}
     order: list[tuple[str, str]] = []
     ends: dict[tuple[str, str], PhaseResult] = {}
@@ -67,7 +71,12 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
         if kind == "run":
             header = dict(rec)
         elif kind == "phase-start":
-            order.append(_phase_key(rec))
+            key = _phase_key(rec)
+            if key in order:  # started again by --resume: the new attempt replaces the old
+                calls.pop(key, None)
+                ends.pop(key, None)
+            else:
+                order.append(key)
         elif kind == PHASE_END:
             ends[_phase_key(rec)] = _typed(PhaseResult, rec, line)
         elif kind == CALL:
@@ -84,6 +93,8 @@ def grade_journal(records: Iterable[Mapping[str, Any]]) -> GradedJournal:
         _grade_phase(key, ends.get(key), calls.get(key, []), case_order) for key in order
     )
     diagnosis, explanation = diagnose(phases)
+    if final and diagnosis is Diagnosis.CLEAN and not _finished(run_end):
+        diagnosis, explanation = Diagnosis.INCOMPLETE, _unfinished(header, run_end, phases)
     interleaved = tuple(r for (name, _), rs in calls.items() if name == "interleaved" for r in rs)
     return GradedJournal(
         header, phases, interleaved, run_end, tuple(notes), diagnosis, explanation, first
@@ -99,6 +110,26 @@ def _typed(cls: type[T], rec: Mapping[str, Any], line: int) -> T:
             f"{RESULTS_FILE}: line {line}: {exc}; the journal is damaged (re-run, or remove "
             "the line and re-render)"
         ) from None
+
+
+def _finished(run_end: Mapping[str, Any]) -> bool:
+    return bool(run_end) and run_end.get("status") == PhaseStatus.DONE
+
+
+def _unfinished(
+    header: Mapping[str, Any], run_end: Mapping[str, Any], phases: Iterable[PhaseVerdict]
+) -> str:
+    """The explanation of an ``incomplete`` diagnosis: how the run ended, what ran."""
+    how = f"was {run_end.get('status')}" if run_end else "was killed (no run-end record)"
+    done = [p.name for p in phases if p.status == PhaseStatus.DONE]
+    planned = header.get("config", {}).get("phases") or []
+    missing = [p for p in planned if p not in done]
+    ran = ", ".join(dict.fromkeys(done))
+    return (
+        f"the run did not finish ({how}); "
+        + (f"nothing failed in {ran}" if ran else "no phase finished")
+        + (f"; not run to the end: {', '.join(missing)}" if missing else "")
+    )
 
 
 def _grade_phase(
@@ -118,10 +149,11 @@ def _grade_phase(
     )
 
 
-def build_report(records: Iterable[Mapping[str, Any]]) -> RunReport:
-    """The report (see README "Reports") from result records."""
+def build_report(records: Iterable[Mapping[str, Any]], *, final: bool = True) -> RunReport:
+    """The report (see README "Reports") from result records (``final``: see
+    :func:`grade_journal`)."""
     records = list(records)  # read twice: graded, then the coverage reached
-    g = grade_journal(records)
+    g = grade_journal(records, final=final)
     header, phases, run_end = g.header, g.phases, g.run_end
     diagnosis, explanation, notes = g.diagnosis, g.explanation, list(g.notes)
     interleaved = g.interleaved
@@ -276,7 +308,12 @@ def write_reports(
     :mod:`stress.htmlreport`)."""
     out_dir = Path(out_dir)
     if records is None:
-        records = read_results(out_dir / RESULTS_FILE)
+        records = list(read_results(out_dir / RESULTS_FILE))
+        if not any(r["type"] == "run" for r in records):
+            raise ConfigError(
+                f"{out_dir / RESULTS_FILE}: no results (the run was stopped before it wrote "
+                "its header); nothing to report"
+            )
     report = build_report(records)
     sanitized = out_dir / "sanitize.json"  # `aclnn-stress sanitize DIR` findings survive re-renders
     if sanitized.is_file():

@@ -51,20 +51,28 @@ class ResultWriter:
         with self._lock:
             if self._keep:
                 self.records.append(json.loads(line))  # as a reader of the file would see it
-            self._fh.write(line + "\n")
-            self._fh.flush()
+            try:
+                self._fh.write(line + "\n")
+                self._fh.flush()
+            except OSError as exc:  # a full disk: name the file (a bare write error names none)
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
     def sync(self) -> None:
         """Flush to the disk (at phase ends: survive a machine crash, not only ours)."""
         with self._lock:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
+            try:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            except OSError as exc:
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
     def close(self) -> None:
         with self._lock:
             if not self._fh.closed:
-                self._fh.flush()
-                self._fh.close()
+                try:
+                    self._fh.close()  # flushes first
+                except OSError as exc:
+                    raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
     def __enter__(self) -> ResultWriter:
         return self

@@ -1,0 +1,371 @@
+"""Hostile use of the CLI with real processes and real signals (issue #19, docs/reliability.md):
+killed runs lose nothing, two runs never corrupt each other, every CLI or file error is one line
+with exit 2, a closed stdout breaks nothing.
+
+Each test runs the small add corpus for a few seconds on the simulator.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from stress.report.document import build_report
+from stress.report.journal import read_results
+from tests._cli import REPO, stress_cli
+from tests._runs import (
+    ADD,
+    alive,
+    children,
+    every_line_parses,
+    journal_lines,
+    start,
+    stress_args,
+    wait_for,
+)
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux /proc and prctl")
+
+
+def _one_line_error(proc: subprocess.CompletedProcess) -> str:
+    """Exit 2, exactly one line on stderr, no traceback; the line."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "usage:" not in proc.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("baseline") / "add.json"
+    done = stress_cli(
+        "baseline", "record", "--corpus", ADD, "--control", "none", "--out", str(path), cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+@pytest.fixture(scope="module")
+def clean_run(baseline, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("clean") / "run"
+    done = stress_cli(*stress_args(baseline, out, "--phases", "serial", "--quiet"), cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+# -- one-line errors ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "--threads", "abc"], "aclnn-stress run: --threads: 'abc' is not an integer"),
+        (["run", "--duration", "x"], "aclnn-stress run: --duration: 'x' is not a number"),
+        (
+            ["baseline", "record", "--repeats", "x"],
+            "aclnn-stress baseline record: --repeats: 'x' is not an integer",
+        ),
+        (["gradcheck", "--C", "x"], "aclnn-stress gradcheck: --C: 'x' is not an integer"),
+        (["report"], "aclnn-stress report: the following arguments are required: dir"),
+        (["bogus"], "aclnn-stress: COMMAND: invalid choice: 'bogus'"),
+        (["corpus"], "aclnn-stress corpus: the following arguments are required"),
+    ],
+)
+def test_argument_errors_are_one_line(argv, expected):
+    line = _one_line_error(stress_cli(*argv))
+    assert line.startswith(expected) and line.endswith("(see --help)")
+
+
+def test_help_states_the_exit_codes():
+    for argv in (["--help"], ["run", "--help"], ["report", "--help"]):
+        text = " ".join(stress_cli(*argv).stdout.split())
+        assert "3 incomplete" in text and "130/143" in text, argv
+
+
+def test_out_that_cannot_be_a_run_dir_is_one_line_before_any_phase(baseline, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out, why in ((afile, "is a file"), (afile / "sub", "Not a directory")):
+        started = time.monotonic()
+        args = stress_args(baseline, out, "--phases", "serial", "--quiet")
+        line = _one_line_error(stress_cli(*args, cwd=REPO))
+        assert str(out) in line and why in line
+        assert time.monotonic() - started < 30  # before the backend or a phase started
+
+
+@pytest.fixture()
+def shared_dir():
+    """A directory outside pytest's 0700 tree, so that an unprivileged user can reach it."""
+    path = Path(tempfile.mkdtemp(prefix="aclnn-stress-ro-"))
+    path.chmod(0o755)
+    yield path
+    for sub in path.rglob("*"):
+        if sub.is_dir():
+            sub.chmod(0o755)
+    shutil.rmtree(path)
+
+
+def _unprivileged(*argv: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """The CLI as an unprivileged user (root writes through a read-only mode)."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("running as root without setpriv: a read-only dir stops nobody")
+        prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "stress", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_read_only_dirs_are_one_line(baseline, clean_run, shared_dir):
+    locked = shared_dir / "ro"
+    locked.mkdir()
+    locked.chmod(0o555)
+    line = _one_line_error(
+        _unprivileged(*stress_args(baseline, locked / "run", "--phases", "serial", "--quiet"))
+    )
+    assert f"{locked / 'run'}: cannot make the run directory: Permission denied" in line
+    ro_run = shared_dir / "ro-run"
+    ro_run.mkdir()
+    (ro_run / "results.jsonl").write_bytes((clean_run / "results.jsonl").read_bytes())
+    ro_run.chmod(0o555)
+    line = _one_line_error(_unprivileged("report", str(ro_run)))
+    assert f"{ro_run}: the run directory is not writable" in line
+
+
+def test_report_on_a_file_or_an_empty_journal_is_one_line(tmp_path):
+    afile = tmp_path / "results.jsonl"
+    afile.write_text("")
+    assert "not a directory" in _one_line_error(stress_cli("report", str(afile)))
+    line = _one_line_error(stress_cli("report", str(tmp_path)))
+    assert "no results" in line and "clean" not in line
+
+
+def test_disk_full_names_the_journal_and_keeps_it(baseline, tmp_path):
+    def small_disk() -> None:  # a 64 KiB file-size limit, as a full disk would stop writes
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+
+    out = tmp_path / "run"
+    args = stress_args(baseline, out, "--phases", "serial,isolated", "--duration", "1", "--quiet")
+    done = stress_cli(*args, cwd=REPO, preexec_fn=small_disk)
+    line = _one_line_error(done)
+    assert f"{out / 'results.jsonl'}: File too large" in line
+    again = stress_cli("report", str(out))
+    assert again.returncode in (1, 3), again.stderr
+    assert json.loads((out / "report.json").read_text())["complete"] is False
+
+
+# -- a closed stdout ----------------------------------------------------------------------------
+def _piped(command: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {sys.executable} -m stress {command}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_stdout_closed_early_keeps_the_verdict_and_the_files(baseline, clean_run, tmp_path):
+    out = tmp_path / "run"
+    args = " ".join(stress_args(baseline, out, "--phases", "serial", "--quiet"))
+    for tail in ("| head -n 2", "--json | head -n 1"):
+        done = _piped(f"{args} {tail}")
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert (out / "report.json").is_file() and (out / "report.html").is_file()
+        for name in out.iterdir():
+            if name.name != "latest":
+                name.unlink()
+        out.rmdir()
+    done = _piped(f"report {clean_run} --json | head -n 1")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+
+
+# -- killed and interrupted runs ----------------------------------------------------------------
+def test_kill_9_loses_nothing_and_reports_incomplete(baseline, tmp_path):
+    out = tmp_path / "run"
+    proc = start(
+        stress_args(baseline, out, "--phases", "isolated,mixed", "--duration", "6"), tmp_path, "a"
+    )
+    wait_for(out / "results.jsonl", '"phase-start"')
+    time.sleep(3)
+    kids = children(proc.pid)
+    before = journal_lines(out)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert kids, "the phase child was running"
+    deadline = time.monotonic() + 5
+    while any(alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(k) for k in kids), "phase children outlived their parent"
+    assert list((tmp_path / "tmpdir").iterdir()) == [], "temp files left behind"
+    after = journal_lines(out)
+    complete = before if before[-1].endswith("}") else before[:-1]
+    assert after[: len(complete)] == complete  # every line written before the kill is there
+    done = stress_cli("report", str(out))
+    assert done.returncode in (1, 3), done.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["complete"] is False
+    assert (report["diagnosis"] == "incomplete") == (done.returncode == 3)
+    assert "incomplete" in done.stdout or report["diagnosis"] != "incomplete"
+
+
+def test_sigterm_writes_the_partial_report_and_exits_143(baseline, tmp_path):
+    out = tmp_path / "run"
+    args = stress_args(baseline, out, "--phases", "serial,isolated", "--duration", "30")
+    proc = start(args, tmp_path, "t")
+    wait_for(out / "results.jsonl", '"phase":"isolated","seq"')  # isolated calls are flowing
+    proc.send_signal(signal.SIGTERM)
+    sent = time.monotonic()
+    assert proc.wait(timeout=30) == 143
+    # the child ended its round (not killed after the 10 s grace, not run out its 30 s phase)
+    assert time.monotonic() - sent < 8
+    ends = [r for r in every_line_parses(out / "results.jsonl") if r["type"] == "phase-end"]
+    assert [(e["phase"], e["status"]) for e in ends] == [
+        ("serial", "done"),
+        ("isolated", "interrupted"),
+    ]
+    assert ends[1]["calls"] > 0
+    err = (tmp_path / "t.err").read_text()
+    assert "Traceback" not in err and "phases finished: serial" in err
+    report = json.loads((out / "report.json").read_text())
+    assert report["diagnosis"] == "incomplete" and report["status"] == "interrupted"
+    assert [p["name"] for p in report["phases"]][:1] == ["serial"]
+    assert not (out / ".lock").exists()
+
+
+def test_sigterm_while_recording_the_baseline_says_nothing_was_kept(tmp_path):
+    new = tmp_path / "new.json"
+    out = tmp_path / "run"
+    proc = start(
+        stress_args(new, out, "--record-baseline", "--phases", "serial", "--repeats", "20"),
+        tmp_path,
+        "r",
+    )
+    wait_for(tmp_path / "r.err", "recording it now")
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 143
+    err = (tmp_path / "r.err").read_text()
+    assert f"recording the baseline {new}: it was not written" in err
+    assert "partial results" not in err and "Traceback" not in err
+    assert not new.exists() and not out.exists()
+
+
+# -- concurrent runs ----------------------------------------------------------------------------
+def _matches_its_journal(out: Path) -> None:
+    every_line_parses(out / "results.jsonl")
+    on_disk = json.loads((out / "report.json").read_text())
+    again = build_report(list(read_results(out)))
+    for key in ("diagnosis", "calls", "complete", "verdict"):
+        assert on_disk[key] == again[key], key
+
+
+def test_two_runs_on_one_out_dir(baseline, tmp_path):
+    out = tmp_path / "run"
+    args = stress_args(baseline, out, "--phases", "serial", "--duration", "0.5", "--quiet")
+    procs = [start(args, tmp_path, f"p{i}") for i in range(2)]
+    codes = sorted(p.wait(timeout=120) for p in procs)
+    assert codes == [0, 2]
+    errs = [(tmp_path / f"p{i}.err").read_text() for i in range(2)]
+    loser = next(e for e in errs if "in use by pid" in e)
+    assert len(loser.strip().splitlines()) == 1 and f"{out} is in use by pid" in loser
+    _matches_its_journal(out)
+    assert not (out / ".lock").exists()
+
+
+def test_a_stale_lock_is_taken_over_with_a_line(baseline, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (out / ".lock").write_text(f"{dead.pid}\n")
+    done = stress_cli(*stress_args(baseline, out, "--phases", "serial"), cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert f"stale lock of pid {dead.pid}" in done.stdout + done.stderr
+    _matches_its_journal(out)
+
+
+def test_two_baseline_recordings_on_one_path(tmp_path):
+    new = tmp_path / "b.json"
+    procs = [
+        start(
+            stress_args(new, tmp_path / f"run{i}", "--record-baseline", "--phases", "serial"),
+            tmp_path,
+            f"b{i}",
+        )
+        for i in range(2)
+    ]
+    codes = [p.wait(timeout=180) for p in procs]
+    errs = [
+        (tmp_path / f"b{i}.err").read_text() + (tmp_path / f"b{i}.out").read_text()
+        for i in range(2)
+    ]
+    assert 0 in codes and set(codes) <= {0, 2}, (codes, errs)
+    for code, err in zip(codes, errs, strict=True):
+        assert "Traceback" not in err
+        if code == 2:
+            assert f"{new}: the baseline is being recorded by pid" in err
+        else:
+            _matches_its_journal(tmp_path / f"run{codes.index(code)}")
+    json.loads(new.read_text())  # whole, valid JSON
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_resume_continues_after_the_last_finished_phase(baseline, tmp_path):
+    out = tmp_path / "run"
+    args = stress_args(baseline, out, "--phases", "serial,isolated", "--duration", "2", "--quiet")
+    proc = start(args, tmp_path, "k")
+    wait_for(out / "results.jsonl", '"phase":"isolated"')
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = stress_cli("run", "--resume", str(out), "--quiet", "--json", cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    records = every_line_parses(out / "results.jsonl")  # appended after a torn line: all parse
+    ends = [(r["phase"], r["status"]) for r in records if r["type"] == "phase-end"]
+    assert ends == [("serial", "done"), ("isolated", "done")]  # serial was not run again
+    assert sum(r["type"] == "run" for r in records) == 1
+    report = json.loads(done.stdout)
+    assert report["complete"] and [p["name"] for p in report["phases"]] == ["serial", "isolated"]
+    _matches_its_journal(out)
+    again = stress_cli("run", "--resume", str(out), cwd=REPO)
+    assert "nothing to resume" in _one_line_error(again)
+
+
+def test_an_unfinished_journal_is_incomplete_and_findings_outrank_it(clean_run):
+    records = list(read_results(clean_run))
+    assert build_report(records)["diagnosis"] == "clean"
+    cut = [r for r in records if r["type"] != "run-end"]  # as a kill -9 leaves it
+    report = build_report(cut)
+    assert (report["diagnosis"], report["verdict"]) == ("incomplete", "incomplete")
+    assert "did not finish" in report["explanation"] and not report["complete"]
+    assert build_report(cut, final=False)["diagnosis"] == "clean"  # the live run's own view
+    first = next(
+        i
+        for i, r in enumerate(cut)
+        if r["type"] == "call" and r["status"] == "ok" and not r.get("warmup")
+    )
+    cut[first] = {**cut[first], "status": "error", "code": 161001, "match": False}
+    assert build_report(cut)["diagnosis"] not in ("incomplete", "clean")
+
+
+def test_two_reports_at_once_leave_whole_files(clean_run, tmp_path):
+    procs = [start(["report", str(clean_run)], tmp_path, f"r{i}") for i in range(2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    _matches_its_journal(clean_run)
+    html = (clean_run / "report.html").read_text()
+    assert html.rstrip().endswith("</html>")
+    assert [p.name for p in clean_run.iterdir() if p.name.startswith(".")] == []
