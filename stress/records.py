@@ -126,6 +126,9 @@ class CallRecord:
     fill: int | None = None
     aggressor: str | None = None
     order: str | None = None
+    group: list[str] | None = None  # a PCT schedule: the other calls of the group
+    position: int | None = None  # a PCT schedule: this call's index in the group
+    schedule: list[str] | None = None  # a PCT schedule: its steps, "case.phase1" ...
     variant: str | None = None
     elapsed: float | None = None  # seconds since the run began
     extra: Mapping[str, Any] = field(default_factory=dict)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from stress.report.document import build_report
+from stress.report.document import build_report as _build_report
 from stress.report.journal import read_results
 from tests._cli import REPO, stress_cli
 from tests._runs import (
@@ -263,6 +263,11 @@ def test_sigterm_while_recording_the_baseline_says_nothing_was_kept(tmp_path):
     assert f"recording the baseline {new}: it was not written" in err
     assert "partial results" not in err and "Traceback" not in err
     assert not new.exists() and not out.exists()
+
+
+def build_report(*args, **kwargs) -> dict:
+    """report.json's document of the records (what the file on disk holds)."""
+    return _build_report(*args, **kwargs).to_json()
 
 
 # -- concurrent runs ----------------------------------------------------------------------------

@@ -11,6 +11,9 @@ Prose, messages and unrelated words elsewhere are not flagged.
 from __future__ import annotations
 
 import ast
+import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 from stress.model import ChildStatus, Diagnosis, PhaseStatus, RunVerdict, Status, Verdict
@@ -21,6 +24,23 @@ VOCABULARY = {
     str(m) for e in (Status, Verdict, Diagnosis, PhaseStatus, ChildStatus, RunVerdict) for m in e
 }
 KEYS = {"status", "verdict", "diagnosis", "expected"}
+
+
+def _parse(path: Path) -> ast.Module:
+    """``ast.parse`` of the file. CPython 3.11 < 3.11.8 may refuse to build an AST after a
+    RecursionError was caught earlier in the same process ("AST constructor recursion depth
+    mismatch", gh-106905; the fuzz tests provoke deep nesting): then parse it in a fresh one."""
+    try:
+        return ast.parse(path.read_text(encoding="utf-8"), str(path))
+    except SystemError:
+        code = (
+            "import ast, pickle, sys; p = sys.argv[1]; "
+            "sys.stdout.buffer.write(pickle.dumps(ast.parse(open(p, encoding='utf-8').read(), p)))"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(path)], capture_output=True, check=True
+        )
+        return pickle.loads(out.stdout)  # our own child's output, not data from outside
 
 
 def _strings(node: ast.AST | None) -> list[ast.Constant]:
@@ -73,7 +93,7 @@ def literals_outside_the_model(root: Path = ROOT) -> list[str]:
     for path in sorted(root.rglob("*.py")):
         if path.name in MODEL and path.parent == root:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        tree = _parse(path)
         for c in sorted(_flagged(tree), key=lambda c: (c.lineno, c.col_offset)):
             out.append(f"{path.relative_to(root.parent)}:{c.lineno}: {c.value!r}")
     return out

@@ -22,16 +22,17 @@ from stress.engine.replay import Budget, WorkerPool
 from stress.engine.schedule import no_calls_detail, settled
 from stress.errors import ConfigError
 from stress.model import Diagnosis, PhaseStatus, Status, Verdict
+from stress.records import CallRecord
 
 OOM = int(acl.Status.RT_MEMORY_ALLOCATION)
 
 
-def _rec(case: str, status: Status, **kw) -> dict:
+def _rec(case: str, status: Status, **kw) -> CallRecord:
     match = kw.pop("match", status == Status.OK)
-    return {"case": case, "status": status, "match": match, **kw}
+    return CallRecord("isolated", case, status, match=match, **kw)
 
 
-def _oom(case: str) -> dict:
+def _oom(case: str) -> CallRecord:
     return _rec(case, Status.OUT_OF_MEMORY, code=OOM, api="aclrtMalloc", message="out of memory")
 
 
@@ -80,8 +81,8 @@ def test_a_host_memory_error_while_preparing_a_call_is_an_oom_outcome(monkeypatc
     outcome = execute.run_call(None, None, case, {})
     assert outcome.status == Status.OUT_OF_MEMORY and outcome.api == "host"
     assert "3.64 TiB" in outcome.message
-    rec = execute.judge(case, outcome, None)
-    assert rec["status"] == Status.OUT_OF_MEMORY and rec["match"] is False
+    rec = execute.judge(case, outcome, None, phase="serial")
+    assert rec.status == Status.OUT_OF_MEMORY and rec.match is False
 
 
 def test_a_device_memory_error_is_an_oom_outcome():

@@ -46,7 +46,7 @@ def _soak(rt, tmp_path: Path, seeds: range, phases: tuple[str, ...], duration: f
                 record_missing=False,
             )
             runs += 1
-            assert report["diagnosis"] == Diagnosis.CLEAN, (seed, phase, report["explanation"])
+            assert report.diagnosis == Diagnosis.CLEAN, (seed, phase, report.explanation)
             gc.collect()
             assert (_fds(), rt.live_objects()) == start, (seed, phase)
     return runs

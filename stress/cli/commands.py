@@ -191,7 +191,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         write_junit(out, Path(args.junit))
     _link_latest(out)
-    if report.verdict != RunVerdict.CLEAN:
+    if report.verdict == RunVerdict.FINDINGS:  # a standalone script of what failed
         from stress.cli.reproduce import after_run
 
         after_run(out, args.backend, quiet=args.json)
