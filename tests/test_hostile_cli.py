@@ -228,7 +228,7 @@ def test_sigterm_writes_the_partial_report_and_exits_143(baseline, tmp_path):
     out = tmp_path / "run"
     args = stress_args(baseline, out, "--phases", "serial,isolated", "--duration", "30")
     proc = start(args, tmp_path, "t")
-    wait_for(out / "results.jsonl", '"type":"call","phase":"isolated"')  # isolated calls are flowing
+    wait_for(out / "results.jsonl", '"type":"call","phase":"isolated"')  # isolated calls flow
     proc.send_signal(signal.SIGTERM)
     sent = time.monotonic()
     assert proc.wait(timeout=30) == 143
