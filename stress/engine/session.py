@@ -23,13 +23,14 @@ from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.engine.budget import check_case_sizes, default_max_case_bytes
 from stress.engine.isolate import ChildResult, run_child
+from stress.engine.phase_end import phase_end
 from stress.engine.progress import SessionUI
 from stress.engine.reproducer import Reproducer
 from stress.engine.resume import Resumed
 from stress.engine.rundir import claim_baseline, claim_run_dir, new_out_dir
-from stress.engine.schedule import Scheduler, no_calls_detail, plan, settled, settled_at
+from stress.engine.schedule import Scheduler, plan, settled, settled_at
 from stress.errors import ConfigError
-from stress.model import PhaseStatus, Status
+from stress.model import PhaseStatus
 from stress.records import CALL, RECORDED, CallRecord, PhaseResult, RecordedCase, RunReport
 from stress.report.document import build_report, write_reports
 from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
@@ -334,15 +335,8 @@ class Session:
         n_cases = len(self.control_cases if phase == "control" else self.cases)
         if phase == "burst":
             n_cases += len(self.control_cases)
-        writer.write(
-            {
-                "type": "phase-start",
-                "phase": phase,
-                "variant": variant,
-                "stream": stream,
-                "cases": n_cases,
-            }
-        )
+        start = {"phase": phase, "variant": variant, "stream": stream, "cases": n_cases}
+        writer.write({"type": "phase-start", **start})
         self.ui.phase_start(phase, variant, n_cases)
         calls = 0
         started = time.monotonic()
@@ -373,31 +367,9 @@ class Session:
         status, detail, extra = PhaseStatus.INTERRUPTED, "interrupted by the user", {}
         try:
             result = self._job(job, on_record)
-            status, detail = result.status, result.detail
-            if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG) and result.in_flight:
-                for flying in result.in_flight:
-                    on_record(
-                        CallRecord(
-                            phase=phase,
-                            status=Status.CRASH
-                            if result.status == PhaseStatus.CRASHED
-                            else Status.HANG,
-                            match=False,
-                            **flying,
-                            message=f"{result.detail} while this call was in flight",
-                        )
-                    )
-            if result.status == PhaseStatus.CRASHED and not result.in_flight:
-                detail += " (no call in flight: during setup)"
-            if result.status == PhaseStatus.DONE and calls == 0 and n_cases:
-                status, detail = PhaseStatus.NO_CALLS, no_calls_detail(config, phase)
-            if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG, PhaseStatus.FAILED):
-                extra = {
-                    "signal": result.signal,
-                    "returncode": result.returncode,
-                    "stderr_tail": result.stderr_tail,
-                    "in_flight": result.in_flight,
-                }
+            status, detail, extra = phase_end(
+                result, phase, lambda: calls, n_cases, config, on_record
+            )
         finally:
             seconds = time.monotonic() - started
             writer.write(

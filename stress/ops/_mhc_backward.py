@@ -78,7 +78,31 @@ def backward(
         grad_hres.reshape(m, n, n).astype(cd), sum_out, norm_out, eps, extra, soft_eps
     ).reshape(m, n * n)
 
-    # shared tail: bias, alpha, phi, x
+    grad_x, grad_phi, grad_alpha, grad_bias = _shared_tail(
+        dz, nf, a_vec, inv_rms, hcbn, xf, phi_c, h_pre, gh, n
+    )
+    return {
+        "gradX": grad_x.astype(_out_dtype(grad_hin.dtype, cd)).reshape(b, s, n, c),
+        "gradPhi": grad_phi,
+        "gradAlpha": grad_alpha,
+        "gradBias": grad_bias,
+    }
+
+
+def _shared_tail(
+    dz: np.ndarray,
+    nf: np.ndarray,
+    a_vec: np.ndarray,
+    inv_rms: np.ndarray,
+    hcbn: np.ndarray,
+    xf: np.ndarray,
+    phi_c: np.ndarray,
+    h_pre: np.ndarray,
+    gh: np.ndarray,
+    n: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """From dz (the gradient of the pre-activations): gradX, gradPhi, gradAlpha, gradBias."""
+    cd, (m, k) = dz.dtype, xf.shape
     grad_bias = dz.sum(axis=0)
     nf_dz = nf * dz
     grad_alpha = np.array(
@@ -91,13 +115,7 @@ def backward(
     grad_x = g_hcbn @ phi_c
     grad_x -= (inv_rms**3 * g_inv_rms / cd.type(k))[:, None] * xf
     grad_x += (h_pre[:, :, None] * gh[:, None, :]).reshape(m, k)
-
-    return {
-        "gradX": grad_x.astype(_out_dtype(grad_hin.dtype, cd)).reshape(b, s, n, c),
-        "gradPhi": grad_phi,
-        "gradAlpha": grad_alpha,
-        "gradBias": grad_bias,
-    }
+    return grad_x, grad_phi, grad_alpha, grad_bias
 
 
 def _checked_saved(
