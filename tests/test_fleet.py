@@ -7,10 +7,8 @@ both workers' runs into one summary. The recipe for several hosts is in docs/sca
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import hypothesis  # noqa: F401 - keep one import across inner sessions (see test_plugin.py)
-from test_plugin import FAST, XDIST_TESTS, _summary
+from test_plugin import FAST, XDIST_TESTS, assert_two_workers_merged
 
 import stress.acl.runtime
 import stress.engine.session  # noqa: F401
@@ -24,17 +22,6 @@ def test_two_popen_gateways_bind_two_devices_and_merge_their_runs(pytester):
     result = pytester.runpytest(
         "--tx", "2*popen", "--dist", "load", "--stress-baseline-dir", str(base), *FAST
     )
-    result.assert_outcomes(passed=8)
-    result.stdout.fnmatch_lines(
-        [
-            "stress: xdist -n 2: worker gwI binds device (0 + I) mod 8: gw0->0 gw1->1",
-            "8 stress runs (backend sim, seed *): 8 clean, 0 with findings",
-            "devices in use: 2 (gw0 -> device 0, gw1 -> device 1)",
-        ]
-    )
-    summary = _summary(pytester)
-    assert summary["workers"] == {"gw0": 0, "gw1": 1}
-    assert summary["devices_used"] == [0, 1] and len(summary["runs"]) == 8
-    out = Path(summary["out"])
+    out = assert_two_workers_merged(result, pytester)
     per_worker = {p.parent.name: p.read_text().count("\n") for p in out.glob("*/runs.jsonl")}
     assert set(per_worker) == {"gw0", "gw1"} and sum(per_worker.values()) == 8

@@ -385,12 +385,8 @@ def test_run(stress_run, shape):
 """
 
 
-def test_xdist_workers_bind_different_devices_and_results_merge(pytester):
-    pytester.makepyfile(test_inner_fan=XDIST_TESTS)
-    base = pytester.path / "baselines"
-    result = pytester.runpytest(
-        "-n", "2", "--stress-baseline-dir", str(base), "--junitxml=junit.xml", *FAST
-    )
+def assert_two_workers_merged(result, pytester) -> Path:
+    """8 clean runs from two workers on devices 0 and 1, merged into one summary; its out dir."""
     result.assert_outcomes(passed=8)
     result.stdout.fnmatch_lines(
         [
@@ -402,7 +398,16 @@ def test_xdist_workers_bind_different_devices_and_results_merge(pytester):
     summary = _summary(pytester)
     assert summary["workers"] == {"gw0": 0, "gw1": 1}
     assert summary["devices_used"] == [0, 1] and len(summary["runs"]) == 8
-    out = Path(summary["out"])
+    return Path(summary["out"])
+
+
+def test_xdist_workers_bind_different_devices_and_results_merge(pytester):
+    pytester.makepyfile(test_inner_fan=XDIST_TESTS)
+    base = pytester.path / "baselines"
+    result = pytester.runpytest(
+        "-n", "2", "--stress-baseline-dir", str(base), "--junitxml=junit.xml", *FAST
+    )
+    out = assert_two_workers_merged(result, pytester)
     assert {p.parent.name for p in out.glob("*/runs.jsonl")} == {"gw0", "gw1"}
     devices = {
         p.get("value")
