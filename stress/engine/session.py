@@ -32,7 +32,7 @@ from stress.engine.schedule import Scheduler, plan, settled, settled_at
 from stress.errors import ConfigError
 from stress.model import PhaseStatus
 from stress.records import CALL, RECORDED, CallRecord, PhaseResult, RecordedCase, RunReport
-from stress.report.document import build_report, write_reports
+from stress.report.document import build_report, grade_journal, write_reports
 from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
 
 __all__ = ["Session", "SessionUI", "new_out_dir"]
@@ -294,12 +294,12 @@ class Session:
                 continue
             self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
             ran.append(step.phase)
-            report = build_report(writer.records, final=False)
-            diagnosis = report.diagnosis
+            graded = grade_journal(writer.records, final=False)  # the diagnosis, no report
+            diagnosis = graded.diagnosis
             history.append((round(time.monotonic() - self._t0, 3), diagnosis))
             done = i + 1 == len(steps) or steps[i + 1].phase != step.phase
             if self.config.fail_fast and settled(
-                diagnosis, ran, self.config.phases, report.explanation, done
+                diagnosis, ran, self.config.phases, graded.explanation, done
             ):
                 skipped = [f"{s.phase} {s.variant}".strip() for s in steps[i + 1 :]]
                 if skipped:

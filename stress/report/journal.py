@@ -11,6 +11,7 @@ Record types (``type`` field): ``run`` (header), ``phase-start``, ``call``, ``ph
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -51,28 +52,30 @@ class ResultWriter:
         with self._lock:
             if self._keep:
                 self.records.append(json.loads(line))  # as a reader of the file would see it
-            try:
+            with self._naming_the_file():
                 self._fh.write(line + "\n")
                 self._fh.flush()
-            except OSError as exc:  # a full disk: name the file (a bare write error names none)
-                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
     def sync(self) -> None:
         """Flush to the disk (at phase ends: survive a machine crash, not only ours)."""
         with self._lock:
-            try:
+            with self._naming_the_file():
                 self._fh.flush()
                 os.fsync(self._fh.fileno())
-            except OSError as exc:
-                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
+
+    @contextlib.contextmanager
+    def _naming_the_file(self) -> Iterator[None]:
+        """A write error (a full disk) names the journal: a bare one names no file."""
+        try:
+            yield
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
     def close(self) -> None:
         with self._lock:
             if not self._fh.closed:
-                try:
+                with self._naming_the_file():
                     self._fh.close()  # flushes first
-                except OSError as exc:
-                    raise OSError(exc.errno, exc.strerror, str(self.path)) from None
 
     def __enter__(self) -> ResultWriter:
         return self

@@ -28,6 +28,7 @@ import tomli_w
 
 from stress.baseline.store import atomic_write_bytes
 from stress.errors import ConfigError
+from stress.files import load_json
 from stress.model import Verdict
 
 from .findings import TOOLS, Finding, finding_from_json, read_jsonl
@@ -60,10 +61,7 @@ def _load_report(run_dir: Path) -> dict[str, Any]:
     path = run_dir / "report.json"
     if not path.is_file():
         raise ConfigError(f"{path}: no report.json; pass the --out folder of a finished run")
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path}: not JSON ({e.msg}); re-render it: `aclnn-stress report`") from e
+    return load_json(path, "run report", fix="re-render it: `aclnn-stress report`")
 
 
 def _from_command(command: str) -> Rerun:

@@ -13,7 +13,6 @@ canary-chance count; it does not import ``stress``.
 from __future__ import annotations
 
 import base64
-import json
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from stress.corpus.parse import Case, load_corpus
 from stress.engine.inputs import generate_inputs
 from stress.engine.layout import ArraySlot, ScalarSlot, TensorSlot, layout
 from stress.errors import ConfigError
-from stress.files import atomic_write_bytes
+from stress.files import atomic_write_bytes, load_json
 from stress.model import Status, Verdict
 
 __all__ = ["Reproduction", "choose_cases", "render_script", "write_script"]
@@ -56,9 +55,10 @@ def _read_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
             f"{run_dir}: not a finished run (no report.json / results.jsonl); give the --out "
             "folder of an `aclnn-stress run`"
         )
+    fix = "re-render it with `aclnn-stress report DIR`"
     with journal.open(encoding="utf-8") as fh:
-        header = json.loads(fh.readline() or "{}")
-    return json.loads(report_path.read_text(encoding="utf-8")), header
+        header = load_json(journal, "journal header", text=fh.readline() or "{}", fix=fix)
+    return load_json(report_path, "run report", fix=fix), header
 
 
 def choose_cases(report: Mapping[str, Any], wanted: Sequence[str] = ()) -> tuple[str, list[str]]:
