@@ -116,3 +116,36 @@ def test_a_clean_run_needs_a_case(tmp_path):
     assert proc.returncode == 2 and "no failing case to reproduce" in proc.stderr
     proc = stress_cli("reproduce", str(tmp_path / "out"), "--case", "nope", cwd=tmp_path)
     assert proc.returncode == 2 and "--case nope: not a case of the run" in proc.stderr
+
+
+def test_large_inputs_go_to_a_side_file_and_still_reproduce(tmp_path):
+    """The large-C mHC case (~11 MB of inputs) writes a small script plus ``pair.npz``; the
+    script checks each side input's sha256, and fails naming the file when it is missing."""
+    corpus = _corpus(tmp_path, "corpus/mhc.toml", ["large-c", "empty-batch"])
+    assert _run(tmp_path, corpus).returncode == 0
+    out = tmp_path / "large.py"
+    proc = stress_cli("reproduce", str(tmp_path / "out"), "--case", "large-c", "--case",
+                      "empty-batch", "-o", str(out), cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    side = tmp_path / "large.npz"
+    assert "in " + str(side) in proc.stdout
+    assert out.stat().st_size < 400_000, out.stat().st_size  # all embedded: ~11 MB
+    assert side.stat().st_size > 4_000_000
+    text = out.read_text()
+    assert "'empty-batch/x'" in text and "'large-c/x'" not in text.split("SIDE_FILE")[0]
+    result = _script(out, None, "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 call(s) match the baseline" in result.stdout
+    side.rename(tmp_path / "elsewhere.npz")
+    missing = _script(out, None, "1")
+    assert missing.returncode == 1 and "large.npz: missing" in missing.stderr
+
+
+def test_small_inputs_stay_embedded(tmp_path):
+    corpus = _corpus(tmp_path, "corpus/mhc.toml", ["empty-batch"])
+    assert _run(tmp_path, corpus).returncode == 0
+    out = tmp_path / "small.py"
+    proc = stress_cli("reproduce", str(tmp_path / "out"), "--case", "empty-batch", "-o",
+                      str(out), cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "small.npz").exists() and "SIDE_INPUTS = []" in out.read_text()

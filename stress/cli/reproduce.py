@@ -47,9 +47,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.iterations < 0:
         raise ConfigError(f"--iterations: must be >= 0, got {args.iterations}")
     repro = write_script(args.run_dir, args.output, args.case, args.iterations, args.backend)
+    side = f", {repro.bytes_side} in {repro.side_file}" if repro.side_file else ""
     print(
         f"{repro.path}: {repro.phase} reproducer of {', '.join(repro.cases)} "
-        f"({repro.bytes_embedded} bytes of inputs embedded); run it with "
+        f"({repro.bytes_embedded} bytes of inputs embedded{side}); run it with "
         f"ASCEND_HOME_PATH=<CANN root> python3 {repro.path}"
     )
     return 0

@@ -8,11 +8,19 @@ argument layout and seeded inputs exactly as the engine does (:mod:`stress.engin
 backend) and renders ``templates/reproducer.py.j2`` with Jinja2. The script embeds the input
 bytes (zlib + base64), the phase-1 C argument types, and per output the baseline's sha256 and
 canary-chance count; it does not import ``stress``.
+
+Inputs of at most :data:`EMBED_LIMIT` bytes (64 KiB each) are embedded; larger ones go to a side
+file next to the script, ``<script stem>.npz`` (``reproduce.npz``: one uint8 array per input,
+``numpy.savez_compressed``), which the script loads and checks against each input's sha256
+recorded in the script. Regenerating them in the script instead is not possible bit-exactly in
+general: a backward's saved inputs come from running its forward on the device.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import io
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +44,7 @@ __all__ = ["Reproduction", "choose_cases", "render_script", "write_script"]
 
 SCRIPT_NAME = "reproduce.py"
 DEFAULT_ITERATIONS = 50
+EMBED_LIMIT = 64 * 1024  # an input of more raw bytes goes to the side file <stem>.npz
 
 
 @dataclass(frozen=True)
@@ -45,7 +54,9 @@ class Reproduction:
     path: Path
     phase: str
     cases: tuple[str, ...]
-    bytes_embedded: int
+    bytes_embedded: int  # of the script's encoded inputs
+    side_file: Path | None = None  # the .npz holding the inputs over EMBED_LIMIT bytes
+    bytes_side: int = 0  # raw input bytes in the side file
 
 
 def _read_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -161,9 +172,31 @@ def _call(rt: acl.Runtime, case: Case, inputs: Mapping[str, np.ndarray], baselin
     call = {"case": case.id, "function": spec.function, "argtypes": ctypes_, "status": status,
             "expect": expect,
             "args": [_arg(k, s, c) for (k, s), c in zip(slots, ctypes_, strict=True)]}  # fmt: skip
-    blobs = {f"{case.id}/{name}": _b64(np.ascontiguousarray(a).tobytes())
-             for name, a in inputs.items()}  # fmt: skip
+    blobs = {f"{case.id}/{name}": np.ascontiguousarray(a).tobytes() for name, a in inputs.items()}
     return call, blobs
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """The inputs split by :data:`EMBED_LIMIT`: embedded (encoded) and side-file ones."""
+
+    embedded: dict[str, str]  # key -> base64 of zlib
+    side: dict[str, bytes]  # key -> raw bytes
+    digests: dict[str, str]  # side key -> sha256 of its raw bytes
+
+
+def _split_inputs(raw: Mapping[str, bytes], limit: int) -> _Inputs:
+    embedded = {k: _b64(b) for k, b in raw.items() if len(b) <= limit}
+    side = {k: b for k, b in raw.items() if len(b) > limit}
+    return _Inputs(embedded, side, {k: hashlib.sha256(b).hexdigest() for k, b in side.items()})
+
+
+def _npz_bytes(side: Mapping[str, bytes]) -> bytes:
+    """One uint8 array per input, named i0, i1, ... in the order of ``side``."""
+    buf = io.BytesIO()
+    arrays = {f"i{i}": np.frombuffer(b, np.uint8) for i, b in enumerate(side.values())}
+    np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
+    return buf.getvalue()
 
 
 def _environment() -> jinja2.Environment:
@@ -188,9 +221,11 @@ def write_script(
     case_ids: Sequence[str] = (),
     iterations: int = DEFAULT_ITERATIONS,
     backend: str | None = None,
+    embed_limit: int = EMBED_LIMIT,
 ) -> Reproduction:
     """Write the standalone reproducer of the run in ``run_dir`` (default
-    ``<run_dir>/repro/reproduce.py``)."""
+    ``<run_dir>/repro/reproduce.py``); inputs over ``embed_limit`` bytes go to the side file
+    ``<script stem>.npz`` next to it."""
     run_dir = Path(run_dir)
     report, header = _read_run(run_dir)
     phase, ids = choose_cases(report, case_ids)
@@ -215,14 +250,21 @@ def write_script(
     finally:
         stream.close()
     path = Path(out) if out else run_dir / "repro" / SCRIPT_NAME
+    split = _split_inputs(inputs, embed_limit)
+    side_path = path.with_suffix(".npz") if split.side else None
     source = render_script({
         "version": __version__, "run_dir": str(run_dir.resolve()), "phase": phase,
         "case_ids": ids, "faults": header.get("faults", ""), "filename": path.name,
         "canary": config.canary, "device": config.device,
         "deterministic": config.deterministic, "iterations": iterations,
-        "threads": 2, "calls": calls, "inputs": inputs,
+        "threads": 2, "calls": calls, "inputs": split.embedded,
+        "side_file": side_path.name if side_path else None,
+        "side_inputs": [[k, split.digests[k]] for k in split.side],
     })  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
+    if side_path is not None:
+        atomic_write_bytes(side_path, _npz_bytes(split.side))
     atomic_write_bytes(path, source.encode("utf-8"))
     path.chmod(0o755)
-    return Reproduction(path, phase, tuple(ids), sum(len(b) for b in inputs.values()))
+    return Reproduction(path, phase, tuple(ids), sum(len(b) for b in split.embedded.values()),
+                        side_path, sum(len(b) for b in split.side.values()))  # fmt: skip
