@@ -67,7 +67,7 @@ FAST = settings(
 
 
 @FAST
-@given(case=sst.valid_cases(BWD, max_tokens=64, max_C=256))
+@given(case=sst.valid_cases(BWD, limits={"B*S": 64}, dims={"C": (128, 256)}))
 def test_generated_cases_match_numpy(stress_device, case):
     """Property: on generated valid cases the operator agrees with the numpy reference."""
     call = stress.call_once(case, stress_device)

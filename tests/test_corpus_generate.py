@@ -60,10 +60,14 @@ def test_generated_shapes_stay_small_by_default():
 def test_bounds_options_and_violation_subsets(tmp_path):
     out = tmp_path / "c.toml"
     args = ["--op", "mhc_pre_sinkhorn_backward", "--count", "20", "--seed", "1"]
-    assert _generate(*args, "--max-tokens", "32", "--max-c", "256", "--out", str(out)) == 0
+    assert _generate(*args, "--limit", "B*S=32", "--dim", "C=128:256", "--out", str(out)) == 0
     for case in load_corpus_file(out):
         assert case.params["B"] * case.params["S"] <= 32 and case.params["C"] <= 256
-    assert "--max-tokens 32 --max-c 256" in out.read_text()
+    assert "--dim C=128:256 --limit 'B*S=32'" in out.read_text()
+    wide = tmp_path / "wide.toml"  # C widened past [dims] up to [generate] legal
+    assert _generate(*args, "--dim", "C=2048:4096", "--dim", "B=1:1", "--dim", "S=1:2",
+                     "--out", str(wide)) == 0  # fmt: skip
+    assert all(2048 <= c.params["C"] <= 4096 for c in load_corpus_file(wide))
     inv = tmp_path / "inv.toml"
     assert _generate(*args, "--invalid", "--violations", "n,num-iters", "--out", str(inv)) == 0
     cases = load_corpus_file(inv)
@@ -76,10 +80,13 @@ def test_bounds_options_and_violation_subsets(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--op", "add", "--max-c", "256"], "--max-c: applies to the mhc operators, not 'add'"),
-        (["--op", "mhc_pre_sinkhorn", "--max-c", "200"], "max_C=200: must be a multiple of 128"),
+        (["--op", "add", "--dim", "C=128:256"], "'C' is not a dimension of add"),
+        (["--op", "mhc_pre_sinkhorn", "--dim", "C=200:250"], "holds no multiple of 128"),
+        (["--op", "mhc_pre_sinkhorn", "--dim", "C=128:200000"], "<= 99999"),
+        (["--op", "mhc_pre_sinkhorn", "--dim", "C"], "expected NAME=VALUE"),
+        (["--op", "mhc_pre_sinkhorn", "--limit", "B*S=x"], "expected EXPR=MAX"),
         (["--op", "add", "--count", "0"], "count=0: must be >= 1"),
-        (["--op", "add", "--dtypes", "float64"], "'float64' is not one of"),
+        (["--op", "add", "--dtypes", "float64"], "choose from"),
         (["--op", "add", "--violations", "broadcast"], "--violations: only with --invalid"),
         (["--op", "add", "--invalid", "--violations", "n"], "'n' is not a constraint of op"),
     ],
@@ -127,6 +134,8 @@ def test_build_case_validates_like_the_corpus_loader():
         build_case("add", {"shape": [1]}, expect=0)
     with pytest.raises(BoundsError, match="max_side"):
         generate_cases("add", 1, 0, max_side=0)
+    with pytest.raises(BoundsError, match="max_elements=0"):
+        generate_cases("add", 1, 0, max_elements=0)
 
 
 def test_generated_corpora_run_clean_through_the_engine(tmp_path):
@@ -135,7 +144,7 @@ def test_generated_corpora_run_clean_through_the_engine(tmp_path):
     valid, invalid = tmp_path / "valid.toml", tmp_path / "invalid.toml"
     assert _generate("--op", "add", "--count", "4", "--seed", "2", "--out", str(valid)) == 0
     assert _generate("--op", "mhc_pre_sinkhorn_backward", "--count", "4", "--seed", "2",
-                     "--invalid", "--max-c", "256", "--out", str(invalid)) == 0  # fmt: skip
+                     "--invalid", "--dim", "C=128:256", "--out", str(invalid)) == 0  # fmt: skip
     session = Session(
         RunConfig(seed=1, threads=2, iterations=2, phases=("serial", "mixed")),
         [str(valid), str(invalid)],

@@ -11,7 +11,7 @@ from hypothesis.errors import InvalidArgument
 
 from stress import acl
 from stress.corpus import strategies as sst
-from stress.corpus.generate import MHC_OPS, VIOLATIONS
+from stress.corpus.generate import violations_of
 from stress.engine.call import run_once
 from stress.engine.execute import close_enough
 from stress.engine.inputs import generate_inputs
@@ -25,28 +25,29 @@ FAST = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 PURE = settings(FAST, max_examples=60)
+MHC_OPS = ("mhc_pre_sinkhorn", "mhc_pre_sinkhorn_backward")
 OPS = ("add", *MHC_OPS)
+BWD = MHC_OPS[1]
 
 
 # -- eager validation ------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: sst.add_cases(max_dims=-1), "max_dims"),
-        (lambda: sst.add_cases(min_dims=3, max_dims=2), "min_dims=3 is greater"),
-        (lambda: sst.add_cases(max_side=0), "max_side"),
-        (lambda: sst.add_cases(dtypes=["float64"]), "'float64' is not one of"),
-        (lambda: sst.add_cases(dtypes="bf16"), "sequence of dtype names"),
-        (lambda: sst.mhc_cases(max_C=1000), "multiple of 128"),
-        (lambda: sst.mhc_cases(max_C=100_096), "max_C"),
-        (lambda: sst.mhc_cases(max_tokens=0), "max_tokens"),
-        (lambda: sst.mhc_cases(dtypes=["float32"]), "'float32' is not one of bf16, fp16"),
-        (lambda: sst.mhc_cases(op="add"), "op='add'"),
+        (lambda: sst.valid_cases("add", max_elements=0), "max_elements=0"),
+        (lambda: sst.valid_cases("add", dims={"C": (1, 2)}), "'C' is not a dimension of add"),
+        (lambda: sst.valid_cases("add", dtypes={"dtype": ["float64"]}), "choose from"),
+        (lambda: sst.valid_cases("add", dtypes={"dtype": "bf16"}), "choose from"),
+        (lambda: sst.valid_cases(BWD, dims={"C": (1000, 1010)}), "no multiple of 128"),
+        (lambda: sst.valid_cases(BWD, dims={"C": (128, 100_096)}), "<= 99999"),
+        (lambda: sst.valid_cases(BWD, limits={"B*S": -1}), "an int >= 0"),
+        (lambda: sst.valid_cases(BWD, limits={"B*Q": 4}), "an expression over"),
+        (lambda: sst.valid_cases(BWD, dtypes={"dtype": ["float32"]}), "choose from bf16, fp16"),
         (lambda: sst.valid_cases("conv"), "unknown op 'conv'"),
-        (lambda: sst.valid_cases("add", max_C=256), "'max_C' is not a bound of op 'add'"),
+        (lambda: sst.valid_cases("add", max_C=256), "'max_C' is not a bound"),
         (lambda: sst.invalid_cases("add", violations=["n"]), "'n' is not a constraint"),
-        (lambda: sst.invalid_cases("mhc_pre_sinkhorn_backward", violations=[]), "non-empty"),
-        (lambda: sst.case_lists(sst.add_cases(), min_size=-1), "min_size"),
+        (lambda: sst.invalid_cases(BWD, violations=[]), "non-empty"),
+        (lambda: sst.case_lists(sst.valid_cases("add"), min_size=-1), "min_size"),
         (lambda: sst.case_lists([1, 2]), "expected a strategy"),
         (lambda: sst.shrink_mix([1], lambda m: True, max_examples=0), "max_examples"),
     ],
@@ -58,10 +59,10 @@ def test_bad_bounds_raise_invalid_argument_at_call_time(make, message):
 
 # -- bounds are respected (no device) --------------------------------------------------------
 @PURE
-@given(sst.add_cases(max_dims=4, max_side=16, max_elements=512))
+@given(sst.valid_cases("add", max_elements=512))
 def test_add_cases_respect_bounds(case):
     shape = case.params["shape"]
-    assert 1 <= len(shape) <= 4 and all(0 <= d <= 16 for d in shape)
+    assert 1 <= len(shape) <= 3 and all(0 <= d <= 64 for d in shape)
     assert int(np.prod(shape)) <= 512
     other = case.params["other_shape"] or shape
     np.broadcast_shapes(tuple(shape), tuple(other))  # broadcastable: does not raise
@@ -69,7 +70,8 @@ def test_add_cases_respect_bounds(case):
 
 
 @PURE
-@given(sst.mhc_cases(max_B=3, max_S=40, max_tokens=64, max_C=256, dtypes=["fp16"]))
+@given(sst.valid_cases(BWD, dims={"B": (0, 3), "S": (1, 40), "C": (128, 256)},
+                       limits={"B*S": 64}, dtypes={"dtype": ["fp16"]}))  # fmt: skip
 def test_mhc_cases_respect_constraints_and_bounds(case):
     p = case.params
     assert p["N"] == 4 and p["num_iters"] == 20 and p["dtype"] == "fp16"
@@ -82,21 +84,22 @@ def test_mhc_cases_respect_constraints_and_bounds(case):
 def test_invalid_cases_name_their_violation_and_status(pair):
     op, case = pair
     assert case.op == op and case.expect is not None and case.expect.status == 161002
-    whats = {what for what, _ in VIOLATIONS[op].values()}
+    whats = {what for what, _ in violations_of(op).values()}
     assert case.description.removeprefix("violates: ") in whats
 
 
 @PURE
-@given(sst.case_lists(sst.add_cases(max_elements=64), min_size=2, max_size=5))
+@given(sst.case_lists(sst.valid_cases("add", max_elements=64), min_size=2, max_size=5))
 def test_case_lists_hold_distinct_ids(cases):
     assert 2 <= len(cases) <= 5 and len({c.id for c in cases}) == len(cases)
 
 
 def test_hypothesis_shrinks_towards_small_cases():
     kw = {"settings": settings(database=None, derandomize=True, max_examples=200)}
-    add = find(sst.add_cases(), lambda c: True, **kw)
-    assert add.params["shape"] == (1,) and add.params["dtype"] == "float32" and add.seed == 0
-    mhc = find(sst.mhc_cases(), lambda c: c.params["C"] >= 512, **kw)
+    add = find(sst.valid_cases("add"), lambda c: True, **kw)
+    assert add.params["shape"] == (0,) and add.params["dtype"] == "float32" and add.seed == 0
+    assert add.params["other_shape"] is None and add.params["alpha"] == 1.0
+    mhc = find(sst.valid_cases(BWD), lambda c: c.params["C"] >= 512, **kw)
     assert (mhc.params["B"], mhc.params["S"], mhc.params["C"]) == (0, 1, 512)
 
 
@@ -121,19 +124,19 @@ def _check_matches_reference(stream, case):
 
 
 @FAST
-@given(case=sst.add_cases(max_elements=2048))
+@given(case=sst.valid_cases("add", max_elements=2048))
 def test_sim_add_matches_numpy_on_generated_cases(stream, case):
     _check_matches_reference(stream, case)
 
 
 @FAST
-@given(case=sst.mhc_cases(op="mhc_pre_sinkhorn", max_tokens=96, max_C=384))
+@given(case=sst.valid_cases(MHC_OPS[0], limits={"B*S": 96}, dims={"C": (128, 384)}))
 def test_sim_mhc_forward_matches_numpy_on_generated_cases(stream, case):
     _check_matches_reference(stream, case)
 
 
 @FAST
-@given(case=sst.mhc_cases(max_tokens=96, max_C=384))
+@given(case=sst.valid_cases(BWD, limits={"B*S": 96}, dims={"C": (128, 384)}))
 def test_sim_mhc_backward_matches_numpy_on_generated_cases(stream, case):
     _check_matches_reference(stream, case)
 

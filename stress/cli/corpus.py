@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +15,71 @@ from stress.errors import ConfigError
 __all__ = ["add_cli"]
 
 
-_BOUND_OPTIONS: dict[str, tuple[str, Callable[[str], Any], str, str]] = {
-    # option -> (bound, type, applies to, help)
-    "--max-dims": ("max_dims", int, "add", "add: most dimensions (default 3)"),
-    "--max-side": ("max_side", int, "add", "add: largest dimension (default 64)"),
-    "--max-elements": ("max_elements", int, "add", "add: most elements of self (default 4096)"),
-    "--max-b": ("max_B", int, "mhc", "mHC: largest batch B (default 4)"),
-    "--max-s": ("max_S", int, "mhc", "mHC: longest sequence S (default 256)"),
-    "--max-tokens": ("max_tokens", int, "mhc", "mHC: most tokens B*S (default 512)"),
-    "--max-c": ("max_C", int, "mhc", "mHC: most channels C, a multiple of 128 (default 1024)"),
-}
+def _pair(option: str, text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise ConfigError(f"{option} {text!r}: expected NAME=VALUE")
+    return name.strip(), value.strip()
+
+
+def _dims(texts: list[str]) -> dict[str, tuple[int, int]]:
+    out = {}
+    for text in texts:
+        name, value = _pair("--dim", text)
+        lo, sep, hi = value.partition(":")
+        try:
+            out[name] = (int(lo), int(hi if sep else lo))
+        except ValueError:
+            raise ConfigError(
+                f"--dim {text!r}: expected NAME=LOW:HIGH (ints), e.g. C=128:256"
+            ) from None
+    return out
+
+
+def _limits(texts: list[str]) -> dict[str, int]:
+    out = {}
+    for text in texts:
+        expr, value = _pair("--limit", text)
+        try:
+            out[expr] = int(value)
+        except ValueError:
+            raise ConfigError(
+                f"--limit {text!r}: expected EXPR=MAX (an int), e.g. B*S=64"
+            ) from None
+    return out
+
+
+def _dtypes(texts: list[str], decl: Any) -> dict[str, list[str]]:
+    drawn = [v.name for v in decl.dtypes if not v.derived and v.default is None]
+    out = {}
+    for text in texts:
+        var, sep, names = text.rpartition("=")
+        if not sep:
+            if len(drawn) != 1:
+                raise ConfigError(f"--dtypes {text!r}: name the variable, VAR=LIST (one of "
+                                  f"{', '.join(drawn) or 'none'})")  # fmt: skip
+            var = drawn[0]
+        out[var] = _comma_list(names)
+    return out
+
+
+def _bounds(args: argparse.Namespace, decl: Any) -> tuple[dict[str, Any], list[str]]:
+    """The generic bounds the options give, and the options as written (for the comment)."""
+    bounds: dict[str, Any] = {}
+    shown: list[str] = []
+    if args.dim:
+        bounds["dims"] = _dims(args.dim)
+        shown += [f"--dim {d}" for d in args.dim]
+    if args.limit:
+        bounds["limits"] = _limits(args.limit)
+        shown += [f"--limit '{t}'" for t in args.limit]
+    if args.dtypes:
+        bounds["dtypes"] = _dtypes(args.dtypes, decl)
+        shown += [f"--dtypes {t}" for t in args.dtypes]
+    if args.max_elements is not None:
+        bounds["max_elements"] = args.max_elements
+        shown.append(f"--max-elements {args.max_elements}")
+    return bounds, shown
 
 
 def _comma_list(text: str) -> list[str]:
@@ -46,8 +100,9 @@ def add_cli(subparsers: Any) -> None:
         description="Write COUNT generated cases of OP to a TOML corpus. Valid cases satisfy the "
         "operator's constraints (mHC: N=4, num_iters=20, C%128==0, bf16|fp16; add: "
         "broadcastable shapes); --invalid cases each violate one constraint and expect its "
-        "status (161002). The same arguments always write the same file (random.Random(SEED) "
-        "drives the same case builders as the hypothesis strategies in stress.corpus.strategies).",
+        "status (161002). What is drawn comes from the operator's declaration ([dims], [shapes], "
+        "[dtypes], [generate]). The same arguments always write the same file "
+        "(random.Random(SEED) drives the case builder the hypothesis strategies use).",
         epilog="Exit codes: 0 written, 2 usage/configuration error.",
     )
     which = g.add_mutually_exclusive_group(required=True)
@@ -73,12 +128,28 @@ def add_cli(subparsers: Any) -> None:
         "--violations",
         type=_comma_list,
         metavar="NAMES",
-        help="with --invalid: comma-separated subset of the op's violations "
-        "(add: broadcast,out-dtype; mHC: n,c-align,c-zero,c-limit,num-iters,dtype[,hc-mult])",
+        help="with --invalid: comma-separated subset of the op's declared violations "
+        "([[generate.violation]] names; add: broadcast,out-dtype; mHC: n,c-align,c-zero,"
+        "c-limit,num-iters,dtype[,hc-mult])",
     )
-    g.add_argument("--dtypes", type=_comma_list, metavar="LIST", help="comma-separated dtypes")
-    for opt, (_, typ, _, text) in _BOUND_OPTIONS.items():
-        g.add_argument(opt, type=typ, default=None, help=text)
+    g.add_argument(
+        "--dim", action="append", default=[], metavar="NAME=LOW:HIGH",
+        help="draw dimension NAME from [LOW, HIGH] (within [dims], or up to [generate] legal; "
+        "repeatable), e.g. C=128:256",
+    )  # fmt: skip
+    g.add_argument(
+        "--limit", action="append", default=[], metavar="EXPR=MAX",
+        help="keep a dimension expression at or under MAX (adds to or replaces [generate] "
+        "limits; repeatable), e.g. 'B*S=64'",
+    )  # fmt: skip
+    g.add_argument(
+        "--dtypes", action="append", default=[], metavar="[VAR=]LIST",
+        help="comma-separated dtypes a dtype variable draws (VAR may be left out when the op "
+        "draws one)",
+    )  # fmt: skip
+    g.add_argument("--max-elements", type=int, metavar="N",
+                   help="most elements of any one tensor of a case (default: [generate] "
+                   "max_elements)")  # fmt: skip
     g.add_argument("--out", metavar="FILE", help="where to write (default: standard output)")
     g.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     g.set_defaults(func=_cmd_generate)
@@ -91,15 +162,17 @@ def _declared_text(args: argparse.Namespace) -> tuple[str, int]:
     from stress.ops.declaration import load_declaration
     from stress.ops.declared_strategies import cases_toml, generate_cases
 
-    if args.invalid or args.violations:
-        raise ConfigError("--invalid: declared operators have no known constraints to violate")
+    if args.violations is not None and not args.invalid:
+        raise ConfigError("--violations: only with --invalid")
     decl = load_declaration(args.declaration, args.include)
-    cases = generate_cases(decl, args.count, args.seed)
+    bounds, shown = _bounds(args, decl)
+    cases = generate_cases(decl, args.count, args.seed, invalid=args.invalid,
+                           violations=args.violations, **bounds)  # fmt: skip
     text = Path(args.declaration).read_text(encoding="utf-8")
     head = re.split(r"(?m)^\[\[case\]\]", text, maxsplit=1)[0].rstrip()
-    command = f"aclnn-stress corpus generate --declaration {args.declaration} " + (
-        f"--count {args.count} --seed {args.seed}"
-    )
+    command = " ".join([f"aclnn-stress corpus generate --declaration {args.declaration} "
+                        f"--count {args.count} --seed {args.seed}",
+                        *(["--invalid"] if args.invalid else []), *shown])  # fmt: skip
     note = f"# {len(cases)} cases generated by: {command}\n"
     from stress import ops
 
@@ -129,20 +202,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     if args.declaration is not None:
         text, n = _declared_text(args)
         return _write(args, text, f"{n} cases of {args.declaration}")
-    family = "add" if args.op == "add" else "mhc"
-    bounds: dict[str, Any] = {}
-    shown: list[str] = []
-    for opt, (name, _, applies, _) in _BOUND_OPTIONS.items():
-        value = getattr(args, opt[2:].replace("-", "_"))
-        if value is None:
-            continue
-        if applies != family:
-            raise ConfigError(f"{opt}: applies to the {applies} operators, not {args.op!r}")
-        bounds[name] = value
-        shown.append(f"{opt} {value}")
-    if args.dtypes is not None:
-        bounds["dtypes"] = tuple(args.dtypes)
-        shown.append(f"--dtypes {','.join(args.dtypes)}")
+    bounds, shown = _bounds(args, ops.declaration_of(args.op))
     if args.violations is not None and not args.invalid:
         raise ConfigError("--violations: only with --invalid")
     try:

@@ -8,19 +8,27 @@ Strategies (keyword-only bounds, validated when the strategy is *created*: a bad
     @given(sst.valid_cases("add", max_elements=1024))
     def test_add_matches_numpy(case): ...
 
+    @given(sst.valid_cases("mhc_pre_sinkhorn_backward", dims={"C": (128, 256)},
+                           limits={"B*S": 64}))
+    def test_small_mhc(case): ...
+
     @given(sst.invalid_cases("mhc_pre_sinkhorn_backward", violations=["n", "c-align"]))
     def test_rejected(case):           # case.expect.status == 161002, case.description says why
         ...
 
-* :func:`add_cases` / :func:`mhc_cases` / :func:`valid_cases` — cases the operator must accept
-  (mHC: N = 4, num_iters = 20, C % 128 == 0, bf16 | fp16; add: broadcastable shapes);
-* :func:`invalid_cases` — cases violating exactly one documented constraint, each with the
-  status the operator must return (:data:`stress.corpus.generate.VIOLATIONS`);
+* :func:`valid_cases` — cases the operator must accept, drawn from its declaration (``[dims]``,
+  ``[shapes]``, ``[dtypes]`` and ``[generate]``: limits such as B*S <= 512, broadcast shapes,
+  mixed dtypes, drawn values); bounds: ``dims`` ({name: (low, high)}, within ``[dims]`` or up
+  to ``[generate] legal``), ``dtypes`` ({var: [names]}), ``max_elements`` (per tensor),
+  ``limits`` ({"B*S": 64});
+* :func:`invalid_cases` — cases violating exactly one documented constraint (the op's
+  ``[[generate.violation]]`` tables, :func:`stress.corpus.generate.violations_of`), each with
+  the status the operator must return;
 * :func:`case_lists` — lists of distinct cases (a mix to run together).
 
-The strategies and ``aclnn-stress corpus generate`` share their case builders and bounds
-(:mod:`stress.corpus.generate`); hypothesis shrinks towards fewer dimensions, smaller sides,
-B = 0 / small S and C = 128, the first dtype, and seed 0.
+The strategies and ``aclnn-stress corpus generate`` share one case builder
+(:mod:`stress.ops.declared_draw`); hypothesis shrinks towards the low end of every range (fewer
+and smaller dimensions), the first dtype, and seed 0.
 
 :func:`shrink_mix` shrinks a failing *mix* of cases (the cases in flight together) to a minimal
 failing one with hypothesis's shrinker (:func:`hypothesis.find` over unique sublists), falling
@@ -38,127 +46,45 @@ from hypothesis.errors import InvalidArgument, NoSuchExample
 
 from stress.corpus import generate as gen
 from stress.corpus.parse import Case
+from stress.ops.declared_strategies import declared_cases, declared_violations
 
-__all__ = [
-    "add_cases",
-    "case_lists",
-    "invalid_cases",
-    "mhc_cases",
-    "shrink_mix",
-    "valid_cases",
-]
+__all__ = ["case_lists", "invalid_cases", "shrink_mix", "valid_cases"]
 
 T = TypeVar("T")
 
 
-class _HypothesisDraw:
-    """The builders' elementary choices, made by hypothesis (so they shrink)."""
-
-    def __init__(self, draw: Callable[[st.SearchStrategy[Any]], Any]) -> None:
-        self._draw = draw
-
-    def integer(self, lo: int, hi: int) -> int:
-        return self._draw(st.integers(lo, hi))
-
-    def choice(self, options: Sequence[T]) -> T:
-        return self._draw(st.sampled_from(list(options)))
-
-
-def _bounds(op: str, bounds: dict[str, Any]) -> gen.Bounds:
+def _declaration(op: str) -> Any:
     try:
-        return gen.make_bounds(op, **bounds)
+        return gen.declaration(op)
     except gen.BoundsError as exc:
         raise InvalidArgument(str(exc)) from None
 
 
-@st.composite
-def _valid(draw: Any, op: str, b: gen.Bounds) -> Case:
-    return gen.valid_case(op, _HypothesisDraw(draw), b)
-
-
-@st.composite
-def _invalid(draw: Any, op: str, b: gen.Bounds, violations: tuple[str, ...]) -> Case:
-    return gen.invalid_case(op, _HypothesisDraw(draw), b, violations)
-
-
-def add_cases(
-    *,
-    min_dims: int = 1,
-    max_dims: int = 3,
-    max_side: int = 64,
-    max_elements: int = 4096,
-    dtypes: Sequence[str] = gen.ADD_DTYPES,
-    broadcast: bool = True,
-    mixed_dtypes: bool = True,
-    allow_empty: bool = True,
-) -> st.SearchStrategy[Case]:
-    """Valid ``add`` cases: ``min_dims..max_dims`` dims of at most ``max_side``, at most
-    ``max_elements`` elements; ``other`` the same shape or a broadcastable one (``broadcast``),
-    of the same or another dtype (``mixed_dtypes``); sometimes an empty tensor (``allow_empty``).
-    """
-    b = _bounds(
-        "add",
-        {
-            "min_dims": min_dims,
-            "max_dims": max_dims,
-            "max_side": max_side,
-            "max_elements": max_elements,
-            "dtypes": tuple(dtypes) if not isinstance(dtypes, str) else dtypes,
-            "broadcast": broadcast,
-            "mixed_dtypes": mixed_dtypes,
-            "allow_empty": allow_empty,
-        },
-    )
-    return _valid("add", b)
-
-
-def mhc_cases(
-    *,
-    op: str = "mhc_pre_sinkhorn_backward",
-    max_B: int = 4,
-    max_S: int = 256,
-    max_tokens: int = 512,
-    max_C: int = 1024,
-    dtypes: Sequence[str] = gen.MHC_DTYPES,
-    allow_empty: bool = True,
-) -> st.SearchStrategy[Case]:
-    """Valid mHC cases of ``op`` (the forward or the backward): N = 4, num_iters = 20,
-    B <= ``max_B`` (0 when ``allow_empty``), S <= ``max_S``, B*S <= ``max_tokens``,
-    C a multiple of 128 up to ``max_C``, dtype from ``dtypes`` (bf16, fp16)."""
-    if op not in gen.MHC_OPS:
-        raise InvalidArgument(f"op={op!r}: expected one of {', '.join(gen.MHC_OPS)}")
-    b = _bounds(
-        op,
-        {
-            "max_B": max_B,
-            "max_S": max_S,
-            "max_tokens": max_tokens,
-            "max_C": max_C,
-            "dtypes": tuple(dtypes) if not isinstance(dtypes, str) else dtypes,
-            "allow_empty": allow_empty,
-        },
-    )
-    return _valid(op, b)
+def _check_bounds(op: str, bounds: dict[str, Any]) -> None:
+    try:
+        gen.make_bounds(op, **bounds)
+    except gen.BoundsError as exc:
+        raise InvalidArgument(str(exc)) from None
 
 
 def valid_cases(op: str, **bounds: Any) -> st.SearchStrategy[Case]:
-    """Valid cases of any catalogue operator; ``bounds`` are those of :func:`add_cases` or
-    :func:`mhc_cases`."""
-    return _valid(op, _bounds(op, bounds))
+    """Valid cases of catalogue operator ``op`` (see the module's bounds)."""
+    decl = _declaration(op)
+    _check_bounds(op, bounds)
+    return declared_cases(decl, **bounds).map(lambda c: gen.to_case(op, c))
 
 
 def invalid_cases(
     op: str, *, violations: Sequence[str] | None = None, **bounds: Any
 ) -> st.SearchStrategy[Case]:
     """Cases of ``op`` that break one documented constraint (from ``violations``, default all
-    of the op's; see :data:`stress.corpus.generate.VIOLATIONS`). Each case's ``expect.status``
-    is the status the operator must fail with and its ``description`` names the constraint."""
-    b = _bounds(op, bounds)
-    try:
-        chosen = gen.check_violations(op, violations)
-    except gen.BoundsError as exc:
-        raise InvalidArgument(str(exc)) from None
-    return _invalid(op, b, chosen)
+    of the op's; see :func:`stress.corpus.generate.violations_of`). Each case's
+    ``expect.status`` is the status the operator must fail with and its ``description`` names
+    the constraint."""
+    decl = _declaration(op)
+    _check_bounds(op, bounds)
+    strategy = declared_violations(decl, violations=violations, **bounds)
+    return strategy.map(lambda c: gen.to_case(op, c))
 
 
 def case_lists(

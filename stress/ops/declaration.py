@@ -60,6 +60,7 @@ from stress.ops.dims import (
     parse_scalar_vars,
     parse_shape_vars,
 )
+from stress.ops.generation import GenerationSpec, parse_generation
 from stress.ops.header import find_header, read_header
 from stress.ops.signature import ROLES, OpSignature
 
@@ -91,7 +92,7 @@ _OP_KEYS = {
     "tolerance",
     "description",
 }
-_TOP_KEYS = {"op", "dims", "shapes", "vars", "dtypes", "params", "case"}
+_TOP_KEYS = {"op", "dims", "shapes", "vars", "dtypes", "params", "case", "generate"}
 _CASE_KEYS = {"id", "seed", "expect", "description"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -145,6 +146,7 @@ class OpDeclaration:
     generate: str | None = None  # "module:function" drawing the inputs (default: [params])
     tolerance_function: str | None = None  # "module:function" (values, output) -> (rtol, atol)
     depends_on: str | None = None  # the op whose outputs the generator takes (a forward)
+    generation: GenerationSpec = field(default_factory=GenerationSpec)  # [generate] table
 
     def dim(self, name: str) -> DimSpec:
         return next(d for d in self.dims if d.name == name)
@@ -305,7 +307,7 @@ def parse_declaration(
     if unknown:
         raise ConfigError(
             f"{source}: unknown top-level key '{unknown[0]}'; a declaration has "
-            "[op], [dims], [dtypes], [params] and [[case]]"
+            "[op], [dims], [shapes], [vars], [dtypes], [params], [generate] and [[case]]"
         )
     op = data.get("op")
     sig, header = _op_table(op, source, include_dirs)
@@ -345,6 +347,8 @@ def parse_declaration(
     from stress.ops.resolve import check_params
 
     check_params(decl)
+    generation = parse_generation(data.get("generate", {}), decl)  # [generate]: generation.py
+    decl = OpDeclaration(**{**decl.__dict__, "generation": generation})
     raw_cases = data.get("case", [])
     if not isinstance(raw_cases, list):
         raise ConfigError(f"{source}: 'case' must be an array of tables ([[case]])")
