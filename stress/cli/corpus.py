@@ -98,11 +98,11 @@ def add_cli(subparsers: Any) -> None:
         "generate",
         help="write a TOML corpus of generated cases (deterministic for a seed)",
         description="Write COUNT generated cases of OP to a TOML corpus. Valid cases satisfy the "
-        "operator's constraints (mHC: N=4, num_iters=20, C%128==0, bf16|fp16; add: "
-        "broadcastable shapes); --invalid cases each violate one constraint and expect its "
-        "status (161002). What is drawn comes from the operator's declaration ([dims], [shapes], "
-        "[dtypes], [generate]). The same arguments always write the same file "
-        "(random.Random(SEED) drives the case builder the hypothesis strategies use).",
+        "operator's constraints; --invalid cases each violate one documented constraint "
+        "([[generate.violation]]) and expect its status (161002). What is drawn comes from the "
+        "operator's declaration ([dims], [shapes], [dtypes], [generate]). The same arguments "
+        "always write the same file (random.Random(SEED) drives the case builder the "
+        "hypothesis strategies use).",
         epilog="Exit codes: 0 written, 2 usage/configuration error.",
     )
     which = g.add_mutually_exclusive_group(required=True)
@@ -111,7 +111,7 @@ def add_cli(subparsers: Any) -> None:
         "--declaration",
         metavar="FILE",
         help="a declared operator (TOML with [op]): writes the declaration with COUNT cases "
-        "drawn from its [dims] and [dtypes] in place of its own",
+        "drawn from its [dims], [shapes], [dtypes] and [generate] in place of its own",
     )
     g.add_argument(
         "-I", dest="include", action="append", default=[], metavar="DIR",
@@ -122,7 +122,7 @@ def add_cli(subparsers: Any) -> None:
     g.add_argument(
         "--invalid",
         action="store_true",
-        help="generate constraint violations (each case expects status 161002)",
+        help="generate constraint violations (each case expects its declared status)",
     )
     g.add_argument(
         "--violations",
