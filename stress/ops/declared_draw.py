@@ -203,10 +203,9 @@ def build_valid(decl: OpDeclaration, b: DeclaredBounds, draw: Draw) -> DeclaredC
         shape = _broadcast_of(parts["shapes"].get(defaults[name], ()), draw)
         if shape is not None:
             parts["shapes"][name] = shape
-    for name, options in gen.dtypes:
-        k = draw.integer(0, len(options))  # 0: the variable follows its default
-        if k:
-            parts["dtypes"][name] = options[k - 1]
+    for name, options in gen.dtypes:  # half the cases leave it to its default (shrinks to that)
+        if draw.integer(0, 1):
+            parts["dtypes"][name] = draw.choice(options)
     bound = dtype_values(decl, parts["dtypes"])
     for name, rule in gen.values:
         _set(parts, decl, name, pick(rule, bound, draw))
