@@ -104,3 +104,30 @@ def test_bad_generate_tables_are_one_line(op, generate, message):
     with pytest.raises(ConfigError, match=message) as err:
         _parse(op, generate)
     assert "[generate]" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_corpus_generate_declaration_invalid_writes_expecting_cases(tmp_path):
+    """`--declaration FILE --invalid` draws the declaration's violations; a declaration
+    without any says so in one line."""
+    from stress import cli
+    from stress.corpus.parse import load_corpus_file
+
+    out = tmp_path / "inv.toml"
+    src = str(ops.BUILT_IN_DECLARATIONS / "add.toml")
+    argv = ["corpus", "generate", "--declaration", src, "--count", "6", "--seed", "2"]
+    assert cli.main([*argv, "--invalid", "--out", str(out)]) == 0
+    cases = load_corpus_file(out)
+    assert len(cases) == 6 and all(c.expect.status == 161002 for c in cases)
+    whats = {f"violates: {v.what}" for v in ops.declaration_of("add").generation.violations}
+    assert {c.description for c in cases} <= whats
+
+
+def test_a_declaration_without_violations_cannot_generate_invalid_cases(tmp_path, capsys):
+    from stress import cli
+    from tests.test_declaration import RMS, _load
+
+    decl = _load(tmp_path, RMS)
+    argv = ["corpus", "generate", "--declaration", decl.source, "--invalid"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "declares no constraints to violate" in err and len(err.strip().splitlines()) == 1

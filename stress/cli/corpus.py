@@ -132,6 +132,14 @@ def add_cli(subparsers: Any) -> None:
         "([[generate.violation]] names; add: broadcast,out-dtype; mHC: n,c-align,c-zero,"
         "c-limit,num-iters,dtype[,hc-mult])",
     )
+    _add_bound_options(g)
+    g.add_argument("--out", metavar="FILE", help="where to write (default: standard output)")
+    g.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    g.set_defaults(func=_cmd_generate)
+
+
+def _add_bound_options(g: argparse.ArgumentParser) -> None:
+    """The generic bounds: each narrows what the operator's declaration draws."""
     g.add_argument(
         "--dim", action="append", default=[], metavar="NAME=LOW:HIGH",
         help="draw dimension NAME from [LOW, HIGH] (within [dims], or up to [generate] legal; "
@@ -150,9 +158,6 @@ def add_cli(subparsers: Any) -> None:
     g.add_argument("--max-elements", type=int, metavar="N",
                    help="most elements of any one tensor of a case (default: [generate] "
                    "max_elements)")  # fmt: skip
-    g.add_argument("--out", metavar="FILE", help="where to write (default: standard output)")
-    g.add_argument("--force", action="store_true", help="overwrite an existing --out file")
-    g.set_defaults(func=_cmd_generate)
 
 
 def _declared_text(args: argparse.Namespace) -> tuple[str, int]:
