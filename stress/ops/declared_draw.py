@@ -203,8 +203,8 @@ def build_valid(decl: OpDeclaration, b: DeclaredBounds, draw: Draw) -> DeclaredC
         shape = _broadcast_of(parts["shapes"].get(defaults[name], ()), draw)
         if shape is not None:
             parts["shapes"][name] = shape
-    for name, options in gen.dtypes:  # half the cases leave it to its default (shrinks to that)
-        if draw.integer(0, 1):
+    for name, options in gen.dtypes:  # a quarter of the cases draw it (shrinks to the default)
+        if draw.integer(0, 3) == 3:
             parts["dtypes"][name] = draw.choice(options)
     bound = dtype_values(decl, parts["dtypes"])
     for name, rule in gen.values:
