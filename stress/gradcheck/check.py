@@ -131,6 +131,7 @@ __all__ = [
     "GradcheckResult",
     "backward_rtol",
     "block_scale",
+    "check_options",
     "classify",
     "gradcheck",
     "load_pair",
@@ -250,11 +251,24 @@ def _check_element(
     return ElementResult(el, g, scale, tuple(eff), tuple(vals), q, noise, res)
 
 
-def _check_options(pair: GradPair, p: Params, fd: str, backward: Any) -> None:
+def check_options(pair: GradPair, p: Params, fd: str, backward: Any) -> None:
+    """ConfigError for an option the pair cannot honour (a missing reference, a dtype without
+    gradient) before anything runs."""
     if fd not in ("reference", "backend"):
         raise ConfigError(f"--fd {fd!r}: use reference or backend")
     if isinstance(backward, str) and backward not in ("reference", "backend"):
         raise ConfigError(f"--backward {backward!r}: use backend or reference")
+    if fd == "reference" and not pair.has_fd_reference:
+        raise ConfigError(
+            f"--fd reference: {pair.forward.name} ({pair.forward_decl.source}) declares no numpy "
+            f"reference and {pair.spec.where('fd_reference')} is not set; use --fd backend, or "
+            "declare one"
+        )
+    if backward == "reference" and not pair.has_backward_reference:
+        raise ConfigError(
+            f"--backward reference: {pair.name} ({pair.backward_decl.source}) declares no numpy "
+            "reference ([op] reference); use --backward backend, or declare one"
+        )
     for t, dt in pair.input_dtypes(p).items():
         if dt.name not in FLOATING:
             raise ConfigError(
@@ -305,7 +319,7 @@ def gradcheck(
     t0 = time.perf_counter()
     pair = load_pair(op)
     p = pair.backward.parse_params(dict(params), "gradcheck params")
-    _check_options(pair, p, fd, backward)
+    check_options(pair, p, fd, backward)
     steps = parse_eps(eps)
     chosen = _chosen_elements(pair.shapes(p), elements, sample, seed)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
-from stress.gradcheck.check import gradcheck
+from stress.gradcheck.check import check_options, gradcheck
 from stress.gradcheck.elements import DEFAULT_EPS, parse_element, parse_eps
 from stress.gradcheck.pair import DEFAULT_OP, GradPair, load_pair
 from stress.ops.spec import Param
@@ -133,9 +133,10 @@ def add_cli(subparsers: Any) -> None:
     what.add_argument(
         "--fd",
         choices=("reference", "backend"),
-        default="reference",
-        help="evaluate the loss through the float64 numpy forward (default) or the backend's "
-        "forward operator (bf16 outputs make it noisy; the noise floor is printed)",
+        default=None,
+        help="evaluate the loss through the float64 numpy forward (the default where the pair "
+        "declares one) or the backend's forward operator (the default otherwise; bf16 outputs "
+        "make it noisy: the noise floor is printed)",
     )
     what.add_argument(
         "--backward",
@@ -234,10 +235,13 @@ def _cmd_gradcheck(args: argparse.Namespace) -> int:
     from stress.gradcheck import render
 
     pair = load_pair(args.op)
+    if args.fd is None:
+        args.fd = "reference" if pair.has_fd_reference else "backend"
     params, option_of = _parse_case(pair, args)
     seed = pair.spec.seed if args.seed is None else args.seed
     eps = parse_eps(args.eps)
     _check_size(pair, params, option_of)
+    check_options(pair, params, args.fd, args.backward)
     shapes = pair.shapes(params)
     elements = [parse_element(e, shapes) for e in args.element]
     sample = args.sample if args.sample is not None else (0 if elements else 2)

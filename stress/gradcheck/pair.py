@@ -83,6 +83,15 @@ class GradPair:
         inputs."""
         return {o: np.asarray(host[g]) for o, g in self.spec.outputs}
 
+    @property
+    def has_fd_reference(self) -> bool:
+        """Whether a float64 forward exists: ``fd_reference`` or the forward's reference."""
+        return self.spec.fd_reference is not None or self.forward_decl.reference is not None
+
+    @property
+    def has_backward_reference(self) -> bool:
+        return self.backward_decl.reference is not None
+
     def fd_reference(self) -> Reference:
         """The forward in float64: the declared ``fd_reference``, else the forward's reference
         on float64 inputs."""
