@@ -251,6 +251,29 @@ def _check_element(
     return ElementResult(el, g, scale, tuple(eff), tuple(vals), q, noise, res)
 
 
+def _check_all(
+    evaluator: _Evaluator,
+    chosen: Sequence[Element],
+    grad_out: Mapping[str, np.ndarray],
+    steps: Sequence[float],
+    progress: ProgressFn | None,
+) -> list[ElementResult]:
+    """Every chosen element, in order, reporting progress after each loss evaluation."""
+    pair, p = evaluator.pair, evaluator.params
+    total = 2 * len(steps) * len(chosen)
+    rows: list[ElementResult] = []
+    for i, el in enumerate(chosen):
+
+        def step_done(k: int, el: Element = el, i: int = i) -> None:
+            if progress is not None:
+                progress(2 * (i * len(steps) + k), total, str(el))
+
+        gt = np.asarray(grad_out[pair.spec.grad_of[el.tensor]], _F8)
+        rtol = backward_rtol(pair.grad_dtype(el.tensor, p), pair.spec.rtol)
+        rows.append(_check_element(evaluator, el, gt, rtol, steps, step_done))
+    return rows
+
+
 def check_options(pair: GradPair, p: Params, fd: str, backward: Any) -> None:
     """ConfigError for an option the pair cannot honour (a missing reference, a dtype without
     gradient) before anything runs."""
@@ -339,17 +362,7 @@ def gradcheck(
             if fd == "backend"
             else _ReferenceFD(pair, p, inputs, grads)
         )
-        total = 2 * len(steps) * len(chosen)
-        rows: list[ElementResult] = []
-        for i, el in enumerate(chosen):
-
-            def step_done(k: int, el: Element = el, i: int = i) -> None:
-                if progress is not None:
-                    progress(2 * (i * len(steps) + k), total, str(el))
-
-            gt = np.asarray(grad_out[pair.spec.grad_of[el.tensor]], _F8)
-            rtol = backward_rtol(pair.grad_dtype(el.tensor, p), pair.spec.rtol)
-            rows.append(_check_element(evaluator, el, gt, rtol, steps, step_done))
+        rows = _check_all(evaluator, chosen, grad_out, steps, progress)
 
     ran = {e.tensor for e in chosen}
     return GradcheckResult(

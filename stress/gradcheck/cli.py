@@ -73,6 +73,24 @@ def _default_case_params() -> tuple[list[Param], dict[str, Any]]:
     return [p for p in spec.params if p.name not in c_names], dict(decl.gradcheck.case)
 
 
+def _add_case_options(p: argparse.ArgumentParser) -> None:
+    """The default operator's case variables as options, ``--set`` and ``--seed``."""
+    params, case = _default_case_params()
+    shape = p.add_argument_group(f"case ({DEFAULT_OP}'s variables; defaults: its [gradcheck] case)")
+    for par in params:
+        default = case.get(par.name, par.default if par.default is not None else "derived")
+        kind = par.kind if par.kind in (int, float) else str
+        shape.add_argument(
+            _option(par.name), type=kind, default=None, dest=f"case_{par.name}",
+            help=f"{par.doc} (default {default})",
+        )  # fmt: skip
+    shape.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE",
+        help="any case variable of --op's operator (repeatable), e.g. --set H=64",
+    )  # fmt: skip
+    shape.add_argument("--seed", type=int, default=None, help="default: its [gradcheck] seed")
+
+
 def add_cli(subparsers: Any) -> None:
     """Add the ``gradcheck`` subcommand to ``aclnn-stress``'s subparsers."""
     p = subparsers.add_parser(
@@ -95,20 +113,7 @@ def add_cli(subparsers: Any) -> None:
         help="the backward operator: a catalogue name or a declaration file with a [gradcheck] "
         "section (default %(default)s)",
     )
-    params, case = _default_case_params()
-    shape = p.add_argument_group(f"case ({DEFAULT_OP}'s variables; defaults: its [gradcheck] case)")
-    for par in params:
-        default = case.get(par.name, par.default if par.default is not None else "derived")
-        kind = par.kind if par.kind in (int, float) else str
-        shape.add_argument(
-            _option(par.name), type=kind, default=None, dest=f"case_{par.name}",
-            help=f"{par.doc} (default {default})",
-        )  # fmt: skip
-    shape.add_argument(
-        "--set", action="append", default=[], metavar="NAME=VALUE",
-        help="any case variable of --op's operator (repeatable), e.g. --set H=64",
-    )  # fmt: skip
-    shape.add_argument("--seed", type=int, default=None, help="default: its [gradcheck] seed")
+    _add_case_options(p)
     what = p.add_argument_group("what to check")
     what.add_argument(
         "--element",
