@@ -198,9 +198,8 @@ def _check_size(pair: GradPair, params: dict[str, Any], option_of: dict[str, str
     float64 working set within the default size budget (stress.engine.budget), before anything
     is allocated."""
     from stress.engine.budget import default_max_case_bytes, human
-    from stress.gradcheck.render import shape_dims
 
-    dims = shape_dims(pair)
+    dims = pair.shape_dims()
     for name in dims:
         if params[name] < 1:
             opt = option_of[name]

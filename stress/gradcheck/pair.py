@@ -15,6 +15,7 @@ from stress.errors import ConfigError
 from stress.gradcheck.elements import Element
 from stress.ops.gradlink import ForwardFn, forward_of, forward_params
 from stress.ops.gradspec import GradSpec
+from stress.ops.shape_expr import parse_dim
 from stress.ops.spec import OpSpec, Params
 
 __all__ = ["DEFAULT_OP", "FLOATING", "GradPair", "gradcheck_ops", "load_pair"]
@@ -102,6 +103,45 @@ class GradPair:
             return load_reference(self.spec.fd_reference, self.spec.source, "fd_reference")
         ref = self.forward.reference
         return lambda p, ins: ref(p, {k: np.asarray(v, np.float64) for k, v in ins.items()})
+
+    def shape_dims(self) -> list[str]:
+        """The dimensions of the differentiable inputs' declared shapes, in order (mHC: B, S,
+        N, C)."""
+        dims = {d.name for d in self.forward_decl.dims}
+        names: list[str] = []
+        for t in self.tensors:
+            shape = self._declared(self.forward_decl, t, "shape")
+            for item in shape if isinstance(shape, list) else []:
+                names += [n for n in sorted(parse_dim(item).names, key=str(item).find) if n in dims]
+        return list(dict.fromkeys(names))
+
+    def case_order(self) -> list[str]:
+        """The case's shape, then the dtype variables of the differentiable inputs (how the
+        command prints a case: mHC's B, S, N, C, dtype first)."""
+        dtypes = {v.name for v in self.forward_decl.dtypes}
+        names = self.shape_dims()
+        for t in self.tensors:
+            dtype = self._declared(self.forward_decl, t, "dtype")
+            names += [dtype] if dtype in dtypes else []
+        return list(dict.fromkeys(names))
+
+    def bf16_gradients(self) -> list[str]:
+        """The gradient outputs that may be bf16 (their rtol is at least 2^-7: backward_rtol)."""
+        out = []
+        for _, grad in self.spec.inputs:
+            dtype = self._declared(self.backward_decl, grad, "dtype")
+            shape = self._declared(self.backward_decl, grad, "shape")
+            if dtype is None and isinstance(shape, str):  # shape = "x": x's dtype too
+                dtype = self._declared(self.backward_decl, shape, "dtype")
+            var = next((v for v in self.backward_decl.dtypes if v.name == dtype), None)
+            if any(c in ("bf16", "bfloat16") for c in (var.choices if var else (dtype,))):
+                out.append(grad)
+        return out
+
+    @staticmethod
+    def _declared(decl: Any, param: str, key: str) -> Any:
+        raw = decl.params.get(param)
+        return raw.get(key) if isinstance(raw, dict) else None
 
     def block(self, el: Element, p: Params) -> tuple[tuple[slice, ...], str | None]:
         """The index of the element's gradient block (the whole gradient unless the section

@@ -23,7 +23,6 @@ from stress.gradcheck.check import (
     ProgressFn,
 )
 from stress.gradcheck.pair import GradPair
-from stress.ops.shape_expr import parse_dim
 
 __all__ = ["header", "progress", "report", "table"]
 
@@ -48,58 +47,19 @@ def header(
 ) -> None:
     """What is about to run: the case, the seed and the options (printed before the run)."""
     shown = {k: v for k, v in params.items() if v is not None}
-    first = [k for k in _shape_first(pair) if k in shown]  # the case's shape first
+    first = [k for k in pair.case_order() if k in shown]  # the case's shape first
     case = " ".join(f"{k}={shown[k]}" for k in [*first, *(k for k in shown if k not in first)])
     console.print(f"[bold]gradcheck[/] {pair.name}  {case}  seed={seed}")
     fd_text = "float64 numpy forward" if fd == "reference" else "the backend's forward"
     bwd_text = "numpy reference (float32)" if backward == "reference" else "the backend's backward"
     console.print(f"  FD through: {fd_text}   backward: {bwd_text}   backend: {backend}")
     console.print(f"  eps sweep: {', '.join(f'{e:g}' for e in eps)}")
-    low = [f"bf16 {g} 2^-7" for g in _bf16_gradients(pair)]
+    low = [f"bf16 {g} 2^-7" for g in pair.bf16_gradients()]
     console.print(
         f"  rule: biased if |f*-g| > {K_SIGMA:g}(σ+t) + rtol·max(|g|,S), rtol {pair.spec.rtol:g}"
         f"{' (' + ', '.join(low) + ')' if low else ''}; unconverged if the sweep moves > "
         f"{K_SIGMA:g}σ + {SETTLE_RTOL:g}·max(|f*|,S) (see --help)"
     )
-
-
-def shape_dims(pair: GradPair) -> list[str]:
-    """The dimensions of the differentiable inputs' declared shapes, in order (mHC: B, S, N,
-    C)."""
-    dims = {d.name for d in pair.forward_decl.dims}
-    names: list[str] = []
-    for t in pair.tensors:
-        raw = pair.forward_decl.params.get(t)
-        shape = raw.get("shape") if isinstance(raw, dict) else None
-        for item in shape if isinstance(shape, list) else []:
-            names += [n for n in sorted(parse_dim(item).names, key=str(item).find) if n in dims]
-    return list(dict.fromkeys(names))
-
-
-def _shape_first(pair: GradPair) -> list[str]:
-    """The case's shape, then the dtype variables of the differentiable inputs."""
-    dtypes = {v.name for v in pair.forward_decl.dtypes}
-    names = shape_dims(pair)
-    for t in pair.tensors:
-        raw = pair.forward_decl.params.get(t)
-        dtype = raw.get("dtype") if isinstance(raw, dict) else None
-        names += [dtype] if dtype in dtypes else []
-    return list(dict.fromkeys(names))
-
-
-def _bf16_gradients(pair: GradPair) -> list[str]:
-    """The gradient outputs that may be bf16 (their rtol is 2^-7: see backward_rtol)."""
-    out = []
-    for _, grad in pair.spec.inputs:
-        raw = pair.backward_decl.params.get(grad)
-        dtype = raw.get("dtype") if isinstance(raw, dict) else None
-        if dtype is None and isinstance(raw, dict) and isinstance(raw.get("shape"), str):
-            src = pair.backward_decl.params.get(raw["shape"])  # shape = "x": x's dtype
-            dtype = src.get("dtype") if isinstance(src, dict) else None
-        choices = next((v.choices for v in pair.backward_decl.dtypes if v.name == dtype), (dtype,))
-        if any(c in ("bf16", "bfloat16") for c in choices):
-            out.append(grad)
-    return out
 
 
 @contextmanager
