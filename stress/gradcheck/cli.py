@@ -82,7 +82,7 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
         kind = par.kind if par.kind in (int, float) else str
         shape.add_argument(
             _option(par.name), type=kind, default=None, dest=f"case_{par.name}",
-            help=f"{par.doc} (default {default})",
+            metavar=par.name.upper(), help=f"{par.doc.split(' (default')[0]} (default {default})",
         )  # fmt: skip
     shape.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE",
