@@ -128,6 +128,11 @@ _FORWARD_INT = (
          "aclnnSoftmaxBackward; use one of gradOutput, output"),
         ('saved = { output = "out" }', 'saved = { output = "y" }', None,
          "[gradcheck], field 'saved': 'y' is not a tensor output of aclnnSoftmax"),
+        ("forward_params = { dim = -1 }", "forward_params = { axis = -1 }", None,
+         "[gradcheck], field 'forward_params.axis': not a parameter of softmax; use one of"),
+        ("rows = { self = 1 }", 'rows = { self = 1 }\nblocks.self = { edges = [8], outputs = '
+         '["out", "y"] }', None, "[gradcheck], field 'blocks.self': output 'y' is not in the "
+         "loss; use one of out"),
         ("rows = { self = 1 }", "rows = { gradOutput = 1 }", None,
          "[gradcheck], field 'rows'.gradOutput: not a differentiable input; use one of self"),
         ("seed = 7\n", "seed = 7\n", _FORWARD_INT,
