@@ -8,8 +8,9 @@ seeds with a fixed time budget per run:
   that library would record it. Detected = diagnosis is not ``clean``; correct = the diagnosis
   is the one the fault should produce; time to detect = seconds from the start of the run to the
   first failing call record (a crash or hang counts when its phase ends).
-  ``grad-drift`` is a numeric fault: the stress run must stay clean and
-  ``aclnn-stress gradcheck`` must report ``biased``;
+  ``grad-drift`` and ``softmax-grad-tail`` are numeric faults: the stress run must stay clean
+  and ``aclnn-stress gradcheck`` (on the mHC pair, on the declared softmax pair) must report
+  ``biased``;
 * the naive harness of the problem report (T threads, one context and stream, random cases,
   sha256 against the serial baseline, no barrier, no stage interleaving, stops at the first
   mismatch), with the same total time budget.
@@ -49,6 +50,11 @@ EXPECTED = {name: diagnosis for name, (diagnosis, _) in FAULTS.items()} | {"": "
 CORPUS = ["corpus/mhc.toml"]
 CONTROL = ["corpus/control.toml"]
 GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23,4095]"]
+#: the gradcheck that should say ``biased`` under each numeric fault
+GRADCHECK_ARGS = {
+    "grad-drift": ["--fd", "reference", *[a for e in GRADCHECK_ELEMENTS for a in ("--element", e)]],
+    "softmax-grad-tail": ["--op", "corpus/ops/softmax_backward.toml", "--sample", "4"],
+}
 
 
 def _first_failure(out: Path) -> tuple[float | None, str | None]:
@@ -82,18 +88,10 @@ def framework_run(fault: str, seed: int, baseline: Path, work: Path, duration: f
         "first_failure_phase": first_phase,
         "diagnosis_s": (report.get("timing") or {}).get("diagnosis_s"),
     }
-    if fault == "grad-drift":
+    if fault in GRADCHECK_ARGS:
         t0 = time.monotonic()
         proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "stress",
-                "gradcheck",
-                "--fd",
-                "reference",
-                *[a for e in GRADCHECK_ELEMENTS for a in ("--element", e)],
-            ],
+            [sys.executable, "-m", "stress", "gradcheck", *GRADCHECK_ARGS[fault]],
             env={**os.environ, **env},
             capture_output=True,
             text=True,

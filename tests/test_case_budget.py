@@ -125,7 +125,7 @@ def test_max_case_bytes_option_reaches_the_config_and_is_validated():
     "args, words",
     [
         (["--C", "0"], "--C 0"),
-        (["--B", "100000", "--S", "100000"], "10000000000 tokens"),
+        (["--B", "100000", "--S", "100000"], "--C 1024 (40960000000000 elements of x)"),
     ],
 )
 def test_gradcheck_shapes_that_cannot_run_are_one_line(args: list[str], words: str):

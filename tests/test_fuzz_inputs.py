@@ -115,7 +115,11 @@ def _one_line(exc: ConfigError) -> None:
 
 # -- corpus and declaration TOML -------------------------------------------------------------
 _CORPORA = [REPO / "corpus/control.toml", REPO / "corpus/mhc.toml"]
-_DECLARATIONS = [REPO / "corpus/ops/add.toml", REPO / "corpus/ops/rms_norm.toml"]
+_DECLARATIONS = [
+    REPO / "corpus/ops/add.toml",
+    REPO / "corpus/ops/rms_norm.toml",
+    REPO / "corpus/ops/softmax_backward.toml",  # a [gradcheck] section
+]
 
 
 def _toml_seed(path: Path) -> dict:

@@ -12,6 +12,7 @@ import pytest
 from stress.errors import ConfigError
 from stress.gradcheck import check as gc
 from stress.gradcheck import cli as gc_cli
+from stress.gradcheck.evaluate import _ReferenceFD
 from stress.ops import _mhc_reference as ref
 from stress.ops.mhc import MHC_PRE_SINKHORN_BACKWARD as BWD
 from stress.ops.mhc import forward_host_inputs
@@ -165,16 +166,22 @@ def test_non_finite_backward_is_biased():
 def test_backward_rtol_per_dtype():
     import ml_dtypes
 
-    assert gc.backward_rtol("phi", np.dtype(ml_dtypes.bfloat16)) == gc.RTOL_FP32
-    assert gc.backward_rtol("x", np.dtype(ml_dtypes.bfloat16)) == 2.0**-7
-    assert gc.backward_rtol("x", np.dtype(np.float16)) == gc.RTOL_FP32
+    assert gc.backward_rtol(np.dtype(np.float32)) == gc.RTOL_FP32
+    assert gc.backward_rtol(np.dtype(ml_dtypes.bfloat16)) == 2.0**-7
+    assert gc.backward_rtol(np.dtype(np.float16)) == gc.RTOL_FP32
+    assert gc.backward_rtol(np.dtype(np.float16), 1e-4) == 2.0**-10
+    # the mHC pair's gradients: gradX follows x's dtype, the rest are fp32
+    p = PAIR.backward.parse_params(SMALL, "test")
+    assert PAIR.grad_dtype("x", p) == np.dtype(ml_dtypes.bfloat16)
+    assert PAIR.grad_dtype("phi", p) == np.dtype(np.float32)
 
 
 # ---------------------------------------------------------------------------------------------
 # elements
 
 
-SHAPES = gc.tensor_shapes({**SMALL})
+PAIR = gc.load_pair("mhc_pre_sinkhorn_backward")
+SHAPES = PAIR.shapes(PAIR.backward.parse_params(SMALL, "test"))
 
 
 @pytest.mark.parametrize(
@@ -217,7 +224,7 @@ def test_sample_elements_is_seeded_distinct_and_in_range():
     assert len(a) == len(set(a)) == 5 + 5 + 3 + 5  # alpha has only 3 elements
     for el in a:
         assert all(0 <= i < d for i, d in zip(el.index, SHAPES[el.tensor], strict=True))
-    empty = gc.tensor_shapes({**SMALL, "B": 0})
+    empty = PAIR.shapes(PAIR.backward.parse_params({**SMALL, "B": 0}, "test"))
     assert not [e for e in gc.sample_elements(empty, 3, SEED) if e.tensor == "x"]
     with pytest.raises(ConfigError, match="--sample"):
         gc.sample_elements(SHAPES, -1, SEED)
@@ -230,15 +237,23 @@ def test_parse_eps():
             gc.parse_eps(bad)
 
 
-def test_block_scale_uses_the_column_group():
+def test_block_scale_uses_the_declared_column_group():
+    p = PAIR.backward.parse_params(SMALL, "test")
+
+    def scale(text, g):
+        el = gc.parse_element(text, SHAPES)
+        return gc.block_scale(np.asarray(g)[PAIR.block(el, p)[0]])
+
     g = np.zeros(24)
     g[:4], g[4:8], g[8:] = 100.0, 10.0, 1.0
-    assert gc.block_scale(gc.Element("bias", (2,)), g, 4) == pytest.approx(100.0)
-    assert gc.block_scale(gc.Element("bias", (5,)), g, 4) == pytest.approx(10.0)
-    assert gc.block_scale(gc.Element("bias", (23,)), g, 4) == pytest.approx(1.0)
-    assert gc.block_scale(gc.Element("alpha", (1,)), np.array([1.0, -3.0, 2.0]), 4) == 3.0
+    assert scale("bias[2]", g) == pytest.approx(100.0)
+    assert scale("bias[5]", g) == pytest.approx(10.0)
+    assert scale("bias[23]", g) == pytest.approx(1.0)
+    assert scale("alpha[1]", [1.0, -3.0, 2.0]) == 3.0
+    assert PAIR.block(gc.parse_element("bias[5]", SHAPES), p)[1] == "hPost"
+    assert PAIR.block(gc.parse_element("x[0,0,0,0]", SHAPES), p) == ((slice(None),), None)
     g[9] = np.nan  # a garbage entry does not poison the scale of its block
-    assert gc.block_scale(gc.Element("bias", (23,)), g, 4) == pytest.approx(1.0)
+    assert scale("bias[23]", g) == pytest.approx(1.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,7 +263,7 @@ def test_block_scale_uses_the_column_group():
 def test_reference_backward_agrees_for_every_tensor():
     r = gc.gradcheck(SMALL, SEED, ALL_KINDS, sample=2, backward="reference")
     assert [str(row.element) for row in r.rows[: len(ALL_KINDS)]] == ALL_KINDS
-    assert {row.element.tensor for row in r.rows} == set(gc.TENSORS)
+    assert {row.element.tensor for row in r.rows} == set(PAIR.tensors)
     bad = [(str(row.element), row.result.reason) for row in r.rows if row.verdict != gc.AGREES]
     assert not bad
     assert r.verdict == gc.AGREES and r.exit_code == 0
@@ -297,9 +312,10 @@ def test_sign_flipping_backward_is_flagged():
 def test_incremental_x_evaluation_matches_the_full_forward():
     p = BWD.parse_params(SMALL, "test")
     inputs = forward_host_inputs(p, SEED)
-    grads = ref.make_grads(2, 4, 4, 128, inputs["x"].dtype, SEED)
-    fast = gc._ReferenceFD(p, inputs, grads, incremental=True)
-    plain = gc._ReferenceFD(p, inputs, grads, incremental=False)
+    g = ref.make_grads(2, 4, 4, 128, inputs["x"].dtype, SEED)
+    grads = {"hin": g["grad_hin"], "hPost": g["grad_hpost"], "hRes": g["grad_hres"]}
+    fast = _ReferenceFD(PAIR, p, inputs, grads, incremental=True)
+    plain = _ReferenceFD(PAIR, p, inputs, grads, incremental=False)
     for text in ("x[0,0,0,0]", "x[1,3,3,127]", "x[0,2,1,64]"):
         el = gc.parse_element(text, SHAPES)
         for h in (0.2, 0.005):
@@ -476,7 +492,7 @@ def test_cli_default_samples_two_per_tensor(capsys):
         (["--sample", "-2"], "--sample"),
         (["--B", "-1"], r"option --B: must be >= 0"),
         (["--num-iters", "-1"], r"option --num-iters"),
-        (["--dtype", "int32"], r"--dtype int32: the mHC operators take bf16 or fp16"),
+        (["--dtype", "int32"], r"--dtype int32: x of mhc_pre_sinkhorn would be int32"),
         (["--dtype", "fp8"], r"option --dtype: 'fp8' is not one of"),
         (["--json", "/nonexistent/dir/x.json"], "--json"),
     ],

@@ -210,6 +210,7 @@ SIM_EXPECTED = {
     "aclnnReduceSum": "self:i dim:a keepDims:a dtype:a out:o",
     "aclnnRmsNorm": "x:i gamma:i epsilon:a yOut:o rstdOut:o",
     "aclnnSoftmax": "self:i dim:a out:o",
+    "aclnnSoftmaxBackward": "gradOutput:i output:i dim:a out:o",
 }
 
 

@@ -1,4 +1,9 @@
-"""Finite-difference check of ``aclnnMhcPreSinkhornBackward``: ``aclnn-stress gradcheck``.
+"""Finite-difference check of a declared backward operator: ``aclnn-stress gradcheck``.
+
+The pair (the backward under test and the forward it differentiates, the differentiable inputs
+and their gradient outputs, the loss's outputs and their upstream gradients, the saved tensors)
+is the backward declaration's ``[gradcheck]`` section (:mod:`stress.ops.gradspec`, bound by
+:mod:`stress.gradcheck.pair`). Below, the default pair: ``aclnnMhcPreSinkhornBackward``.
 
 DESIGN item 3 ("gradient drift"): for large ``M*K`` the backward's gradients were seen to differ
 from a finite-difference (FD) gradient of the forward by ~2e-2, sometimes with the opposite sign,
@@ -73,7 +78,6 @@ environment (e.g. the backend lacks the operator).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -89,63 +93,52 @@ from stress.gradcheck.classify import (
     classify,
     noise_per_step,
 )
-from stress.gradcheck.elements import (  # noqa: F401
-    _BF16,
-    _ELEMENT_RE,
+from stress.gradcheck.elements import (
     _F8,
-    _F16,
-    _F32,
-    _GRAD_FOR_OUTPUT,
-    _OUTPUTS,
-    _SAMPLE_SPAWN_KEY,
-    _U64,
-    _UNIT,
     AGREES,
     BIASED,
     DEFAULT_EPS,
     DRIFT_REL,
-    GRAD_OF,
     K_SIGMA,
-    NOISE_FACTOR,
     RTOL_FP32,
     SETTLE_RTOL,
-    TENSORS,
     UNCONVERGED,
-    VERDICTS,
     BackwardFn,
     Element,
     ProgressFn,
     parse_element,
     parse_eps,
     sample_elements,
-    tensor_shapes,
 )
-from stress.gradcheck.evaluate import _affected, _BackendFD, _diff_outputs, _Evaluator, _ReferenceFD  # noqa: F401
-from stress.gradcheck.result import ElementResult, GradcheckResult, _jsonable, _rel  # noqa: F401
-from stress.ops import _mhc_reference as ref
-from stress.ops.mhc import MHC_PRE_SINKHORN, MHC_PRE_SINKHORN_BACKWARD, forward_host_inputs
-from stress.ops.spec import Params, dtype_of
+from stress.gradcheck.evaluate import _BackendFD, _Evaluator, _ReferenceFD
+from stress.gradcheck.pair import DEFAULT_OP, FLOATING, GradPair, load_pair
+from stress.gradcheck.result import ElementResult, GradcheckResult
+from stress.ops.spec import Params
 
 __all__ = [
+    "AGREES",
+    "BIASED",
     "DEFAULT_EPS",
+    "DEFAULT_OP",
     "DRIFT_REL",
     "K_SIGMA",
     "RTOL_FP32",
     "SETTLE_RTOL",
-    "TENSORS",
+    "UNCONVERGED",
     "Classification",
     "Element",
     "ElementResult",
     "GradcheckResult",
     "backward_rtol",
     "block_scale",
+    "check_options",
     "classify",
     "gradcheck",
+    "load_pair",
     "noise_per_step",
     "parse_element",
     "parse_eps",
     "sample_elements",
-    "tensor_shapes",
 ]
 
 
@@ -160,9 +153,9 @@ class _Device:
         missing = [f for f in functions if not rt.api.has(f)]
         if missing:
             fix = (
-                "this simulator build lacks the mHC kernels (rebuild: aclnn-stress sim build)"
+                "this simulator build lacks them (rebuild: aclnn-stress sim build)"
                 if self.kind == "sim"
-                else "use a CANN release with the mHC operators"
+                else "use a CANN release with these operators"
             )
             raise ConfigError(
                 f"the {self.kind} backend ({rt.backend.root}) does not export "
@@ -200,24 +193,22 @@ def _device_session(backend: str | None, functions: Sequence[str]) -> Iterator[_
 
 
 def _backward_gradients(
-    p: Params, seed: int, backward: str | BackwardFn, device: _Device | None
-) -> Mapping[str, np.ndarray]:
-    spec = MHC_PRE_SINKHORN_BACKWARD
+    pair: GradPair, p: Params, host: Mapping[str, np.ndarray], backward: str | BackwardFn,
+    device: _Device | None,
+) -> Mapping[str, np.ndarray]:  # fmt: skip
     if backward == "backend":
         assert device is not None
-        host = spec.generate(p, seed, forward=device.run)
-        return device.run(spec, p, host)
-    host = spec.generate(p, seed)  # saved tensors from the float32 numpy forward
-    fn = spec.reference if backward == "reference" else backward
+        return device.run(pair.backward, p, host)
+    fn = pair.backward.reference if backward == "reference" else backward
     assert callable(fn)
     return fn(p, host)
 
 
 def _chosen_elements(
-    p: Params, elements: Sequence[str | Element], sample: int, seed: int
-) -> list[Element]:
+    shapes: Mapping[str, tuple[int, ...]], elements: Sequence[str | Element], sample: int,
+    seed: int,
+) -> list[Element]:  # fmt: skip
     """The elements to check: the given ones (range-checked) plus ``sample`` random ones."""
-    shapes = tensor_shapes(p)
     chosen: list[Element] = []
     for e in elements:
         el = e if isinstance(e, Element) else parse_element(e, shapes)
@@ -235,14 +226,14 @@ def _check_element(
     evaluator: _Evaluator,
     el: Element,
     gt: np.ndarray,
-    n: int,
+    tol_rtol: float,
     steps: Sequence[float],
-    x_dtype: np.dtype,
     step_done: Callable[[int], None],
 ) -> ElementResult:
     """FD estimates of one element at every step, classified against the backward's value."""
     g = float(gt[el.index])
-    scale = block_scale(el, gt, n)
+    block, _ = evaluator.pair.block(el, evaluator.params)
+    scale = block_scale(gt[block])
     q = evaluator.quantum(el)
     eff, vals = [], []
     for k, h in enumerate(steps, 1):
@@ -251,13 +242,76 @@ def _check_element(
             vals.append(evaluator.delta(el, plus, minus) / (2 * h_eff))
             eff.append(h_eff)
         else:
-            vals.append(math.nan)
-            eff.append(math.nan)
+            vals.append(float("nan"))
+            eff.append(float("nan"))
         step_done(k)
-    noise = noise_per_step(q, [h if h > 0 else math.inf for h in eff])
-    tol = backward_rtol(el.tensor, x_dtype) * max(abs(g), scale)
+    noise = noise_per_step(q, [h if h > 0 else float("inf") for h in eff])
+    tol = tol_rtol * max(abs(g), scale)
     res = classify(eff, vals, g, noise=noise, tolerance=tol, scale=scale, k=K_SIGMA)
     return ElementResult(el, g, scale, tuple(eff), tuple(vals), q, noise, res)
+
+
+def _check_all(
+    evaluator: _Evaluator,
+    chosen: Sequence[Element],
+    grad_out: Mapping[str, np.ndarray],
+    steps: Sequence[float],
+    progress: ProgressFn | None,
+) -> list[ElementResult]:
+    """Every chosen element, in order, reporting progress after each loss evaluation."""
+    pair, p = evaluator.pair, evaluator.params
+    total = 2 * len(steps) * len(chosen)
+    rows: list[ElementResult] = []
+    for i, el in enumerate(chosen):
+
+        def step_done(k: int, el: Element = el, i: int = i) -> None:
+            if progress is not None:
+                progress(2 * (i * len(steps) + k), total, str(el))
+
+        gt = np.asarray(grad_out[pair.spec.grad_of[el.tensor]], _F8)
+        rtol = backward_rtol(pair.grad_dtype(el.tensor, p), pair.spec.rtol)
+        rows.append(_check_element(evaluator, el, gt, rtol, steps, step_done))
+    return rows
+
+
+def check_options(pair: GradPair, p: Params, fd: str, backward: Any) -> None:
+    """ConfigError for an option the pair cannot honour (a missing reference, a dtype without
+    gradient) before anything runs."""
+    if fd not in ("reference", "backend"):
+        raise ConfigError(f"--fd {fd!r}: use reference or backend")
+    if isinstance(backward, str) and backward not in ("reference", "backend"):
+        raise ConfigError(f"--backward {backward!r}: use backend or reference")
+    if fd == "reference" and not pair.has_fd_reference:
+        raise ConfigError(
+            f"--fd reference: {pair.forward.name} ({pair.forward_decl.source}) declares no numpy "
+            f"reference and {pair.spec.where('fd_reference')} is not set; use --fd backend, or "
+            "declare one"
+        )
+    if backward == "reference" and not pair.has_backward_reference:
+        raise ConfigError(
+            f"--backward reference: {pair.name} ({pair.backward_decl.source}) declares no numpy "
+            "reference ([op] reference); use --backward backend, or declare one"
+        )
+    for t, dt in pair.input_dtypes(p).items():
+        if dt.name not in FLOATING:
+            raise ConfigError(
+                f"{_case_text(pair, p)}: {t} of {pair.forward.name} would be {dt.name}, which has "
+                "no gradient; choose a floating-point dtype"
+            )
+
+
+def _case_text(pair: GradPair, p: Params) -> str:
+    """The case's dtype variables as options, e.g. ``--dtype int32``."""
+    names = [v.name for v in pair.backward_decl.dtypes if not v.derived and p.get(v.name)]
+    return " ".join(f"--{n.replace('_', '-')} {p[n]}" for n in names) or pair.name
+
+
+def _describe_backward(pair: GradPair, backward: Any, device: _Device | None) -> str:
+    if backward == "backend":
+        return f"{device.kind} {pair.backward.function}"  # type: ignore[union-attr]
+    if backward == "reference":
+        return "numpy reference backward (float32)"
+    return f"custom backward {getattr(backward, '__name__', repr(backward))}"
 
 
 def gradcheck(
@@ -271,75 +325,55 @@ def gradcheck(
     backward: str | BackwardFn = "backend",
     backend: str | None = None,
     progress: ProgressFn | None = None,
+    op: str = DEFAULT_OP,
 ) -> GradcheckResult:
-    """FD-check the mHC backward at ``elements`` (plus ``sample`` random ones per tensor).
+    """FD-check backward operator ``op`` at ``elements`` (plus ``sample`` random ones per
+    differentiable input).
 
-    ``params``: mHC case parameters (B, S, N, C, dtype, num_iters, hc_eps, norm_eps), validated
-    like a corpus case. ``fd``: ``"reference"`` (float64 numpy forward) or ``"backend"`` (the
-    backend's forward operator). ``backward``: ``"backend"`` (the backward operator on the
-    saved tensors of the backend's forward), ``"reference"`` (numpy, float32) or a callable
-    ``(params, host_inputs) -> {"gradX", "gradPhi", "gradAlpha", "gradBias"}`` (host_inputs as
-    the backward OpSpec generates them from the float32 numpy forward). ``backend``: the CANN
-    to load (None: ``$STRESS_BACKEND``); it is loaded only when ``fd`` or ``backward`` needs it.
+    ``params``: the backward's case parameters (for mHC: B, S, N, C, dtype, num_iters, hc_eps,
+    norm_eps), validated like a corpus case. ``fd``: ``"reference"`` (the float64 forward) or
+    ``"backend"`` (the backend's forward operator). ``backward``: ``"backend"`` (the backward
+    operator on the saved tensors of the backend's forward), ``"reference"`` (its numpy
+    reference) or a callable ``(params, host_inputs) -> gradients`` (host_inputs as the
+    backward's generator makes them from the numpy forward). ``backend``: the CANN to load
+    (None: ``$STRESS_BACKEND``); loaded only when ``fd`` or ``backward`` needs it.
     ``progress(done, total, label)`` is called after each loss evaluation.
     """
     t0 = time.perf_counter()
-    p = MHC_PRE_SINKHORN_BACKWARD.parse_params(dict(params), "gradcheck params")
-    if fd not in ("reference", "backend"):
-        raise ConfigError(f"--fd {fd!r}: use reference or backend")
-    if isinstance(backward, str) and backward not in ("reference", "backend"):
-        raise ConfigError(f"--backward {backward!r}: use backend or reference")
-    if dtype_of(p["dtype"]) not in (_BF16, _F16):
-        raise ConfigError(f"--dtype {p['dtype']}: the mHC operators take bf16 or fp16 x")
+    pair = load_pair(op)
+    p = pair.backward.parse_params(dict(params), "gradcheck params")
+    check_options(pair, p, fd, backward)
     steps = parse_eps(eps)
-    chosen = _chosen_elements(p, elements, sample, seed)
+    chosen = _chosen_elements(pair.shapes(p), elements, sample, seed)
 
     functions: list[str] = []
     if fd == "backend" or backward == "backend":
-        functions.append(MHC_PRE_SINKHORN.function)
+        functions.append(pair.forward.function)
     if backward == "backend":
-        functions.append(MHC_PRE_SINKHORN_BACKWARD.function)
-    x_dtype = dtype_of(p["dtype"])
-    inputs = forward_host_inputs(p, seed)
-    grads = ref.make_grads(p["B"], p["S"], p["N"], p["C"], x_dtype, seed)
+        functions.append(pair.backward.function)
+    inputs = pair.forward.generate(pair.forward_params(p), seed)
 
     with _device_session(backend, functions) as device:
-        grad_out = _backward_gradients(p, seed, backward, device)
-        if backward == "backend":
-            bwd_desc = f"{device.kind} {MHC_PRE_SINKHORN_BACKWARD.function}"  # type: ignore[union-attr]
-        elif backward == "reference":
-            bwd_desc = "numpy reference backward (float32)"
-        else:
-            bwd_desc = f"custom backward {getattr(backward, '__name__', repr(backward))}"
+        host = pair.host(p, seed, device.run if backward == "backend" else None)  # type: ignore[union-attr]
+        grads = pair.upstream(host)
+        grad_out = _backward_gradients(pair, p, host, backward, device)
         evaluator: _Evaluator = (
-            _BackendFD(p, inputs, grads, device)  # type: ignore[arg-type]
+            _BackendFD(pair, p, inputs, grads, device)  # type: ignore[arg-type]
             if fd == "backend"
-            else _ReferenceFD(p, inputs, grads)
+            else _ReferenceFD(pair, p, inputs, grads)
         )
-        total = 2 * len(steps) * len(chosen)
-        rows: list[ElementResult] = []
-        for i, el in enumerate(chosen):
+        rows = _check_all(evaluator, chosen, grad_out, steps, progress)
 
-            def step_done(k: int, el: Element = el, i: int = i) -> None:
-                if progress is not None:
-                    progress(2 * (i * len(steps) + k), total, str(el))
-
-            gt = np.asarray(grad_out[GRAD_OF[el.tensor]], _F8)
-            rows.append(_check_element(evaluator, el, gt, p["N"], steps, x_dtype, step_done))
-
-    notes = [evaluator.note] if evaluator.note and any(e.tensor == "x" for e in chosen) else []
+    ran = {e.tensor for e in chosen}
     return GradcheckResult(
         params={k: v for k, v in p.items() if v is not None},  # the case, not C overrides
         seed=seed,
         eps=steps,
         fd=evaluator.name,
-        backward=bwd_desc,
+        backward=_describe_backward(pair, backward, device),
         backend=device.kind if device is not None else None,
         rows=rows,
-        notes=notes,
+        notes=[note for t, note in evaluator.notes if t in ran],
         elapsed_s=time.perf_counter() - t0,
+        op=pair.name,
     )
-
-
-# --------------------------------------------------------------------------------------------
-# CLI

@@ -20,7 +20,6 @@ from stress.gradcheck.elements import (
     RTOL_FP32,
     SETTLE_RTOL,
     UNCONVERGED,
-    Element,
 )
 
 
@@ -127,30 +126,23 @@ def classify(
     return Classification(AGREES, est, s, t, tolerance, allowed, diff, False, h, reason)
 
 
-def block_scale(el: Element, grad: np.ndarray, n: int) -> float:
-    """RMS of the block of ``grad`` (the element's gradient tensor) the element belongs to.
-
-    x: all of gradX. phi rows and bias entries: their column group (pre ``[0, N)``, post
-    ``[N, 2N)``, res ``[2N, N*N+2N)``), whose magnitudes differ by an order of magnitude (the pre
-    group carries gradHin through all C channels). alpha: the element itself (one per group).
-    Non-finite entries (a garbage output) are left out.
-    """
-    g = np.asarray(grad, _F8)
-    if el.tensor == "alpha":
-        g = g[el.index[0] : el.index[0] + 1]
-    elif el.tensor in ("phi", "bias"):
-        j = el.index[0]
-        lo, hi = (0, n) if j < n else (n, 2 * n) if j < 2 * n else (2 * n, n * n + 2 * n)
-        g = g[lo:hi]
+def block_scale(block: np.ndarray) -> float:
+    """RMS of an element's gradient block (:meth:`stress.gradcheck.pair.GradPair.block`: the
+    whole gradient, or the declared block holding the element, e.g. mHC's pre/post/res groups of
+    gradPhi rows, whose magnitudes differ by an order of magnitude). Non-finite entries (a
+    garbage output) are left out."""
+    g = np.asarray(block, _F8)
     g = g[np.isfinite(g)]
     return float(np.sqrt(np.mean(g**2))) if g.size else 0.0
 
 
-def backward_rtol(tensor: str, x_dtype: np.dtype) -> float:
-    """Relative precision of the backward's output for ``tensor`` (see the module docstring)."""
-    if tensor == "x" and x_dtype in _UNIT and x_dtype != _F32:
-        return max(RTOL_FP32, 2 * _UNIT[np.dtype(x_dtype)])
-    return RTOL_FP32
+def backward_rtol(grad_dtype: np.dtype, rtol: float = RTOL_FP32) -> float:
+    """Relative precision of a backward output of dtype ``grad_dtype`` (see the module
+    docstring): ``rtol``, or twice the unit roundoff of a bf16/fp16 gradient if larger."""
+    dt = np.dtype(grad_dtype)
+    if dt in _UNIT and dt != _F32:
+        return max(rtol, 2 * _UNIT[dt])
+    return rtol
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,68 +1,101 @@
-"""``aclnn-stress gradcheck``: the command's options and its run."""
+"""``aclnn-stress gradcheck``: the command's options and its run.
+
+The operator is a declared backward (``--op``, default the mHC backward) whose declaration has a
+``[gradcheck]`` section; its case variables (dimensions, scalar and dtype variables) are
+options: the default operator's by name (``--B 4``, ``--num-iters 20``: any operator with a
+variable of that name takes them too), every operator's with ``--set NAME=VALUE``. Defaults:
+the section's ``case`` and ``seed``, then the declaration's.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
-from stress.gradcheck.check import gradcheck
-from stress.gradcheck.elements import (
-    DEFAULT_EPS,
-    parse_element,
-    parse_eps,
-    tensor_shapes,
-)
-from stress.ops.mhc import MHC_PRE_SINKHORN_BACKWARD
+from stress.gradcheck.check import check_options, gradcheck
+from stress.gradcheck.elements import DEFAULT_EPS, parse_element, parse_eps
+from stress.gradcheck.pair import DEFAULT_OP, GradPair, load_pair
+from stress.ops.spec import Param
 
 _HELP = """\
-Central finite differences of the fixed seeded loss
-  L = sum(gradHin*hin) + sum(gradHPost*hPost) + sum(gradHRes*hRes)
-(its weights are the incoming gradients handed to the backward) through the forward, for
-chosen (--element) or sampled (--sample) elements of x, phi, alpha, bias, over an eps sweep,
-against aclnnMhcPreSinkhornBackward's gradient.
+Central finite differences of the fixed seeded loss L = sum over the forward's outputs of
+sum(upstream gradient * output) (its weights are the upstream gradients handed to the
+backward) through the forward, for chosen (--element) or sampled (--sample) elements of the
+differentiable inputs, over an eps sweep, against the backward operator's gradient. The pair
+is the backward declaration's [gradcheck] section (README); by default the mHC backward:
+  L = sum(gradHin*hin) + sum(gradHPost*hPost) + sum(gradHRes*hRes), elements of x, phi,
+  alpha, bias against aclnnMhcPreSinkhornBackward's gradX, gradPhi, gradAlpha, gradBias.
 
-Classification, per element (f(h): FD at step h; g: the backward's value; S: RMS of g's block:
-gradX; the pre/post/res group of gradPhi rows or gradBias; the gradAlpha element itself):
+Classification, per element (f(h): FD at step h; g: the backward's value; S: RMS of g's block,
+the whole gradient unless [gradcheck] blocks declares groups (mHC: gradX; the pre/post/res
+group of gradPhi rows or gradBias; the gradAlpha element itself)):
   noise      n(h) = q/2h, q the loss quantum: float64 reference 2^-53*sum|terms of L|; backend
              forward sqrt(sum (w*out*u)^2) with u = 2^-8 bf16 hin, 2^-11 fp16, 2^-19 fp32 outputs
   estimate   f* = the Richardson extrapolation of two consecutive steps minimising t + 3*sigma
              (t: change from the previous extrapolation, sigma: propagated noise)
   unconverged  t > 3*sigma_t + 1e-2*max(|f*|, S)  (the sweep does not settle)
-  biased     |f* - g| > 3*(sigma + t) + tol, tol = rtol*max(|g|, S), rtol = 1e-3 (fp32
-             gradients), 2^-7 (bf16 gradX), 1e-3 (fp16 gradX); sign flip: opposite signs,
-             both above that threshold
+  biased     |f* - g| > 3*(sigma + t) + tol, tol = rtol*max(|g|, S), rtol = [gradcheck] rtol
+             (1e-3) for fp32 gradients, at least 2^-7 for bf16 and 2^-10 for fp16 ones;
+             sign flip: opposite signs, both above that threshold
   agrees     otherwise
 Columns: backward g, FD per step, FD* = f*, noise sigma, f*-g, rel = (f*-g)/max(|g|, S),
 resolves (the smallest rel it would call biased: (3*(sigma + t) + tol)/max(|g|, S)), verdict.
 A row is noise-limited when it resolves no better than 2e-2.
-A bf16 device forward (--fd backend) makes FD of elements feeding hin noisy: the noise floor
-is printed, and errors below it cannot be seen.
+A bf16 device forward (--fd backend) makes FD of elements feeding a bf16 output noisy: the
+noise floor is printed, and errors below it cannot be seen.
 
 exit codes: 0 no element biased (unconverged ones are a warning), 1 some element biased,
-            2 bad options or environment (e.g. the backend lacks the operator)
+            2 bad options, declaration or environment (e.g. the backend lacks the operator)
 """
 
-_OPTION_OF = {
-    "B": "--B",
-    "S": "--S",
-    "N": "--N",
-    "C": "--C",
-    "dtype": "--dtype",
-    "num_iters": "--num-iters",
-    "hc_eps": "--hc-eps",
-    "norm_eps": "--norm-eps",
-}
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _case_params(pair: GradPair) -> list[Param]:
+    """The backward's case variables: its parameters that are not C parameters."""
+    c_names = set(pair.backward.signature.names)
+    return [p for p in pair.backward.params if p.name not in c_names]
+
+
+def _default_case_params() -> tuple[list[Param], dict[str, Any]]:
+    """The default operator's case variables and its [gradcheck] case (without loading its
+    forward: parser building stays cheap)."""
+    from stress import ops
+
+    spec, decl = ops.get(DEFAULT_OP), ops.declaration_of(DEFAULT_OP)
+    c_names = set(spec.signature.names)
+    return [p for p in spec.params if p.name not in c_names], dict(decl.gradcheck.case)
+
+
+def _add_case_options(p: argparse.ArgumentParser) -> None:
+    """The default operator's case variables as options, ``--set`` and ``--seed``."""
+    params, case = _default_case_params()
+    shape = p.add_argument_group(f"case ({DEFAULT_OP}'s variables; defaults: its [gradcheck] case)")
+    for par in params:
+        default = case.get(par.name, par.default if par.default is not None else "derived")
+        kind = par.kind if par.kind in (int, float) else str
+        shape.add_argument(
+            _option(par.name), type=kind, default=None, dest=f"case_{par.name}",
+            metavar=par.name.upper(), help=f"{par.doc.split(' (default')[0]} (default {default})",
+        )  # fmt: skip
+    shape.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE",
+        help="any case variable of --op's operator (repeatable), e.g. --set H=64",
+    )  # fmt: skip
+    shape.add_argument("--seed", type=int, default=None, help="default: its [gradcheck] seed")
 
 
 def add_cli(subparsers: Any) -> None:
     """Add the ``gradcheck`` subcommand to ``aclnn-stress``'s subparsers."""
-    spec = MHC_PRE_SINKHORN_BACKWARD
     p = subparsers.add_parser(
         "gradcheck",
-        help="finite-difference check of the mHC backward's gradients (DESIGN item 3)",
+        help="finite-difference check of a declared backward's gradients (DESIGN item 3)",
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -73,32 +106,14 @@ def add_cli(subparsers: Any) -> None:
         help="which CANN runs the operators (default: $STRESS_BACKEND, else auto); loaded only "
         "when --fd backend or --backward backend needs it",
     )
-    shape = p.add_argument_group("case (the report's large shape by default)")
-    shape.add_argument("--B", type=int, default=4, help="batch (default 4)")
-    shape.add_argument("--S", type=int, default=256, help="sequence length (default 256)")
-    shape.add_argument(
-        "--N", type=int, default=spec.param("N").default, help="hyper-connections (default 4)"
+    p.add_argument(
+        "--op",
+        default=DEFAULT_OP,
+        metavar="NAME|FILE",
+        help="the backward operator: a catalogue name or a declaration file with a [gradcheck] "
+        "section (default %(default)s)",
     )
-    shape.add_argument("--C", type=int, default=1024, help="channels (default 1024)")
-    shape.add_argument(
-        "--dtype", default="bf16", help="dtype of x/hin/gradHin/gradX: bf16 (default) or fp16"
-    )
-    shape.add_argument("--seed", type=int, default=20261023, help="default 20261023")
-    shape.add_argument(
-        "--num-iters",
-        type=int,
-        default=spec.param("num_iters").default,
-        help="Sinkhorn iterations (default %(default)s; the operator requires 20)",
-    )
-    shape.add_argument(
-        "--hc-eps", type=float, default=spec.param("hc_eps").default, help="hcEps (%(default)s)"
-    )
-    shape.add_argument(
-        "--norm-eps",
-        type=float,
-        default=spec.param("norm_eps").default,
-        help="normEps of the forward's RMS norm (%(default)s)",
-    )
+    _add_case_options(p)
     what = p.add_argument_group("what to check")
     what.add_argument(
         "--element",
@@ -123,48 +138,98 @@ def add_cli(subparsers: Any) -> None:
     what.add_argument(
         "--fd",
         choices=("reference", "backend"),
-        default="reference",
-        help="evaluate the loss through the float64 numpy forward (default) or the backend's "
-        "forward operator (bf16 hin makes it noisy; the noise floor is printed)",
+        default=None,
+        help="evaluate the loss through the float64 numpy forward (the default where the pair "
+        "declares one) or the backend's forward operator (the default otherwise; bf16 outputs "
+        "make it noisy: the noise floor is printed)",
     )
     what.add_argument(
         "--backward",
         choices=("backend", "reference"),
         default="backend",
         help="the gradient under test: the backend's backward operator on its forward's saved "
-        "tensors (default), or the numpy reference backward in float32",
+        "tensors (default), or the backward's numpy reference",
     )
     p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
     p.set_defaults(func=_cmd_gradcheck)
 
 
-#: float64 copies of x the reference forward and backward hold at once (inputs, hin, gradX, FD
-#: perturbations): the estimate the size check uses.
+#: float64 copies of an input the reference forward and backward hold at once (inputs,
+#: outputs, gradients, FD perturbations): the estimate the size check uses.
 _X_COPIES = 8
 
 
-def _check_size(params: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> None:
-    """Every dimension >= 1 (the check needs elements), and the float64 working set within the
-    default size budget (stress.engine.budget), before anything is allocated."""
-    import math
+def _set_value(text: str) -> tuple[str, Any]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise ConfigError(f"--set {text!r}: expected NAME=VALUE, e.g. --set H=64")
+    for kind in (int, float):
+        try:
+            return name.strip(), kind(value)
+        except ValueError:
+            pass
+    return name.strip(), {"true": True, "false": False}.get(value, value)
 
+
+def _raw_case(args: argparse.Namespace, pair: GradPair) -> tuple[dict[str, Any], dict[str, str]]:
+    """The case's raw values (defaults, then options, then --set) and each value's option."""
+    names = {p.name for p in _case_params(pair)}
+    raw, option_of = dict(pair.spec.case), {}
+    given = [(k[5:], v, _option(k[5:])) for k, v in vars(args).items() if k.startswith("case_")]
+    given += [(*_set_value(t), f"--set {_set_value(t)[0]}") for t in args.set]
+    for name, value, option in given:
+        if value is None:
+            continue
+        if name not in names:
+            raise ConfigError(
+                f"{option}: {pair.name} has no case variable {name!r}; its variables: "
+                f"{', '.join(sorted(names))} (give them with --set NAME=VALUE)"
+            )
+        raw[name], option_of[name] = value, option
+    for name in names:
+        option_of.setdefault(
+            name, _option(name) if hasattr(args, f"case_{name}") else f"--set {name}"
+        )
+    return raw, option_of
+
+
+def _check_size(pair: GradPair, params: dict[str, Any], option_of: dict[str, str]) -> None:
+    """Every dimension of the differentiable inputs >= 1 (the check needs elements), and the
+    float64 working set within the default size budget (stress.engine.budget), before anything
+    is allocated."""
     from stress.engine.budget import default_max_case_bytes, human
 
-    for name in ("B", "S", "N", "C"):
+    dims = pair.shape_dims()
+    for name in dims:
         if params[name] < 1:
+            opt = option_of[name]
             raise ConfigError(
-                f"{_OPTION_OF[name]} {params[name]}: the gradient check needs at least one "
-                f"element; use {_OPTION_OF[name]} >= 1"
+                f"{opt} {params[name]}: the gradient check needs at least one element; use "
+                f"{opt} >= 1"
             )
+    shapes = pair.shapes(params)
     nbytes = sum(math.prod(s) for s in shapes.values()) * 8 * _X_COPIES
     limit = default_max_case_bytes()
     if limit is not None and nbytes > limit:
-        tokens = params["B"] * params["S"]
+        big = max(shapes, key=lambda t: math.prod(shapes[t]))
+        given = " ".join(f"{option_of[d]} {params[d]}" for d in dims)
         raise ConfigError(
-            f"--B {params['B']} --S {params['S']} ({tokens} tokens): the float64 check needs "
+            f"{given} ({math.prod(shapes[big])} elements of {big}): the float64 check needs "
             f"about {human(nbytes)}, over a quarter of host memory ({human(limit)}); use "
-            "fewer tokens (--B, --S) or channels (--C)"
+            "smaller dimensions"
         )
+
+
+def _parse_case(pair: GradPair, args: argparse.Namespace) -> tuple[dict[str, Any], dict]:
+    raw, option_of = _raw_case(args, pair)
+    try:
+        params = pair.backward.parse_params(raw, "aclnn-stress gradcheck")
+    except ConfigError as exc:
+        msg = str(exc)
+        for name, opt in option_of.items():
+            msg = msg.replace(f"field '{name}'", f"option {opt}")
+        raise ConfigError(msg) from None
+    return params, option_of
 
 
 def _cmd_gradcheck(args: argparse.Namespace) -> int:
@@ -173,19 +238,15 @@ def _cmd_gradcheck(args: argparse.Namespace) -> int:
     from stress.acl.errors import AclError
     from stress.gradcheck import render
 
-    raw = {
-        name: getattr(args, opt.lstrip("-").replace("-", "_")) for name, opt in _OPTION_OF.items()
-    }
-    try:
-        params = MHC_PRE_SINKHORN_BACKWARD.parse_params(raw, "aclnn-stress gradcheck")
-    except ConfigError as exc:
-        msg = str(exc)
-        for name, opt in _OPTION_OF.items():
-            msg = msg.replace(f"field '{name}'", f"option {opt}")
-        raise ConfigError(msg) from None
+    pair = load_pair(args.op)
+    if args.fd is None:
+        args.fd = "reference" if pair.has_fd_reference else "backend"
+    params, option_of = _parse_case(pair, args)
+    seed = pair.spec.seed if args.seed is None else args.seed
     eps = parse_eps(args.eps)
-    shapes = tensor_shapes(params)
-    _check_size(params, shapes)
+    _check_size(pair, params, option_of)
+    check_options(pair, params, args.fd, args.backward)
+    shapes = pair.shapes(params)
     elements = [parse_element(e, shapes) for e in args.element]
     sample = args.sample if args.sample is not None else (0 if elements else 2)
     if sample < 0:
@@ -199,23 +260,16 @@ def _cmd_gradcheck(args: argparse.Namespace) -> int:
         console = Console(width=max(console.width, 200))
     uses_backend = args.fd == "backend" or args.backward == "backend"
     shown = (args.backend or "$STRESS_BACKEND/auto") if uses_backend else "not used"
-    render.header(console, params, args.seed, eps, args.fd, args.backward, shown)
+    render.header(console, params, seed, eps, args.fd, args.backward, shown, pair)
     try:
         with render.progress(console) as tick:
             result = gradcheck(
-                params,
-                args.seed,
-                elements,
-                sample=sample,
-                eps=eps,
-                fd=args.fd,
-                backward=args.backward,
-                backend=args.backend,
-                progress=tick,
-            )
+                params, seed, elements, sample=sample, eps=eps, fd=args.fd,
+                backward=args.backward, backend=args.backend, progress=tick, op=pair.name,
+            )  # fmt: skip
     except AclError as exc:
         hint = (
-            " (the operator rejected this case; the A2/A3 kernels need N=4, num_iters=20, C%128==0)"
+            f" (the operator rejected this case: see the constraints of {exc.api} in its header)"
             if exc.api.startswith("aclnn")
             else ""
         )

@@ -15,8 +15,6 @@ from stress.errors import ConfigError
 from stress.ops.spec import Params
 
 DEFAULT_EPS: tuple[float, ...] = (0.2, 0.1, 0.05, 0.02, 0.01, 0.005)
-TENSORS: tuple[str, ...] = ("x", "phi", "alpha", "bias")
-GRAD_OF = {"x": "gradX", "phi": "gradPhi", "alpha": "gradAlpha", "bias": "gradBias"}
 
 K_SIGMA = 3.0
 RTOL_FP32 = 1e-3
@@ -32,8 +30,6 @@ _F8 = np.float64
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F16 = np.dtype(np.float16)
 _F32 = np.dtype(np.float32)
-_OUTPUTS = ("hin", "hPost", "hRes")
-_GRAD_FOR_OUTPUT = {"hin": "grad_hin", "hPost": "grad_hpost", "hRes": "grad_hres"}
 # unit roundoff of an output as the backend forward produces it (fp32: 32 ulp, see the docstring)
 _UNIT = {_BF16: 2.0**-8, _F16: 2.0**-11, _F32: 2.0**-19}
 _U64 = 2.0**-53
@@ -48,20 +44,13 @@ BackwardFn = Callable[[Params, Mapping[str, np.ndarray]], Mapping[str, np.ndarra
 
 @dataclass(frozen=True, order=True)
 class Element:
-    """One scalar input of the forward: ``tensor`` in :data:`TENSORS`, ``index`` into it."""
+    """One scalar input of the forward: ``tensor`` a differentiable input, ``index`` into it."""
 
     tensor: str
     index: tuple[int, ...]
 
     def __str__(self) -> str:
         return f"{self.tensor}[{','.join(map(str, self.index))}]"
-
-
-def tensor_shapes(params: Params) -> dict[str, tuple[int, ...]]:
-    """Shapes of x, phi, alpha, bias for mHC case parameters."""
-    b, s, n, c = params["B"], params["S"], params["N"], params["C"]
-    d = n * n + 2 * n
-    return {"x": (b, s, n, c), "phi": (d, n * c), "alpha": (3,), "bias": (d,)}
 
 
 _ELEMENT_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*\[\s*([^\]]*)\]\s*$")
@@ -71,14 +60,15 @@ def parse_element(text: str, shapes: Mapping[str, tuple[int, ...]]) -> Element:
     """Parse ``"phi[12,2048]"`` against ``shapes``; ConfigError naming ``--element`` if bad."""
     where = f"--element {text!r}"
     m = _ELEMENT_RE.match(text)
+    names = ", ".join(shapes)
     if not m:
+        example = " or ".join(f"{t}[{','.join('0' * len(s))}]" for t, s in list(shapes.items())[:2])
         raise ConfigError(
-            f"{where}: expected TENSOR[i,j,...] with TENSOR one of {', '.join(TENSORS)}, "
-            "e.g. bias[8] or phi[12,2048]"
+            f"{where}: expected TENSOR[i,j,...] with TENSOR one of {names}, e.g. {example}"
         )
     name, body = m.group(1), m.group(2)
     if name not in shapes:
-        raise ConfigError(f"{where}: unknown tensor {name!r} (one of {', '.join(TENSORS)})")
+        raise ConfigError(f"{where}: unknown tensor {name!r} (one of {names})")
     shape = shapes[name]
     parts = [p.strip() for p in body.split(",")] if body.strip() else []
     if not all(re.fullmatch(r"\d+", p) for p in parts):
@@ -106,8 +96,7 @@ def sample_elements(shapes: Mapping[str, tuple[int, ...]], k: int, seed: int) ->
         raise ConfigError(f"--sample: must be >= 0, got {k}")
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_SAMPLE_SPAWN_KEY,)))
     out: list[Element] = []
-    for name in TENSORS:
-        shape = shapes[name]
+    for name, shape in shapes.items():
         size = math.prod(shape)
         picks = np.sort(rng.choice(size, size=min(k, size), replace=False)) if size else []
         out.extend(

@@ -1,4 +1,8 @@
-"""Finite differences of the forward: on the numpy reference (float64) or on the backend."""
+"""Finite differences of the forward: on its float64 numpy reference or on the backend.
+
+The loss is ``L = sum over the pair's outputs of sum(upstream * output)`` in float64 (each
+output reshaped to its upstream gradient's shape), so the backward's gradients are dL/d(input).
+"""
 
 from __future__ import annotations
 
@@ -8,46 +12,42 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from stress.gradcheck.elements import (
-    _F8,
-    _GRAD_FOR_OUTPUT,
-    _OUTPUTS,
-    _U64,
-    _UNIT,
-    Element,
-)
-from stress.ops import _mhc_reference as ref
-from stress.ops.mhc import MHC_PRE_SINKHORN
-from stress.ops.spec import Params, dtype_of
+from stress.gradcheck.elements import _F8, _U64, _UNIT, Element
+from stress.ops.spec import Params
 
 if TYPE_CHECKING:
     from stress.gradcheck.check import _Device
+    from stress.gradcheck.pair import GradPair
 
 
-def _affected(el: Element, n: int) -> tuple[tuple[str, ...], tuple[int, int] | None]:
-    """Outputs an element can change, and its token (x) or None (all tokens)."""
-    if el.tensor == "x":
-        return _OUTPUTS, (el.index[0], el.index[1])
-    col = el.index[0]  # bias[j], phi[j, k]; alpha[k] acts on a whole group
-    group = col if el.tensor == "alpha" else (0 if col < n else 1 if col < 2 * n else 2)
-    return (_OUTPUTS[group],), None
+def loss(outputs: Mapping[str, np.ndarray], weights: Mapping[str, np.ndarray]) -> float:
+    """float64 ``sum(w * out)`` over the weighted outputs, in the weights' order."""
+    total = 0.0
+    for name, w in weights.items():
+        w8 = np.asarray(w, _F8)
+        total += np.vdot(w8, np.asarray(outputs[name], _F8).reshape(w8.shape))
+    return float(total)
 
 
-def _diff_outputs(plus: Mapping[str, np.ndarray], minus: Mapping[str, np.ndarray]) -> dict:
-    return {k: np.asarray(plus[k], _F8) - np.asarray(minus[k], _F8) for k in _OUTPUTS}
+def _diff_outputs(plus: Mapping, minus: Mapping, names: tuple[str, ...]) -> dict:
+    return {k: np.asarray(plus[k], _F8) - np.asarray(minus[k], _F8) for k in names}
 
 
 class _Evaluator:
     """L(theta + delta) - L(theta - delta) for one element, and the loss quantum q."""
 
     name = ""
-    note = ""
+    notes: tuple[tuple[str, str], ...] = ()  # (tensor, note shown when one of its elements ran)
 
-    def __init__(self, params: Params, inputs: Mapping[str, np.ndarray], grads: Mapping) -> None:
+    def __init__(
+        self, pair: GradPair, params: Params, inputs: Mapping[str, np.ndarray], grads: Mapping
+    ) -> None:
+        self.pair = pair
         self.params = params
+        self.fwd_params = pair.forward_params(params)
         self.inputs = {k: np.asarray(v) for k, v in inputs.items()}
         self.grads = {k: np.asarray(v) for k, v in grads.items()}
-        self._base: dict[str, np.ndarray] | None = None
+        self._base: Mapping[str, np.ndarray] | None = None
 
     # subclasses: forward(values) -> outputs; dtype(tensor) -> dtype the value is rounded to
     def forward(self, values: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
@@ -73,7 +73,7 @@ class _Evaluator:
             arr = base[el.tensor].copy()
             arr[el.index] = value
             outs.append(self.forward({**base, el.tensor: arr}))
-        return ref.loss(_diff_outputs(*outs), self.grads)
+        return loss(_diff_outputs(*outs, tuple(self.grads)), self.grads)
 
     def base_outputs(self) -> Mapping[str, np.ndarray]:
         if self._base is None:
@@ -85,31 +85,27 @@ class _Evaluator:
 
     def _terms(self, el: Element) -> Iterator[tuple[str, np.ndarray]]:
         """(output name, weight*output) over what the element touches, in float64."""
-        outputs, token = _affected(el, self.params["N"])
+        outputs, row = self.pair.touches(el, self.params)
         base = self.base_outputs()
         for o in outputs:
-            w = np.asarray(self.grads[_GRAD_FOR_OUTPUT[o]], _F8)
+            w = np.asarray(self.grads[o], _F8)
             v = np.asarray(base[o], _F8).reshape(w.shape)
-            if token is not None:
-                w, v = w[token], v[token]
+            if row is not None:
+                w, v = w[row], v[row]
             yield o, w * v
 
 
 class _ReferenceFD(_Evaluator):
-    """The numpy forward in float64; x elements re-evaluate their token only."""
+    """The forward in float64 (the pair's fd_reference); an element of an input with declared
+    ``rows`` re-evaluates its row only."""
 
     name = "float64 reference forward"
 
-    def __init__(self, params, inputs, grads, *, incremental: bool = True) -> None:
-        super().__init__(params, inputs, grads)
+    def __init__(self, pair, params, inputs, grads, *, incremental: bool = True) -> None:
+        super().__init__(pair, params, inputs, grads)
         self.incremental = incremental
         self._values = {k: np.asarray(v, _F8) for k, v in self.inputs.items()}
-        self._kw = {
-            "num_iters": params["num_iters"],
-            "hc_eps": params["hc_eps"],
-            "norm_eps": params["norm_eps"],
-            "compute_dtype": _F8,
-        }
+        self._forward = pair.fd_reference()
 
     def values(self) -> dict[str, np.ndarray]:
         return self._values
@@ -118,21 +114,21 @@ class _ReferenceFD(_Evaluator):
         return np.dtype(_F8)
 
     def forward(self, values):
-        return ref.forward(values["x"], values["phi"], values["alpha"], values["bias"], **self._kw)
+        return self._forward(self.fwd_params, values)
 
     def delta(self, el: Element, plus: Any, minus: Any) -> float:
-        if el.tensor != "x" or not self.incremental:
+        rows = self.pair.spec.rows.get(el.tensor)
+        if not rows or not self.incremental:
             return super().delta(el, plus, minus)
-        b, s = el.index[:2]
-        tok = (slice(b, b + 1), slice(s, s + 1))
+        row = tuple(slice(i, i + 1) for i in el.index[:rows])
         base = self.values()
-        grads = {k: v[tok] for k, v in self.grads.items()}
+        grads = {k: v[row] for k, v in self.grads.items()}
         outs = []
         for value in (plus, minus):
-            x = base["x"][tok].copy()
-            x[(0, 0, *el.index[2:])] = value
-            outs.append(self.forward({**base, "x": x}))
-        return ref.loss(_diff_outputs(*outs), grads)
+            arr = base[el.tensor][row].copy()
+            arr[(0,) * rows + el.index[rows:]] = value
+            outs.append(self.forward({**base, el.tensor: arr}))
+        return loss(_diff_outputs(*outs, tuple(grads)), grads)
 
     def quantum(self, el: Element) -> float:
         return _U64 * sum(float(np.abs(t).sum()) for _, t in self._terms(el))
@@ -141,23 +137,26 @@ class _ReferenceFD(_Evaluator):
 class _BackendFD(_Evaluator):
     """The backend's forward operator; inputs are rounded to their device dtype."""
 
-    def __init__(self, params, inputs, grads, device: _Device) -> None:
-        super().__init__(params, inputs, grads)
+    def __init__(self, pair, params, inputs, grads, device: _Device) -> None:
+        super().__init__(pair, params, inputs, grads)
         self.device = device
-        self.name = f"{device.kind} forward ({MHC_PRE_SINKHORN.function})"
-        x_dt = dtype_of(params["dtype"])
-        self.note = (
-            f"x is {x_dt} on the device: x±h is rounded to {x_dt}, and the FD of x elements "
-            "uses the effective step ((x+h)-(x-h))/2 actually applied (steps that round away "
-            "are dropped)"
-        )
-        self._fwd_params = {**params, "need_backward": True, "hc_mult": None}
+        self.name = f"{device.kind} forward ({pair.forward.function})"
+        notes = []
+        for t in pair.tensors:
+            dt = np.dtype(self.inputs[t].dtype)
+            if dt != np.float32 and dt != np.float64:
+                notes.append((t, (
+                    f"{t} is {dt} on the device: {t}±h is rounded to {dt}, and the FD of {t} "
+                    "elements uses the effective step ((x+h)-(x-h))/2 actually applied (steps "
+                    "that round away are dropped)"
+                )))  # fmt: skip
+        self.notes = tuple(notes)
 
     def dtype(self, tensor: str) -> np.dtype:
         return np.dtype(self.inputs[tensor].dtype)
 
     def forward(self, values):
-        return self.device.run(MHC_PRE_SINKHORN, self._fwd_params, values)
+        return self.device.run(self.pair.forward, self.fwd_params, values)
 
     def quantum(self, el: Element) -> float:
         base = self.base_outputs()
@@ -166,7 +165,3 @@ class _BackendFD(_Evaluator):
             u = _UNIT.get(np.dtype(base[o].dtype), 2.0**-19)
             total += float(np.sum((t * u) ** 2))
         return math.sqrt(total)
-
-
-# --------------------------------------------------------------------------------------------
-# the backend

@@ -17,12 +17,12 @@ from stress.gradcheck.check import (
     BIASED,
     DRIFT_REL,
     K_SIGMA,
-    RTOL_FP32,
     SETTLE_RTOL,
     UNCONVERGED,
     GradcheckResult,
     ProgressFn,
 )
+from stress.gradcheck.pair import GradPair
 
 __all__ = ["header", "progress", "report", "table"]
 
@@ -43,20 +43,22 @@ def header(
     fd: str,
     backward: str,
     backend: str,
+    pair: GradPair,
 ) -> None:
     """What is about to run: the case, the seed and the options (printed before the run)."""
     shown = {k: v for k, v in params.items() if v is not None}
-    first = [k for k in ("B", "S", "N", "C", "dtype") if k in shown]  # the case's shape first
+    first = [k for k in pair.case_order() if k in shown]  # the case's shape first
     case = " ".join(f"{k}={shown[k]}" for k in [*first, *(k for k in shown if k not in first)])
-    console.print(f"[bold]gradcheck[/] mhc_pre_sinkhorn_backward  {case}  seed={seed}")
+    console.print(f"[bold]gradcheck[/] {pair.name}  {case}  seed={seed}")
     fd_text = "float64 numpy forward" if fd == "reference" else "the backend's forward"
     bwd_text = "numpy reference (float32)" if backward == "reference" else "the backend's backward"
     console.print(f"  FD through: {fd_text}   backward: {bwd_text}   backend: {backend}")
     console.print(f"  eps sweep: {', '.join(f'{e:g}' for e in eps)}")
+    low = [f"bf16 {g} 2^-7" for g in pair.bf16_gradients()]
     console.print(
-        f"  rule: biased if |f*-g| > {K_SIGMA:g}(σ+t) + rtol·max(|g|,S), rtol {RTOL_FP32:g} "
-        f"(bf16 gradX 2^-7); unconverged if the sweep moves > {K_SIGMA:g}σ + "
-        f"{SETTLE_RTOL:g}·max(|f*|,S) (see --help)"
+        f"  rule: biased if |f*-g| > {K_SIGMA:g}(σ+t) + rtol·max(|g|,S), rtol {pair.spec.rtol:g}"
+        f"{' (' + ', '.join(low) + ')' if low else ''}; unconverged if the sweep moves > "
+        f"{K_SIGMA:g}σ + {SETTLE_RTOL:g}·max(|f*|,S) (see --help)"
     )
 
 

@@ -23,7 +23,7 @@ from stress.gradcheck.elements import (
     VERDICTS,
     Element,
 )
-from stress.ops.mhc import MHC_PRE_SINKHORN_BACKWARD
+from stress.gradcheck.pair import DEFAULT_OP
 
 
 @dataclass
@@ -97,6 +97,7 @@ class GradcheckResult:
     rows: list[ElementResult]
     notes: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+    op: str = DEFAULT_OP  # the backward operator checked
 
     def count(self, verdict: str) -> int:
         return sum(r.verdict == verdict for r in self.rows)
@@ -122,7 +123,7 @@ class GradcheckResult:
         return _jsonable(
             {
                 "command": "gradcheck",
-                "op": MHC_PRE_SINKHORN_BACKWARD.name,
+                "op": self.op,
                 "params": self.params,
                 "seed": self.seed,
                 "eps": list(self.eps),

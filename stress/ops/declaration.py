@@ -61,6 +61,7 @@ from stress.ops.dims import (
     parse_shape_vars,
 )
 from stress.ops.generation import GenerationSpec, parse_generation
+from stress.ops.gradspec import GradSpec, parse_gradspec
 from stress.ops.header import find_header, read_header
 from stress.ops.signature import ROLES, OpSignature
 
@@ -92,7 +93,7 @@ _OP_KEYS = {
     "tolerance",
     "description",
 }
-_TOP_KEYS = {"op", "dims", "shapes", "vars", "dtypes", "params", "case", "generate"}
+_TOP_KEYS = {"op", "dims", "shapes", "vars", "dtypes", "params", "case", "generate", "gradcheck"}
 _CASE_KEYS = {"id", "seed", "expect", "description"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -147,6 +148,7 @@ class OpDeclaration:
     tolerance_function: str | None = None  # "module:function" (values, output) -> (rtol, atol)
     depends_on: str | None = None  # the op whose outputs the generator takes (a forward)
     generation: GenerationSpec = field(default_factory=GenerationSpec)  # [generate] table
+    gradcheck: GradSpec | None = None  # [gradcheck]: the forward this backward differentiates
 
     def dim(self, name: str) -> DimSpec:
         return next(d for d in self.dims if d.name == name)
@@ -307,7 +309,8 @@ def parse_declaration(
     if unknown:
         raise ConfigError(
             f"{source}: unknown top-level key '{unknown[0]}'; a declaration has "
-            "[op], [dims], [shapes], [vars], [dtypes], [params], [generate] and [[case]]"
+            "[op], [dims], [shapes], [vars], [dtypes], [params], [generate], [gradcheck] "
+            "and [[case]]"
         )
     op = data.get("op")
     sig, header = _op_table(op, source, include_dirs)
@@ -321,6 +324,7 @@ def parse_declaration(
             f"{source} [op], field 'tolerance': expected {{ out = {{ atol = ... }} }}"
         )
     _check_pointers(op, source)
+    grad = parse_gradspec(data["gradcheck"], source, sig) if "gradcheck" in data else None
     dims = parse_dims(data.get("dims", {}), source)
     decl = OpDeclaration(
         name=str(op.get("name") or _snake(sig.name)),
@@ -332,7 +336,8 @@ def parse_declaration(
         vars=parse_scalar_vars(data.get("vars", {}), dims, source),
         generate=op.get("generate"),
         tolerance_function=op.get("tolerance_function"),
-        depends_on=op.get("depends_on"),
+        depends_on=op.get("depends_on") or (grad.forward if grad else None),
+        gradcheck=grad,
         dtypes=parse_dtype_vars(data.get("dtypes", {}), source),
         shapes=parse_shape_vars(data.get("shapes", {}), source),
         params=params,

@@ -23,6 +23,7 @@ import ml_dtypes
 import numpy as np
 
 from stress.ops.declaration import DTYPE_NAMES, OpDeclaration
+from stress.ops.gradlink import UPSTREAM_SPAWN_KEY, linked_inputs
 from stress.ops.references import BUILT_IN_PREFIX, check_reference, load_reference
 from stress.ops.resolve import TensorValue, check_params, resolve
 from stress.ops.spec import (
@@ -137,8 +138,11 @@ def _params(decl: OpDeclaration) -> tuple[Param, ...]:
 
 
 def _generate(decl: OpDeclaration) -> Callable[..., dict[str, np.ndarray]]:
-    def generate(p: Params, seed: int, **_: object) -> dict[str, np.ndarray]:
-        rng = np.random.default_rng(seed)
+    link = decl.gradcheck  # a backward: the forward provides its saved inputs (ops/gradlink.py)
+
+    def generate(p: Params, seed: int, *, forward=None, **_: object) -> dict[str, np.ndarray]:
+        key = (UPSTREAM_SPAWN_KEY,) if link is not None else ()
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
         values = resolve(decl, p)
         out: dict[str, np.ndarray] = {}
         for cp in decl.signature.params:
@@ -150,6 +154,10 @@ def _generate(decl: OpDeclaration) -> Callable[..., dict[str, np.ndarray]]:
             else:
                 for i, t in enumerate(v):
                     out[f"{cp.name}[{i}]"] = t.values.draw(rng, t.shape, t.dtype)
+        if link is not None:
+            from stress import ops
+
+            out.update(linked_inputs(decl, ops.get(decl.name), p, seed, forward))
         return out
 
     return generate

@@ -29,6 +29,7 @@ __all__ = [
     "forward_generate",
     "forward_host_inputs",
     "forward_reference",
+    "forward_reference_f64",
     "forward_tolerance",
 ]
 
@@ -127,3 +128,13 @@ def backward_tolerance(values: Params, output: str) -> tuple[float, float]:
     if output == "gradX":
         return (1e-3, 1e-3) if _x_dtype(values) == DTYPES["fp16"] else (1.6e-2, 8e-3)
     return (1e-3, 1e-4)
+
+
+def forward_reference_f64(values: Params, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The forward in float64 (the gradient check's finite differences)."""
+    f8 = np.float64
+    return ref.forward(
+        *(np.asarray(inputs[k], f8) for k in ("x", "phi", "alpha", "bias")),
+        **_ref_kwargs(values),
+        compute_dtype=f8,
+    )

@@ -43,6 +43,10 @@ EXPECTED: dict[str, tuple[Diagnosis, str]] = {
     "crash": (Diagnosis.CRASH, "interleaved, mixed"),
     "hang": (Diagnosis.HANG, "isolated, mixed"),
     "scratch-pool": (Diagnosis.CROSS_CALL_CONTAMINATION, "mixed (per-thread streams)"),
+    "softmax-grad-tail": (
+        Diagnosis.CLEAN,
+        "aclnn-stress gradcheck --op corpus/ops/softmax_backward.toml -> biased",
+    ),
 }
 
 
@@ -71,6 +75,7 @@ TARGETS: dict[str, tuple[str, ...]] = {
         "aclnnReduceSum",
         "aclnnCat",
     ),
+    "softmax-grad-tail": ("aclnnSoftmaxBackward",),
 }
 
 

@@ -61,11 +61,17 @@ static const fault_info k_faults[] = {
      "lock: a lock-order deadlock when a phase 1 overlaps a kernel (op_mhc_pre_sinkhorn_"
      "backward.c)"},
     {"scratch-pool",
-     "aclnnAdd/Mul/Matmul/Softmax/RmsNorm/LayerNorm/ReduceSum/Cat (every non-mHC operator): "
+     "aclnnAdd/Mul/Matmul/Softmax/RmsNorm/LayerNorm/ReduceSum/Cat (every operator but mHC's and "
+     "SoftmaxBackward): "
      "kernels stage their output through nnopbase's scratch pool, cached by output dtype and "
      "element count, whose lookup does not check that a block is free; two kernels with such "
      "equal outputs executing at once (different streams) scatter each other's results "
      "(nb_scratch_pool.c)"},
+    {"softmax-grad-tail",
+     "aclnnSoftmaxBackward: the dot product sum(gradOutput*output) of each slice is reduced eight "
+     "lanes at a time and drops the lanes left over when the slice length is not a multiple of "
+     "8 (a vectorised loop without its scalar tail): out is off by output*(the dropped terms), "
+     "deterministically (op_softmax_backward.c)"},
     {NULL, NULL},
 };
 
