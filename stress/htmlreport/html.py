@@ -19,13 +19,11 @@ from stress.files import atomic_write_bytes
 from stress.htmlreport import charts
 from stress.htmlreport.commands import rerun_command
 from stress.htmlreport.gradplot import sweep_plot
-from stress.htmlreport.load import Call, Run, load_run
+from stress.htmlreport.load import FAILING_CALLS_SHOWN, Call, Run, load_run
 from stress.model import Verdict
 
 __all__ = ["FAILING_CALLS_SHOWN", "environment", "render_html", "render_xdist_summary"]
 
-#: failing calls listed per (phase, case); the rest are counted
-FAILING_CALLS_SHOWN = 25
 
 VERDICT_CLASS = {
     Verdict.PASS: "pass",
@@ -78,24 +76,20 @@ class DigestRow:
 
 
 def _failing(run: Run) -> list[Failing]:
-    wrong: dict[tuple[str, str, str], list[Call]] = defaultdict(list)
-    for c in run.calls:
-        if c.wrong and not c.warmup:
-            wrong[(c.phase, c.variant, c.case)].append(c)
     out = []
     for p in run.phases:
         for case in p.cases:
             if case.verdict == Verdict.PASS:
                 continue
-            calls = wrong.get((p.name, p.variant, case.id), [])
+            total, calls = run.failing.get((p.name, p.variant, case.id), (0, ()))
             out.append(
                 Failing(
                     charts.slug("fail", p.name, p.variant, case.id),
                     p.title,
                     case.id,
                     case.verdict,
-                    len(calls),
-                    tuple(calls[:FAILING_CALLS_SHOWN]),
+                    total,
+                    calls[:FAILING_CALLS_SHOWN],
                 )
             )
     return out
@@ -153,7 +147,7 @@ def context(run: Run) -> dict[str, Any]:
         "timelines": charts.timelines(run),
         "digests": _digests(run),
         "gradchecks": [(g, [sweep_plot(e) for e in g.elements]) for g in run.gradchecks],
-        "n_calls": len(run.calls),
+        "n_calls": run.n_calls,
         "rerun": rerun_command(run),
     }
 
