@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -21,6 +21,9 @@ from stress.htmlreport.commands import rerun_command
 from stress.htmlreport.gradplot import sweep_plot
 from stress.htmlreport.load import FAILING_CALLS_SHOWN, Call, Run, load_run
 from stress.model import Verdict
+
+if TYPE_CHECKING:
+    from stress.report.tally import JournalTally
 
 __all__ = ["FAILING_CALLS_SHOWN", "environment", "render_html", "render_xdist_summary"]
 
@@ -152,11 +155,15 @@ def context(run: Run) -> dict[str, Any]:
     }
 
 
-def render_html(run_dir: Path, out: Path | None = None) -> Path:
-    """Render ``run_dir/report.html`` (or ``out``) from its journal alone; returns the path."""
+def render_html(
+    run_dir: Path, out: Path | None = None, *, tally: JournalTally | None = None
+) -> Path:
+    """Render ``run_dir/report.html`` (or ``out``) from its journal alone (``tally``: already
+    read into a :func:`~stress.htmlreport.load.sampling_tally`); returns the path."""
     run_dir = Path(run_dir)
     out = Path(out) if out is not None else run_dir / "report.html"
-    text = environment().get_template("report.html.j2").render(**context(load_run(run_dir)))
+    run = load_run(run_dir, tally)
+    text = environment().get_template("report.html.j2").render(**context(run))
     _write(out, text)
     return out
 

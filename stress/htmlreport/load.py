@@ -34,6 +34,7 @@ __all__ = [
     "load_gradcheck",
     "load_run",
     "read_journal",
+    "sampling_tally",
     "worst_verdict",
 ]
 
@@ -160,9 +161,15 @@ def read_journal(path: Path) -> tuple[JournalTally, bool]:
     truncated last line), and whether its last line was truncated."""
     from stress.report.journal import read_results
 
-    tally = JournalTally(keep_calls=TIMELINE_CALLS, failing=FAILING_CALLS_SHOWN)
+    tally = sampling_tally()
     tally.feed(read_results(path))
     return tally, _last_line_cut(path)
+
+
+def sampling_tally() -> JournalTally:
+    """A tally that also keeps what the page draws: each phase's first calls, the failing
+    calls listed per case."""
+    return JournalTally(keep_calls=TIMELINE_CALLS, failing=FAILING_CALLS_SHOWN)
 
 
 def _last_line_cut(path: Path) -> bool:
@@ -271,12 +278,15 @@ def _calls(tally: JournalTally) -> tuple[tuple[Call, ...], dict, dict]:
     return tuple(drawn), counts, failing
 
 
-def load_run(run_dir: Path) -> Run:
+def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
     """Read ``run_dir`` (its journal and gradcheck files) into a :class:`Run`: the journal is
     streamed and graded as ``report.json`` is (:mod:`stress.report.tally`), keeping only the
-    calls the page draws."""
+    calls the page draws; ``tally``: the journal already read into a :func:`sampling_tally`."""
     run_dir = Path(run_dir)
-    tally, truncated = read_journal(run_dir / JOURNAL)
+    if tally is None:
+        tally, truncated = read_journal(run_dir / JOURNAL)
+    else:
+        truncated = _last_line_cut(run_dir / JOURNAL)
     header = tally.header
     if not header:
         raise ConfigError(f"{run_dir / JOURNAL}: no 'run' header record; not a run journal")

@@ -85,10 +85,10 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
     return RunReport.from_json(document)
 
 
-def read_tally(path: Path) -> JournalTally:
-    """The journal ``path`` streamed line by line into a :class:`JournalTally` (one line
-    naming the file when it holds no run header)."""
-    tally = JournalTally()
+def read_tally(path: Path, tally: JournalTally | None = None) -> JournalTally:
+    """The journal ``path`` streamed line by line into ``tally`` (a new :class:`JournalTally`
+    by default); one line naming the file when it holds no run header."""
+    tally = tally if tally is not None else JournalTally()
     tally.feed(read_results(path))
     if not tally.header:
         raise ConfigError(
@@ -216,10 +216,16 @@ def write_reports(
     """Render ``report.json`` and ``report.md`` in ``out_dir`` from ``tally`` (the run that
     wrote the journal folded it as it went), else from the directory's ``results.jsonl``
     streamed into one (``aclnn-stress report``); and, with ``html``, the self-contained
-    ``report.html`` (from the journal, see :mod:`stress.htmlreport`)."""
+    ``report.html`` (see :mod:`stress.htmlreport`: from the same pass over the journal when
+    this one read it, else from the journal)."""
     out_dir = Path(out_dir)
     if tally is None:
-        tally = read_tally(out_dir / RESULTS_FILE)
+        sample = None
+        if html:  # one pass over the journal for both reports: keep what the HTML draws
+            from stress.htmlreport.load import sampling_tally
+
+            sample = sampling_tally()
+        tally = read_tally(out_dir / RESULTS_FILE, sample)
     report = report_from(tally)
     sanitized = out_dir / "sanitize.json"  # `aclnn-stress sanitize DIR` findings survive re-renders
     if sanitized.is_file():
@@ -231,5 +237,5 @@ def write_reports(
     if html:
         from stress.htmlreport import render_html
 
-        render_html(out_dir)
+        render_html(out_dir, tally=tally if tally.keep_calls else None)
     return report
