@@ -53,11 +53,11 @@ class ResultWriter:
         data = record if isinstance(record, dict) else record.to_json()
         line = json.dumps(data, separators=(",", ":"), default=_jsonable)
         with self._lock:
-            if self._on_write is not None:
-                self._on_write(json.loads(line) if isinstance(record, dict) else record)
             with self._naming_the_file():
                 self._fh.write(line + "\n")
                 self._fh.flush()
+            if self._on_write is not None:  # after the line is on its way: it is never lost
+                self._on_write(json.loads(line) if isinstance(record, dict) else record)
 
     def sync(self) -> None:
         """Flush to the disk (at phase ends: survive a machine crash, not only ours)."""
