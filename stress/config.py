@@ -216,6 +216,7 @@ class RunConfig:
             duration=PYTEST_DURATION if duration is None else duration,
             call_timeout=_given(option, "stress_call_timeout", cls.call_timeout),
             device=_given(option, "stress_device", cls.device),
+            max_case_bytes=getattr(option, "stress_max_case_bytes", None),
         ).validate()
 
     def to_cli_args(self, *, budget: bool = True) -> list[str]:
@@ -256,6 +257,19 @@ class RunConfig:
 
 #: Every option's default, as documented in README and ``--help``.
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(RunConfig)}
+
+
+_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_bytes(text: str) -> int:
+    """A positive byte count, optionally with K, M, G or T (binary: 1G = 2^30), as
+    ``--max-case-bytes`` takes it; a ``ValueError`` says what is accepted."""
+    text = text.strip()
+    number, unit = (text[:-1], text[-1].upper()) if text[-1:].isalpha() else (text, "")
+    if unit not in _BYTE_UNITS or not number.isdigit() or int(number) <= 0:
+        raise ValueError(f"{text!r} is not a positive number of bytes (e.g. 8G, 512M, 1000000)")
+    return int(number) * _BYTE_UNITS[unit]
 
 
 def _given(ns: Any, name: str, default: Any) -> Any:

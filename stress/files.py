@@ -17,6 +17,7 @@ import os
 import stat
 import tempfile
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,30 +30,73 @@ __all__ = [
     "load_json",
     "load_toml",
     "nesting_depth",
+    "read_lines",
     "read_text",
 ]
 
 #: Input files larger than this are refused (a corpus is kilobytes, a journal megabytes).
 MAX_INPUT_BYTES = 1 << 30
+#: A line of a streamed file (the journal) longer than this is refused: one record is kilobytes.
+MAX_LINE_BYTES = 64 << 20
 #: Deeper nesting of arrays / tables / objects than this is refused (the parsers recurse).
 MAX_DEPTH = 64
 
 
-def read_text(path: str | Path, kind: str, *, cap: int = MAX_INPUT_BYTES, fix: str = "") -> str:
-    """The UTF-8 text of the regular file ``path`` (``kind``: "corpus file", "baseline"...)."""
-    path = Path(path)
-    hint = f"; {fix}" if fix else ""
+def _open_regular(path: Path, kind: str, hint: str) -> int:
+    """A read-only descriptor of the regular file ``path`` (never blocks on a FIFO)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise ConfigError(f"{path}: {kind} not found{hint}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the {kind}: {exc.strerror}{hint}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise ConfigError(f"{path}: the {kind} is {what}; name a regular file{hint}")
+    return fd
+
+
+def read_lines(
+    path: str | Path, kind: str, *, cap: int = MAX_LINE_BYTES, fix: str = ""
+) -> Iterator[tuple[int, str, bool]]:
+    """The lines of the regular file ``path`` one at a time, in constant memory (a journal of
+    a long run is hundreds of megabytes): ``(number, text, last)``, ``text`` without its line
+    end, ``last`` true for the file's last line; a line over ``cap`` bytes or not UTF-8 is one
+    :class:`ConfigError` naming the file and the line."""
+    path = Path(path)
+    hint = f"; {fix}" if fix else ""
+    fd = _open_regular(path, kind, hint)
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            number, line = 1, fh.readline(cap + 1)
+            while line:
+                if len(line) > cap:
+                    raise ConfigError(
+                        f"{path}: line {number} of the {kind} is longer than {cap} bytes{hint}"
+                    )
+                following = fh.readline(cap + 1)
+                try:
+                    text = line.rstrip(b"\r\n").decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ConfigError(
+                        f"{path}: line {number} of the {kind} is not UTF-8 text (byte "
+                        f"{exc.start}){hint}"
+                    ) from None
+                yield number, text, not following
+                number, line = number + 1, following
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the {kind}: {exc.strerror}{hint}") from None
+
+
+def read_text(path: str | Path, kind: str, *, cap: int = MAX_INPUT_BYTES, fix: str = "") -> str:
+    """The UTF-8 text of the regular file ``path`` (``kind``: "corpus file", "baseline"...)."""
+    path = Path(path)
+    hint = f"; {fix}" if fix else ""
+    fd = _open_regular(path, kind, hint)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise ConfigError(f"{path}: the {kind} is {what}; name a regular file{hint}")
         if info.st_size > cap:
             raise ConfigError(
                 f"{path}: the {kind} is {info.st_size} bytes, more than the {cap} allowed{hint}"
@@ -78,6 +122,9 @@ def read_text(path: str | Path, kind: str, *, cap: int = MAX_INPUT_BYTES, fix: s
 def nesting_depth(text: str, opening: str = "[{", closing: str = "]}") -> int:
     """An upper bound of the bracket nesting of ``text`` (strings are not excluded: a bracket
     inside a string only makes the bound larger, never smaller)."""
+    opened = sum(text.count(ch) for ch in opening)
+    if opened <= MAX_DEPTH:  # no deeper than the brackets it opens: the bound, at C speed
+        return opened
     depth = deepest = 0
     for ch in text:
         if ch in opening:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from _browser import parse_dom
 
 from stress.errors import ConfigError
 from stress.htmlreport import merge_runs, render_html, render_xdist_summary, write_junit
-from stress.htmlreport.load import load_run
+from stress.htmlreport.load import TIMELINE_CALLS, load_run
 from stress.htmlreport.synthetic import write_synthetic_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,7 +111,7 @@ def test_a_truncated_journal_still_renders_and_says_so(tmp_path):
     (d / "results.jsonl").write_text("".join(lines[:cut]) + lines[cut][: len(lines[cut]) // 2])
     run = load_run(d)
     assert run.truncated and run.status == "interrupted"
-    assert len(run.calls) == sum('"type":"call"' in line for line in lines[:cut])
+    assert run.n_calls == len(run.calls) == sum('"type":"call"' in line for line in lines[:cut])
     dom = _dom(render_html(d))
     assert "did not finish" in dom.find_id("incomplete").all_text()
 
@@ -290,8 +291,21 @@ def test_a_10000_call_run_fits_in_5_mb(tmp_path):
     write_synthetic_run(d, 10_000)
     page = render_html(d)
     assert page.stat().st_size < 5e6
-    bars = page.read_text().count('<rect class="bar ')
-    assert bars == 10_000
+    text = page.read_text()
+    run = load_run(d)
+    assert run.n_calls == (d / "results.jsonl").read_text().count('"type":"call"') >= 10_000
+    assert text.count('<rect class="bar ') == len(run.calls)
+    # the timeline draws each phase's first TIMELINE_CALLS calls and the failing calls listed;
+    # a bigger phase says how many it drew of how many
+    drawn = Counter((c.phase, c.variant) for c in run.calls)
+    listed = Counter()
+    for (phase, variant, _), (_, shown) in run.failing.items():
+        listed[(phase, variant)] += len(shown)
+    for key, (total, _) in run.phase_calls.items():
+        assert min(total, TIMELINE_CALLS) <= drawn[key] <= min(total, TIMELINE_CALLS) + listed[key]
+        if total > TIMELINE_CALLS:
+            assert f"of {total} calls drawn" in text
+    assert max(total for total, _ in run.phase_calls.values()) > TIMELINE_CALLS
 
 
 def test_the_rerun_command_is_a_valid_run_command_with_the_runs_options(tmp_path):

@@ -118,6 +118,7 @@ def test_options_and_markers_are_registered(pytester):
         (["--stress-corpus", "bad.toml"], "field 'shape': expected a list of integers"),
         (["--stress-control", "nope"], "--stress-control nope: no such file"),
         (["--stress-backend", "gpu"], "invalid choice: 'gpu'"),
+        (["--stress-max-case-bytes", "abc"], "'abc' is not a positive number of bytes"),
     ],
 )
 def test_bad_options_are_usage_errors(pytester, args, message):
@@ -145,6 +146,44 @@ def test_header_names_backend_seed_corpus_and_device(pytester, corpus):
             "stress: corpus corpus.toml; control built-in aclnnAdd set; results stress-out*",
             "stress: device 0 (no xdist)",
         ]
+    )
+
+
+MAX_BYTES_TEST = """
+def test_big(stress_run):
+    stress_run([{"id": "big", "op": "add", "shape": [256, 256]}], phases=("serial",),
+               control=False, iterations=1)
+
+def test_small(stress_run):
+    stress_run([{"id": "small", "op": "add", "shape": [2, 2]}], phases=("serial",),
+               control=False, iterations=1)
+"""
+
+
+@pytest.mark.parametrize("where", ["option", "ini"])
+def test_max_case_bytes_refuses_a_bigger_case_before_it_runs(pytester, where):
+    """--stress-max-case-bytes (or ini stress_max_case_bytes): a case whose tensors take more
+    fails its test with the size and the option's name; a smaller one runs."""
+    pytester.makepyfile(test_sizes=MAX_BYTES_TEST)
+    args = ["--stress-max-case-bytes", "64K"] if where == "option" else []
+    if where == "ini":
+        pytester.makeini("[pytest]\nstress_max_case_bytes = 64K\n")
+    result = pytester.runpytest(*FAST, *args)
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    # add [256, 256] float32: self, other and out, 3 x 256 KiB; 64K = 65536 bytes
+    assert "case 'big': its tensors take 786.4 kB (786432 bytes)" in out
+    assert "over --stress-max-case-bytes (65.5 kB)" in out
+    assert "FAILED test_sizes.py::test_big" in out
+
+
+def test_a_bad_ini_max_case_bytes_is_a_usage_error(pytester):
+    pytester.makeini("[pytest]\nstress_max_case_bytes = lots\n")
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ini stress_max_case_bytes: 'lots' is not a positive number of bytes" in (
+        result.stderr.str()
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from stress import __version__
 from stress.cli import commands as c
 from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
-from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES
+from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES, parse_bytes
 
 __all__ = ["build_parser"]
 
@@ -50,17 +50,12 @@ def _positive(kind: type) -> Callable[[str], float]:
     return parse
 
 
-_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
 def _bytes(text: str) -> int:
     """A positive byte count, optionally with K, M, G or T (binary: 1G = 2^30)."""
-    number, unit = (text[:-1], text[-1].upper()) if text[-1:].isalpha() else (text, "")
-    if unit not in _BYTE_UNITS or not number.isdigit() or int(number) <= 0:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a positive number of bytes (e.g. 8G, 512M, 1000000)"
-        )
-    return int(number) * _BYTE_UNITS[unit]
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _backend_option(parser: argparse.ArgumentParser) -> None:

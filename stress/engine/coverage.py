@@ -19,7 +19,7 @@ from typing import Any
 
 from stress.engine.pairs import MIN_PARTNERS
 
-__all__ = ["PairCoverage", "coverage", "describe"]
+__all__ = ["CoverageTally", "PairCoverage", "coverage", "describe"]
 
 
 @dataclass(frozen=True)
@@ -36,61 +36,89 @@ class PairCoverage:
         return asdict(self)
 
 
+#: mixed rounds kept open for late records; a round's calls all end before the next one starts
+#: (barrier-aligned), so older rounds are folded and dropped
+OPEN_ROUNDS = 256
+
+
+class CoverageTally:
+    """The coverage folded call by call (constant memory in the run's length: pairs and
+    partners are bounded by N², the mixed rounds are folded as they arrive)."""
+
+    def __init__(self) -> None:
+        self.ordered: set[tuple[str, str]] = set()
+        self.inter_partners: dict[str, set[str]] = defaultdict(set)
+        self.rounds: dict[tuple[str, Any], set[str]] = {}  # the open mixed rounds
+        self.mixed_partners: dict[str, set[str]] = defaultdict(set)
+        self.unordered: set[tuple[str, str]] = set()
+        self.schedules: set[Any] = set()
+        self.seen = {"interleaved": False, "mixed": False}
+
+    def add(self, r: Any) -> None:
+        """Fold one call record (a :class:`~stress.records.CallRecord` or its JSON)."""
+        get = r.get if isinstance(r, Mapping) else lambda k: getattr(r, k, None)
+        phase, case = get("phase"), get("case")
+        if get("warmup") or case is None or phase not in self.seen:
+            return
+        self.seen[phase] = True
+        if phase == "mixed":
+            self._mixed_call((get("variant") or "", get("round")), case)
+        elif get("aggressor") is not None:
+            aggressor = get("aggressor")
+            if get("order") == "first":
+                self.ordered.add((case, aggressor))
+            if aggressor != case:
+                self.inter_partners[case].add(aggressor)
+        elif get("group"):
+            self.schedules.add(get("round"))
+            self.inter_partners[case].update(o for o in get("group") if o != case)
+
+    def _mixed_call(self, key: tuple[str, Any], case: str) -> None:
+        group = self.rounds.get(key)
+        if group is None:
+            group = self.rounds[key] = set()
+            if len(self.rounds) > OPEN_ROUNDS:
+                del self.rounds[next(iter(self.rounds))]
+        if case in group:
+            return
+        for other in group:
+            self.mixed_partners[case].add(other)
+            self.mixed_partners[other].add(case)
+            self.unordered.add((min(case, other), max(case, other)))
+        group.add(case)
+
+    def result(self, header: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"interleaved": ..., "mixed": ...}`` for the phases that ran."""
+        cases = [c for c in header.get("cases", []) if isinstance(c, Mapping)]
+        positive = [c["id"] for c in cases if not c.get("expect")]
+        everyone = [c["id"] for c in cases]
+        out: dict[str, Any] = {}
+        if self.seen["interleaved"]:
+            n = len(positive)
+            out["interleaved"] = PairCoverage(
+                pairs_total=n * n,
+                pairs_run=len(self.ordered),
+                min_partners=min((len(self.inter_partners[c]) for c in positive), default=0),
+                target=min(MIN_PARTNERS, max(0, n - 1)),
+                schedules=len(self.schedules),
+            ).to_json()
+        if self.seen["mixed"]:
+            n = len(everyone)
+            out["mixed"] = PairCoverage(
+                pairs_total=n * (n - 1) // 2,
+                pairs_run=len(self.unordered),
+                min_partners=min((len(self.mixed_partners[c]) for c in everyone), default=0),
+                target=0,
+            ).to_json()
+        return out
+
+
 def coverage(header: Mapping[str, Any], calls: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """``{"interleaved": ..., "mixed": ...}`` for the phases that ran (absent ones left out)."""
-    cases = [c for c in header.get("cases", []) if isinstance(c, Mapping)]
-    positive = [c["id"] for c in cases if not c.get("expect")]
-    everyone = [c["id"] for c in cases]
-    ordered: set[tuple[str, str]] = set()
-    inter_partners: dict[str, set[str]] = defaultdict(set)
-    rounds: dict[tuple[str, Any], set[str]] = defaultdict(set)
-    schedules: set[Any] = set()
-    seen = {"interleaved": False, "mixed": False}
+    tally = CoverageTally()
     for r in calls:
-        phase, case = r.get("phase"), r.get("case")
-        if r.get("warmup") or case is None or phase not in seen:
-            continue
-        seen[phase] = True
-        if phase == "mixed":
-            rounds[(r.get("variant", ""), r.get("round"))].add(case)
-        elif r.get("aggressor") is not None:
-            if r.get("order") == "first":
-                ordered.add((case, r["aggressor"]))
-            if r["aggressor"] != case:
-                inter_partners[case].add(r["aggressor"])
-        elif r.get("group"):
-            schedules.add(r.get("round"))
-            inter_partners[case].update(o for o in r["group"] if o != case)
-    out: dict[str, Any] = {}
-    if seen["interleaved"]:
-        n = len(positive)
-        out["interleaved"] = PairCoverage(
-            pairs_total=n * n,
-            pairs_run=len(ordered),
-            min_partners=min((len(inter_partners[c]) for c in positive), default=0),
-            target=min(MIN_PARTNERS, max(0, n - 1)),
-            schedules=len(schedules),
-        ).to_json()
-    if seen["mixed"]:
-        out["mixed"] = _mixed(everyone, rounds.values())
-
-    return out
-
-
-def _mixed(ids: list[str], rounds: Iterable[set[str]]) -> dict[str, int]:
-    partners: dict[str, set[str]] = defaultdict(set)
-    unordered: set[tuple[str, str]] = set()
-    for group in rounds:
-        for a in group:
-            partners[a].update(group - {a})
-            unordered.update((a, b) for b in group if a < b)
-    n = len(ids)
-    return PairCoverage(
-        pairs_total=n * (n - 1) // 2,
-        pairs_run=len(unordered),
-        min_partners=min((len(partners[c]) for c in ids), default=0),
-        target=0,
-    ).to_json()
+        tally.add(r)
+    return tally.result(header)
 
 
 def describe(cov: Mapping[str, Any]) -> list[str]:

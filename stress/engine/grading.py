@@ -22,8 +22,8 @@ concurrent failures.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from stress.model import Diagnosis, PhaseStatus, Status, Verdict
@@ -32,12 +32,16 @@ from stress.records import CallRecord, CaseVerdict, PhaseVerdict
 __all__ = [
     "DIAGNOSES",
     "VERDICTS",
+    "CaseTally",
     "CaseVerdict",
     "PhaseVerdict",
+    "add_interference",
     "case_verdict",
     "diagnose",
     "grade_phase",
     "interference_matrix",
+    "matrix_of",
+    "phase_verdict",
     "worst",
 ]
 
@@ -56,55 +60,116 @@ _ERRORS = (Status.ERROR, Status.OUT_OF_MEMORY)
 def out_of_memory_detail(records: Iterable[CallRecord]) -> str:
     """The first out-of-memory call's status, API and message."""
     r = next(r for r in records if r.status == Status.OUT_OF_MEMORY)
+    return _oom_detail(r)
+
+
+def _oom_detail(r: CallRecord) -> str:
     return f"out of memory (status {r.code}): {r.message or r.api or ''}"
+
+
+class CaseTally:
+    """One case's calls of one phase, folded as they arrive: what :meth:`verdict` grades, in
+    constant memory (counts, first messages, digest counts) instead of the record list."""
+
+    __slots__ = (
+        "bad_digest",
+        "bad_varied",
+        "calls",
+        "digests",
+        "errors",
+        "first",
+        "first_error",
+        "first_mismatch",
+        "mismatched",
+        "ok",
+        "unwritten",
+    )
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.ok = 0
+        self.digests: dict[str, int] = {}
+        self.first: dict[Status, CallRecord] = {}  # the first crash, hang, out-of-memory call
+        self.errors: dict[str, int] = {}
+        self.first_error: CallRecord | None = None
+        self.unwritten: dict[str, int] = {}
+        self.mismatched = 0
+        self.bad_digest: str | None = None
+        self.bad_varied = False  # the mismatched calls gave more than one digest
+        self.first_mismatch: CallRecord | None = None
+
+    def add(self, r: CallRecord) -> None:
+        """Fold one (graded, not warm-up) call record in."""
+        self.calls += 1
+        if r.status in (Status.CRASH, Status.HANG, Status.OUT_OF_MEMORY):
+            self.first.setdefault(r.status, r)
+        if r.status in _ERRORS and not r.match:
+            key = f"{r.code} {r.api or ''}".strip()
+            self.errors[key] = self.errors.get(key, 0) + 1
+            self.first_error = self.first_error or r
+        if r.status != Status.OK:
+            return
+        self.ok += 1
+        if r.digest is not None:
+            self.digests[r.digest] = self.digests.get(r.digest, 0) + 1
+        for name, n in (r.unwritten or {}).items():
+            self.unwritten[name] = max(self.unwritten.get(name, 0), n)
+        if r.match is False:
+            if self.first_mismatch is None:
+                self.first_mismatch, self.bad_digest = r, r.digest
+            elif r.digest != self.bad_digest:
+                self.bad_varied = True
+            self.mismatched += 1
+
+    def verdict(self, case_id: str) -> CaseVerdict:
+        """The case's verdict (worst first) from what was folded in."""
+        verdict, detail = Verdict.PASS, ""
+        if Status.CRASH in self.first:
+            verdict = Verdict.CRASH
+            detail = self.first[Status.CRASH].message or ""
+        elif Status.HANG in self.first:
+            verdict = Verdict.HANG
+            detail = self.first[Status.HANG].message or ""
+        elif Status.OUT_OF_MEMORY in self.first:
+            verdict, detail = Verdict.OUT_OF_MEMORY, _oom_detail(self.first[Status.OUT_OF_MEMORY])
+        elif self.first_error is not None:
+            verdict = Verdict.ERROR
+            detail = self.first_error.message or f"status {self.first_error.code}"
+        elif self.unwritten:
+            verdict = Verdict.UNWRITTEN
+            detail = ", ".join(
+                f"{k}: {n} elements kept the canary" for k, n in self.unwritten.items()
+            )
+        elif self.first_mismatch is not None:
+            if self.mismatched == self.ok and not self.bad_varied:
+                verdict = Verdict.MISMATCH_STABLE
+                detail = f"all {self.ok} calls gave the same wrong result"
+            else:
+                verdict = Verdict.MISMATCH_RANDOM
+                detail = (
+                    f"{self.mismatched} of {self.ok} calls differ from the baseline, "
+                    f"{len(self.digests)} distinct results"
+                )
+            if self.first_mismatch.message:
+                detail = self.first_mismatch.message
+        return CaseVerdict(
+            case_id,
+            verdict,
+            self.calls,
+            dict(self.digests),
+            self.mismatched,
+            dict(self.errors),
+            dict(self.unwritten),
+            detail,
+        )
 
 
 def case_verdict(case_id: str, records: list[CallRecord]) -> CaseVerdict:
     """Grade one case's call records of one phase."""
-    ok = [r for r in records if r.status == Status.OK]
-    digests = dict(Counter(r.digest for r in ok if r.digest is not None))
-    special = {r.status for r in records} & {Status.CRASH, Status.HANG, Status.OUT_OF_MEMORY}
-    bad_errors = [r for r in records if r.status in _ERRORS and not r.match]
-    errors: dict[str, int] = {}
-    for r in bad_errors:
-        key = f"{r.code} {r.api or ''}".strip()
-        errors[key] = errors.get(key, 0) + 1
-    unwritten: dict[str, int] = {}
-    for r in ok:
-        for name, n in (r.unwritten or {}).items():
-            unwritten[name] = max(unwritten.get(name, 0), n)
-    mismatched = [r for r in ok if r.match is False]
-    verdict, detail = Verdict.PASS, ""
-    if Status.CRASH in special:
-        verdict = Verdict.CRASH
-        detail = next(r.message or "" for r in records if r.status == Status.CRASH)
-    elif Status.HANG in special:
-        verdict = Verdict.HANG
-        detail = next(r.message or "" for r in records if r.status == Status.HANG)
-    elif Status.OUT_OF_MEMORY in special:
-        verdict, detail = Verdict.OUT_OF_MEMORY, out_of_memory_detail(records)
-    elif bad_errors:
-        verdict = Verdict.ERROR
-        detail = bad_errors[0].message or f"status {bad_errors[0].code}"
-    elif unwritten:
-        verdict = Verdict.UNWRITTEN
-        detail = ", ".join(f"{k}: {n} elements kept the canary" for k, n in unwritten.items())
-    elif mismatched:
-        bad_digests = {r.digest for r in mismatched}
-        if len(mismatched) == len(ok) and len(bad_digests) == 1:
-            verdict = Verdict.MISMATCH_STABLE
-            detail = f"all {len(ok)} calls gave the same wrong result"
-        else:
-            verdict = Verdict.MISMATCH_RANDOM
-            detail = (
-                f"{len(mismatched)} of {len(ok)} calls differ from the baseline, "
-                f"{len(digests)} distinct results"
-            )
-        if mismatched[0].message:
-            detail = mismatched[0].message
-    return CaseVerdict(
-        case_id, verdict, len(records), digests, len(mismatched), errors, unwritten, detail
-    )
+    tally = CaseTally()
+    for r in records:
+        tally.add(r)
+    return tally.verdict(case_id)
 
 
 def grade_phase(
@@ -118,12 +183,35 @@ def grade_phase(
     seconds: float = 0.0,
 ) -> PhaseVerdict:
     """Verdicts of every case that has records in the phase (warm-up calls excluded)."""
-    by_case: dict[str, list[CallRecord]] = defaultdict(list)
+    by_case: dict[str, CaseTally] = defaultdict(CaseTally)
     for r in records:
         if not r.warmup:
-            by_case[r.case].append(r)
+            by_case[r.case].add(r)
+    return phase_verdict(
+        name,
+        by_case,
+        status=status,
+        detail=detail,
+        variant=variant,
+        case_order=case_order,
+        seconds=seconds,
+    )
+
+
+def phase_verdict(
+    name: str,
+    by_case: Mapping[str, CaseTally],
+    *,
+    status: str = PhaseStatus.DONE,
+    detail: str = "",
+    variant: str = "",
+    case_order: Iterable[str] = (),
+    seconds: float = 0.0,
+) -> PhaseVerdict:
+    """The phase's verdict from its cases' tallies (:func:`grade_phase` without the records)."""
+    case_order = list(case_order)
     order = [c for c in case_order if c in by_case] + sorted(set(by_case) - set(case_order))
-    cases = tuple(case_verdict(cid, by_case[cid]) for cid in order)
+    cases = tuple(by_case[cid].verdict(cid) for cid in order)
     verdict = Verdict.combine(c.verdict for c in cases)
     if status == PhaseStatus.CRASHED:
         verdict = Verdict.CRASH
@@ -137,11 +225,22 @@ def interference_matrix(records: Iterable[CallRecord]) -> dict[str, Any]:
     """Victim x aggressor matrix of the interleaved phase: per cell, calls and mismatches."""
     cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for r in records:
-        if r.aggressor is None or r.warmup:
-            continue
-        cell = cells[(r.case, r.aggressor)]
-        cell[0] += 1
-        cell[1] += int(r.failed)
+        add_interference(cells, r)
+    return matrix_of(cells)
+
+
+def add_interference(cells: dict[tuple[str, str], list[int]], r: CallRecord) -> None:
+    """Fold one call into the (victim, aggressor) -> [calls, failures] cells (a call with an
+    aggressor, not a warm-up one)."""
+    if r.aggressor is None or r.warmup:
+        return
+    cell = cells.setdefault((r.case, r.aggressor), [0, 0])
+    cell[0] += 1
+    cell[1] += int(r.failed)
+
+
+def matrix_of(cells: Mapping[tuple[str, str], list[int]]) -> dict[str, Any]:
+    """The interference matrix (report.json's ``interference``) of folded cells."""
     victims = sorted({v for v, _ in cells})
     aggressors = sorted({a for _, a in cells})
     return {

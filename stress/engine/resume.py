@@ -11,6 +11,7 @@ again replaces its unfinished attempt when the journal is graded
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,12 @@ class Resumed:
     """A stopped run's journal, read back: what to keep and what is finished."""
 
     header: dict[str, Any]
-    records: tuple[dict[str, Any], ...]
     done: frozenset[tuple[str, str]]  # (phase, variant) of the finished phases
+    path: Path  # the journal: the resumed session folds it into its grading (run-end left out)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The stopped run's records (read again, one line at a time), without its run-end."""
+        return (r for r in read_results(self.path) if r["type"] != "run-end")
 
 
 def _drop_torn_line(path: Path) -> None:
@@ -44,17 +49,19 @@ def _drop_torn_line(path: Path) -> None:
 def resume_point(out: Path) -> Resumed:
     """The resume point of the run directory ``out`` (one-line errors when there is none)."""
     path = out / RESULTS_FILE
-    records = [dict(r) for r in read_results(path)]
-    header = next((r for r in records if r["type"] == "run"), None)
+    header: dict[str, Any] | None = None
+    last_end: dict[str, Any] = {}
+    done: set[tuple[str, str]] = set()
+    for r in read_results(path):  # streamed: a long run's journal is not held in memory
+        if r["type"] == "run" and header is None:
+            header = dict(r)
+        elif r["type"] == "run-end":
+            last_end = r
+        elif r["type"] == "phase-end" and r.get("status") == PhaseStatus.DONE:
+            done.add((r.get("phase", "?"), r.get("variant", "")))
     if header is None:
         raise ConfigError(f"{path}: no results to resume; start a new run instead")
-    ends = [r for r in records if r["type"] == "run-end"]
-    if ends and ends[-1].get("status") == PhaseStatus.DONE:
+    if last_end.get("status") == PhaseStatus.DONE:
         raise ConfigError(f"{out}: the run finished; nothing to resume (`aclnn-stress report`)")
     _drop_torn_line(path)
-    done = frozenset(
-        (r.get("phase", "?"), r.get("variant", ""))
-        for r in records
-        if r["type"] == "phase-end" and r.get("status") == PhaseStatus.DONE
-    )
-    return Resumed(header, tuple(records), done)
+    return Resumed(header, frozenset(done), path)

@@ -32,8 +32,9 @@ from stress.engine.schedule import Scheduler, plan, settled, settled_at
 from stress.errors import ConfigError
 from stress.model import PhaseStatus
 from stress.records import CALL, RECORDED, CallRecord, PhaseResult, RecordedCase, RunReport
-from stress.report.document import build_report, grade_journal, write_reports
+from stress.report.document import report_from, write_reports
 from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
+from stress.report.tally import JournalTally
 
 __all__ = ["Session", "SessionUI", "new_out_dir"]
 
@@ -63,6 +64,7 @@ class Session:
     recording: Path | None = field(init=False, default=None)  # the baseline being recorded now
     finished_phases: list[str] = field(init=False, default_factory=list)  # "phase variant"
     resume: Resumed | None = None  # --resume: the stopped run this one continues
+    tally: JournalTally = field(init=False, default_factory=JournalTally)  # the graded journal
 
     # -- jobs -------------------------------------------------------------------------------
     def _job(self, job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
@@ -165,13 +167,14 @@ class Session:
         fingerprint = info["fingerprint"]
         path = self.baseline_path or self.default_baseline(fingerprint)
         baseline, warnings = self._baseline(Path(path), fingerprint)
-        with ResultWriter(out / RESULTS_FILE, keep=True) as writer:
+        tally = self.tally = JournalTally()  # the journal graded as it is written
+        with ResultWriter(out / RESULTS_FILE, on_write=tally.add) as writer:
             if self.resume is None:
                 self.header = self._header(info, path, baseline)
                 writer.write(self.header)
             else:  # the stopped run's records count, its finished phases are not run again
                 self.header = self.resume.header
-                writer.records.extend(r for r in self.resume.records if r["type"] != "run-end")
+                tally.feed(self.resume.records())
                 writer.write({"type": "note", "message": f"resumed by pid {os.getpid()}"})
             for w in warnings:
                 writer.write({"type": "note", "message": f"baseline forced: {w}"})
@@ -185,7 +188,7 @@ class Session:
                 if self.shrink_budget > 0:
                     try:
                         reproducer = Reproducer(self, out, str(path)).find(
-                            build_report(writer.records, final=False)
+                            report_from(tally, final=False)
                         )
                     except (ConfigError, OSError, ValueError, KeyError) as exc:
                         # the findings stand without a reproducer: say why there is none
@@ -205,7 +208,7 @@ class Session:
                     }
                 )
                 writer.sync()
-                report = write_reports(out, writer.records)
+                report = write_reports(out, tally)
         return report
 
     def _baseline(self, path: Path, fingerprint: dict[str, Any]) -> tuple[Baseline, list[str]]:
@@ -294,7 +297,7 @@ class Session:
                 continue
             self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
             ran.append(step.phase)
-            graded = grade_journal(writer.records, final=False)  # the diagnosis, no report
+            graded = self.tally.graded(final=False)  # the diagnosis, no report
             diagnosis = graded.diagnosis
             history.append((round(time.monotonic() - self._t0, 3), diagnosis))
             done = i + 1 == len(steps) or steps[i + 1].phase != step.phase

@@ -132,6 +132,7 @@ class Timeline:
     height: int
     wrong: int
     ticks: tuple[tuple[float, str], ...]
+    total: int = 0  # the phase's calls (more than the bars when the timeline is a sample)
 
 
 def _ticks(span_s: float) -> tuple[tuple[float, str], ...]:
@@ -148,7 +149,7 @@ def _ticks(span_s: float) -> tuple[tuple[float, str], ...]:
 _LAYER = {"warmup": 0, "ok": 1, "wrong": 2, "lost": 3}
 
 
-def _timeline(key: str, title: str, calls: list[Call]) -> Timeline:
+def _timeline(key: str, title: str, calls: list[Call], counts: tuple[int, int]) -> Timeline:
     timed = [c for c in calls if c.start is not None]
     t0 = min((c.start for c in timed), default=0.0)  # type: ignore[type-var]
     t1 = max((c.start + c.duration for c in timed), default=t0)  # type: ignore[operator]
@@ -177,8 +178,9 @@ def _timeline(key: str, title: str, calls: list[Call]) -> Timeline:
         tuple(bars),
         span * 1000,
         18 + LANE * len(workers) + 6,
-        sum(c.wrong for c in calls),
+        counts[1],
         _ticks(span),
+        counts[0],
     )
 
 
@@ -188,7 +190,12 @@ def timelines(run: Run) -> tuple[Timeline, ...]:
     for c in run.calls:
         by_phase[(c.phase, c.variant)].append(c)
     return tuple(
-        _timeline(slug(p.name, p.variant), p.title, by_phase.get((p.name, p.variant), []))
+        _timeline(
+            slug(p.name, p.variant),
+            p.title,
+            by_phase.get((p.name, p.variant), []),
+            run.phase_calls.get((p.name, p.variant), (0, 0)),
+        )
         for p in run.phases
     )
 

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -19,13 +19,14 @@ from stress.files import atomic_write_bytes
 from stress.htmlreport import charts
 from stress.htmlreport.commands import rerun_command
 from stress.htmlreport.gradplot import sweep_plot
-from stress.htmlreport.load import Call, Run, load_run
+from stress.htmlreport.load import FAILING_CALLS_SHOWN, Call, Run, load_run
 from stress.model import Verdict
+
+if TYPE_CHECKING:
+    from stress.report.tally import JournalTally
 
 __all__ = ["FAILING_CALLS_SHOWN", "environment", "render_html", "render_xdist_summary"]
 
-#: failing calls listed per (phase, case); the rest are counted
-FAILING_CALLS_SHOWN = 25
 
 VERDICT_CLASS = {
     Verdict.PASS: "pass",
@@ -78,24 +79,20 @@ class DigestRow:
 
 
 def _failing(run: Run) -> list[Failing]:
-    wrong: dict[tuple[str, str, str], list[Call]] = defaultdict(list)
-    for c in run.calls:
-        if c.wrong and not c.warmup:
-            wrong[(c.phase, c.variant, c.case)].append(c)
     out = []
     for p in run.phases:
         for case in p.cases:
             if case.verdict == Verdict.PASS:
                 continue
-            calls = wrong.get((p.name, p.variant, case.id), [])
+            total, calls = run.failing.get((p.name, p.variant, case.id), (0, ()))
             out.append(
                 Failing(
                     charts.slug("fail", p.name, p.variant, case.id),
                     p.title,
                     case.id,
                     case.verdict,
-                    len(calls),
-                    tuple(calls[:FAILING_CALLS_SHOWN]),
+                    total,
+                    calls[:FAILING_CALLS_SHOWN],
                 )
             )
     return out
@@ -153,16 +150,20 @@ def context(run: Run) -> dict[str, Any]:
         "timelines": charts.timelines(run),
         "digests": _digests(run),
         "gradchecks": [(g, [sweep_plot(e) for e in g.elements]) for g in run.gradchecks],
-        "n_calls": len(run.calls),
+        "n_calls": run.n_calls,
         "rerun": rerun_command(run),
     }
 
 
-def render_html(run_dir: Path, out: Path | None = None) -> Path:
-    """Render ``run_dir/report.html`` (or ``out``) from its journal alone; returns the path."""
+def render_html(
+    run_dir: Path, out: Path | None = None, *, tally: JournalTally | None = None
+) -> Path:
+    """Render ``run_dir/report.html`` (or ``out``) from its journal alone (``tally``: already
+    read into a :func:`~stress.htmlreport.load.sampling_tally`); returns the path."""
     run_dir = Path(run_dir)
     out = Path(out) if out is not None else run_dir / "report.html"
-    text = environment().get_template("report.html.j2").render(**context(load_run(run_dir)))
+    run = load_run(run_dir, tally)
+    text = environment().get_template("report.html.j2").render(**context(run))
     _write(out, text)
     return out
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
 from stress.model import PhaseStatus
-from stress.records import CALL, CallRecord, PhaseVerdict
+from stress.records import CallRecord, PhaseVerdict
+from stress.report.tally import JournalTally
 from stress.sanitize.findings import Finding, read_jsonl
 
 __all__ = [
@@ -32,10 +34,15 @@ __all__ = [
     "load_gradcheck",
     "load_run",
     "read_journal",
+    "sampling_tally",
     "worst_verdict",
 ]
 
 JOURNAL = "results.jsonl"
+#: calls drawn per phase on the timeline (every failing call listed is drawn too)
+TIMELINE_CALLS = 5000
+#: failing calls listed per (phase, case); the rest are counted
+FAILING_CALLS_SHOWN = 25
 SANITIZE_LOG = "sanitize.jsonl"  # written by `aclnn-stress sanitize DIR` (stress.sanitize.rerun)
 
 
@@ -118,7 +125,7 @@ class Run:
     case_ids: tuple[str, ...]
     fingerprint: str  # of the corpus: case ids and content keys
     phases: tuple[PhaseVerdict, ...]
-    calls: tuple[Call, ...]
+    calls: tuple[Call, ...]  # the drawn ones: each phase's first TIMELINE_CALLS, failing listed
     pairs: tuple[PairCell, ...]
     victims: tuple[str, ...]
     aggressors: tuple[str, ...]
@@ -130,6 +137,13 @@ class Run:
     truncated: bool  # the journal's last line was cut (killed mid-write)
     #: ``aclnn-stress sanitize DIR`` findings (DIR/sanitize.jsonl: shadow-state checks, ASan, TSan)
     sanitizer: tuple[Finding, ...] = ()
+    n_calls: int = 0  # call records in the journal
+    #: (phase, variant) -> (its call records, the failing ones)
+    phase_calls: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    #: (phase, variant, case) -> (its failing calls, the first FAILING_CALLS_SHOWN of them)
+    failing: Mapping[tuple[str, str, str], tuple[int, tuple[Call, ...]]] = field(
+        default_factory=dict
+    )
 
     @property
     def seed(self) -> Any:
@@ -141,18 +155,44 @@ class Run:
         return f"diagnosis: {self.diagnosis} — {self.explanation}"
 
 
-def read_journal(path: Path) -> tuple[list[dict[str, Any]], bool]:
-    """The journal's records (through :func:`stress.report.journal.read_results`, which skips a
-    truncated last line) and whether its last line was truncated."""
+def read_journal(path: Path) -> tuple[JournalTally, bool]:
+    """The journal streamed into a :class:`~stress.report.tally.JournalTally` that keeps the
+    calls the report draws (through :func:`stress.report.journal.read_results`, which skips a
+    truncated last line), and whether its last line was truncated."""
     from stress.report.journal import read_results
 
-    records = list(read_results(path))
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    tally = sampling_tally()
+    tally.feed(read_results(path))
+    return tally, _last_line_cut(path)
+
+
+def sampling_tally() -> JournalTally:
+    """A tally that also keeps what the page draws: each phase's first calls, the failing
+    calls listed per case."""
+    return JournalTally(keep_calls=TIMELINE_CALLS, failing=FAILING_CALLS_SHOWN)
+
+
+def _last_line_cut(path: Path) -> bool:
+    """The file's last non-blank line is not a whole JSON object (read from the end)."""
+    with open(path, "rb") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        start = max(0, size - (1 << 20))
+        fh.seek(start)
+        tail = fh.read().rstrip()
+    if b"\n" in tail or start == 0:
+        last = tail.rsplit(b"\n", 1)[-1]
+    else:  # a last line over 1 MiB: read it whole
+        from stress.files import read_lines
+
+        last = b""
+        for _, text, _ in read_lines(path, "result file"):
+            last = text.encode() if text.strip() else last
+    if not last.strip():
+        return False
     try:
-        truncated = bool(lines) and not isinstance(json.loads(lines[-1]), dict)
-    except json.JSONDecodeError:
-        truncated = True
-    return records, truncated
+        return not isinstance(json.loads(last), dict)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return True
 
 
 def _call(rec: CallRecord) -> Call:
@@ -186,20 +226,6 @@ def worst_verdict(verdicts: Iterator[str] | list[str]) -> str:
     from stress.engine.grading import worst
 
     return worst(verdicts)
-
-
-def _grade(
-    records: list[dict[str, Any]], case_order: list[str]
-) -> tuple[list[PhaseVerdict], dict[str, Any], str, str]:
-    """Phase verdicts, interference matrix and diagnosis, graded exactly as ``report.json`` is
-    (:func:`stress.report.document.grade_journal`): the one place this package depends on
-    grading code rather than on a file format."""
-    from stress.engine.grading import interference_matrix
-    from stress.report.document import grade_journal
-
-    del case_order  # the journal's run header carries the case order
-    g = grade_journal(records)
-    return list(g.phases), interference_matrix(g.interleaved), str(g.diagnosis), g.explanation
 
 
 def _floats(values: Any) -> tuple[float | None, ...]:
@@ -238,21 +264,38 @@ def load_gradcheck(path: Path) -> Gradcheck:
     )
 
 
-def _of_type(records: list[dict[str, Any]], kind: str) -> Iterator[dict[str, Any]]:
-    return (r for r in records if r["type"] == kind)
+def _calls(tally: JournalTally) -> tuple[tuple[Call, ...], dict, dict]:
+    """The drawn calls of every phase, each phase's (calls, wrong) and its failing calls."""
+    drawn: list[Call] = []
+    counts: dict[tuple[str, str], tuple[int, int]] = {}
+    failing: dict[tuple[str, str, str], tuple[int, tuple[Call, ...]]] = {}
+    for key in tally.phases:
+        sample = tally.sample(key)
+        drawn += [_call(r) for r in sample.calls]
+        counts[key] = (sample.total, sample.wrong)
+        for case, (total, calls) in sample.failing.items():
+            failing[(*key, case)] = (total, tuple(_call(r) for r in calls))
+    return tuple(drawn), counts, failing
 
 
-def load_run(run_dir: Path) -> Run:
-    """Read ``run_dir`` (its journal and gradcheck files) into a :class:`Run`."""
+def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
+    """Read ``run_dir`` (its journal and gradcheck files) into a :class:`Run`: the journal is
+    streamed and graded as ``report.json`` is (:mod:`stress.report.tally`), keeping only the
+    calls the page draws; ``tally``: the journal already read into a :func:`sampling_tally`."""
     run_dir = Path(run_dir)
-    records, truncated = read_journal(run_dir / JOURNAL)
-    header = next(_of_type(records, "run"), None)
-    if header is None:
+    if tally is None:
+        tally, truncated = read_journal(run_dir / JOURNAL)
+    else:
+        truncated = _last_line_cut(run_dir / JOURNAL)
+    header = tally.header
+    if not header:
         raise ConfigError(f"{run_dir / JOURNAL}: no 'run' header record; not a run journal")
-    end = next(_of_type(records, "run-end"), {})
+    end = tally.run_end
     cases = list(header.get("cases", [])) + list(header.get("control_cases", []))
     case_ids = [str(c.get("id")) for c in cases]
-    phases, inter, diagnosis, explanation = _grade(records, case_ids)
+    g = tally.graded()
+    inter = g.interference
+    calls, counts, failing = _calls(tally)
     baseline = header.get("baseline") or {}
     return Run(
         dir=run_dir,
@@ -271,16 +314,19 @@ def load_run(run_dir: Path) -> Run:
         baseline={k: str(v.get("digest", "")) for k, v in (baseline.get("cases") or {}).items()},
         case_ids=tuple(case_ids),
         fingerprint=fingerprint(cases),
-        phases=tuple(phases),
-        calls=tuple(_call(CallRecord.from_json(r)) for r in _of_type(records, CALL)),
+        phases=g.phases,
+        calls=calls,
         pairs=tuple(PairCell(**c) for c in inter["cells"]),
         victims=tuple(inter["victims"]),
         aggressors=tuple(inter["aggressors"]),
-        diagnosis=diagnosis,
-        explanation=explanation,
+        diagnosis=str(g.diagnosis),
+        explanation=g.explanation,
         reproducer=end.get("reproducer") or {},
-        notes=tuple(str(r.get("message", "")) for r in _of_type(records, "note")),
+        notes=g.notes,
         gradchecks=tuple(load_gradcheck(p) for p in sorted(run_dir.glob("gradcheck*.json"))),
         truncated=truncated,
         sanitizer=tuple(read_jsonl(run_dir / SANITIZE_LOG)),
+        n_calls=tally.call_records,
+        phase_calls=counts,
+        failing=failing,
     )

@@ -3,12 +3,21 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
-from stress.config import DEFAULT_DURATION, DEFAULTS, PYTEST_DURATION
+from stress.config import DEFAULT_DURATION, DEFAULTS, PYTEST_DURATION, parse_bytes
 from stress.pytest.state import BACKENDS
 
 __all__ = ["add_options"]
+
+
+def _bytes(text: str) -> int:
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -43,7 +52,22 @@ def add_options(parser: pytest.Parser) -> None:
         help=f"a call still running after S seconds is a HANG (default "
         f"{DEFAULTS['call_timeout']:g})",
     )
+    g.addoption(
+        "--stress-max-case-bytes",
+        type=_bytes,
+        default=None,
+        metavar="BYTES",
+        help="refuse a case whose tensors take more (checked from shapes and dtypes before "
+        "anything is allocated; K/M/G/T suffixes); default: ini stress_max_case_bytes, else a "
+        "quarter of host memory and of the device memory the runtime reports",
+    )
     _input_options(g)
+    parser.addini(
+        "stress_max_case_bytes",
+        "largest case (tensor bytes, K/M/G/T suffixes) the stress plugin runs",
+        "string",
+        default="",
+    )
     parser.addini(
         "stress_corpus", "default corpus files/directories for the stress plugin", "paths"
     )

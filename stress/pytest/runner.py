@@ -195,6 +195,7 @@ class StressRunner:
         dup = next((i for i in ids if ids.count(i) > 1), None)
         if dup is not None:
             raise ConfigError(f"stress_run: case id {dup!r} appears twice in the run")
+        _check_sizes([*cases, *control], self.config.max_case_bytes)  # before the baseline
         chosen, control = _choose_phases(phases, cases, control)
         config = self._run_config(
             chosen, threads, duration, iterations, seed, stream, context, repeats
@@ -280,3 +281,15 @@ def _replay_command(
         *config.to_cli_args(),
     ]
     return " ".join(parts)
+
+
+def _check_sizes(cases: Sequence[Case], given: int | None) -> None:
+    """Refuse a case over ``--stress-max-case-bytes`` (or the default share of host memory)
+    before anything is allocated; the session checks the device's share again."""
+    from stress.engine.budget import check_case_sizes, default_max_case_bytes
+
+    limit = given if given is not None else default_max_case_bytes()
+    try:
+        check_case_sizes(cases, limit, given=given is not None)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("--max-case-bytes", "--stress-max-case-bytes")) from None

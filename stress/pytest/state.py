@@ -8,7 +8,7 @@ import os
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -239,6 +239,19 @@ def _case_paths(
     return corpus_paths, control_paths
 
 
+def _ini_max_case_bytes(config: pytest.Config, run_config: RunConfig) -> RunConfig:
+    """``stress_max_case_bytes`` from the ini file when ``--stress-max-case-bytes`` is not given."""
+    text = config.getini("stress_max_case_bytes")
+    if run_config.max_case_bytes is not None or not text:
+        return run_config
+    from stress.config import parse_bytes
+
+    try:
+        return replace(run_config, max_case_bytes=parse_bytes(text))
+    except ValueError as exc:
+        raise pytest.UsageError(f"ini stress_max_case_bytes: {exc}") from None
+
+
 def build_state(config: pytest.Config) -> tuple[State, bool, str | None]:
     """The session's state from its options (a bad option is a ``pytest.UsageError``), whether
     the corpus was given explicitly, and the control option as given."""
@@ -249,6 +262,7 @@ def build_state(config: pytest.Config) -> tuple[State, bool, str | None]:
         run_config = RunConfig.from_pytest(opt)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc).replace("--", "--stress-", 1)) from None
+    run_config = _ini_max_case_bytes(config, run_config)
     if opt.stress_device < 0:
         raise pytest.UsageError(f"--stress-device must be >= 0, got {opt.stress_device}")
     if opt.stress_shrink < 0:

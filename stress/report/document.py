@@ -7,157 +7,55 @@ interrupted or killed run exactly as far as it got.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from stress.baseline.store import atomic_write_bytes
-from stress.engine.coverage import coverage, describe
-from stress.engine.grading import diagnose, grade_phase, interference_matrix
+from stress.engine.coverage import describe
 from stress.errors import ConfigError
 from stress.model import Diagnosis, PhaseStatus, Verdict, schema
-from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, PhaseVerdict, RunReport
+from stress.records import RunReport
 from stress.report.journal import RESULTS_FILE, read_results
+from stress.report.tally import GradedJournal, JournalTally, finished
 
 __all__ = [
     "REPORT_SCHEMA",
     "GradedJournal",
+    "JournalTally",
     "build_report",
     "grade_journal",
+    "read_tally",
     "render_console",
     "render_markdown",
+    "report_from",
     "write_reports",
 ]
 
 REPORT_SCHEMA = schema("report")
-T = TypeVar("T")
-
-
-def _phase_key(rec: Mapping[str, Any]) -> tuple[str, str]:
-    return rec.get("phase", "?"), rec.get("variant", "")
-
-
-@dataclass(frozen=True)
-class GradedJournal:
-    """A journal's records grouped and graded: what every report format renders."""
-
-    header: Mapping[str, Any]
-    phases: tuple[PhaseVerdict, ...]
-    interleaved: tuple[CallRecord, ...]  # the interleaved phase's call records
-    run_end: Mapping[str, Any]
-    notes: tuple[str, ...]
-    diagnosis: Diagnosis
-    explanation: str
-    first_failure_s: float | None  # seconds from the run's start to its first failing call
 
 
 def grade_journal(records: Iterable[Mapping[str, Any]], *, final: bool = True) -> GradedJournal:
-    """Group result records by phase (in the order they started), grade each, diagnose.
-
-    ``final``: the journal is all there will be (a report), so a run without a ``done``
-    run-end that found nothing is ``incomplete``, never ``clean``; the running session grades
-    its own journal between phases with ``final=False``."""
-    header: dict[str, Any] = {}
-    order: list[tuple[str, str]] = []
-    ends: dict[tuple[str, str], PhaseResult] = {}
-    calls: dict[tuple[str, str], list[CallRecord]] = defaultdict(list)
-    run_end: Mapping[str, Any] = {}
-    notes: list[str] = []
-    first: float | None = None
-    for line, rec in enumerate(records, 1):
-        kind = rec["type"]
-        if kind == "run":
-            header = dict(rec)
-        elif kind == "phase-start":
-            key = _phase_key(rec)
-            if key in order:  # started again by --resume: the new attempt replaces the old
-                calls.pop(key, None)
-                ends.pop(key, None)
-            else:
-                order.append(key)
-        elif kind == PHASE_END:
-            ends[_phase_key(rec)] = _typed(PhaseResult, rec, line)
-        elif kind == CALL:
-            call = _typed(CallRecord, rec, line)
-            calls[_phase_key(rec)].append(call)
-            if first is None and not call.warmup and call.failed:
-                first = call.elapsed
-        elif kind == "run-end":
-            run_end = rec
-        elif kind == "note":
-            notes.append(rec.get("message", ""))
-    case_order = [c["id"] for c in header.get("cases", []) + header.get("control_cases", [])]
-    phases = tuple(
-        _grade_phase(key, ends.get(key), calls.get(key, []), case_order) for key in order
-    )
-    diagnosis, explanation = diagnose(phases)
-    if final and diagnosis is Diagnosis.CLEAN and not _finished(run_end):
-        diagnosis, explanation = Diagnosis.INCOMPLETE, _unfinished(header, run_end, phases)
-    interleaved = tuple(r for (name, _), rs in calls.items() if name == "interleaved" for r in rs)
-    return GradedJournal(
-        header, phases, interleaved, run_end, tuple(notes), diagnosis, explanation, first
-    )
-
-
-def _typed(cls: type[T], rec: Mapping[str, Any], line: int) -> T:
-    """``cls.from_json(rec)``; a damaged record is the user's to fix: one line naming it."""
-    try:
-        return cls.from_json(rec)  # type: ignore[attr-defined]
-    except ValueError as exc:
-        raise ConfigError(
-            f"{RESULTS_FILE}: line {line}: {exc}; the journal is damaged (re-run, or remove "
-            "the line and re-render)"
-        ) from None
-
-
-def _finished(run_end: Mapping[str, Any]) -> bool:
-    return bool(run_end) and run_end.get("status") == PhaseStatus.DONE
-
-
-def _unfinished(
-    header: Mapping[str, Any], run_end: Mapping[str, Any], phases: Iterable[PhaseVerdict]
-) -> str:
-    """The explanation of an ``incomplete`` diagnosis: how the run ended, what ran."""
-    how = f"was {run_end.get('status')}" if run_end else "was killed (no run-end record)"
-    done = [p.name for p in phases if p.status == PhaseStatus.DONE]
-    planned = header.get("config", {}).get("phases") or []
-    missing = [p for p in planned if p not in done]
-    ran = ", ".join(dict.fromkeys(done))
-    return (
-        f"the run did not finish ({how}); "
-        + (f"nothing failed in {ran}" if ran else "no phase finished")
-        + (f"; not run to the end: {', '.join(missing)}" if missing else "")
-    )
-
-
-def _grade_phase(
-    key: tuple[str, str],
-    end: PhaseResult | None,
-    calls: list[CallRecord],
-    case_order: list[str],
-) -> PhaseVerdict:
-    return grade_phase(
-        key[0],
-        calls,
-        status=end.status if end else PhaseStatus.INTERRUPTED,
-        detail=end.detail if end else "the run stopped during this phase",
-        variant=key[1],
-        case_order=case_order,
-        seconds=end.seconds if end else 0.0,
-    )
+    """Group result records by phase (in the order they started), grade each, diagnose
+    (``final``: see :meth:`JournalTally.graded`)."""
+    tally = JournalTally()
+    tally.feed(records)
+    return tally.graded(final=final)
 
 
 def build_report(records: Iterable[Mapping[str, Any]], *, final: bool = True) -> RunReport:
     """The report (see README "Reports") from result records (``final``: see
-    :func:`grade_journal`)."""
-    records = list(records)  # read twice: graded, then the coverage reached
-    g = grade_journal(records, final=final)
+    :meth:`JournalTally.graded`)."""
+    tally = JournalTally()
+    tally.feed(records)
+    return report_from(tally, final=final)
+
+
+def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
+    """The report of a journal folded into ``tally`` (the records themselves are not kept)."""
+    g = tally.graded(final=final)
     header, phases, run_end = g.header, g.phases, g.run_end
     diagnosis, explanation, notes = g.diagnosis, g.explanation, list(g.notes)
-    interleaved = g.interleaved
-    complete = bool(run_end) and run_end.get("status") == PhaseStatus.DONE
     document = {
         "schema": REPORT_SCHEMA,
         "backend": header.get("backend", {}),
@@ -167,11 +65,11 @@ def build_report(records: Iterable[Mapping[str, Any]], *, final: bool = True) ->
         "baseline": header.get("baseline", {}).get("path"),
         "started": header.get("started"),
         "phases": phases,
-        "interference": interference_matrix(interleaved),
+        "interference": g.interference,
         "diagnosis": str(diagnosis),
         "explanation": explanation,
         "verdict": str(diagnosis.run_verdict),
-        "complete": complete,
+        "complete": finished(run_end),
         "status": str(run_end.get("status", PhaseStatus.INTERRUPTED))
         if run_end
         else str(PhaseStatus.INTERRUPTED),
@@ -182,9 +80,22 @@ def build_report(records: Iterable[Mapping[str, Any]], *, final: bool = True) ->
             "first_detection_s": g.first_failure_s if diagnosis != Diagnosis.CLEAN else None,
             "diagnosis_s": (run_end.get("timing") or {}).get("diagnosis_s") if run_end else None,
         },
-        "coverage": coverage(header, (r for r in records if r.get("type") == "call")),
+        "coverage": tally.coverage.result(header),
     }
     return RunReport.from_json(document)
+
+
+def read_tally(path: Path, tally: JournalTally | None = None) -> JournalTally:
+    """The journal ``path`` streamed line by line into ``tally`` (a new :class:`JournalTally`
+    by default); one line naming the file when it holds no run header."""
+    tally = tally if tally is not None else JournalTally()
+    tally.feed(read_results(path))
+    if not tally.header:
+        raise ConfigError(
+            f"{path}: no results (the run was stopped before it wrote its header); nothing to "
+            "report"
+        )
+    return tally
 
 
 def render_markdown(report: RunReport) -> str:
@@ -300,21 +211,22 @@ def render_console(report: RunReport, console: Any = None, *, cases: bool = True
 
 
 def write_reports(
-    out_dir: str | Path, records: Iterable[Mapping[str, Any]] | None = None, *, html: bool = True
+    out_dir: str | Path, tally: JournalTally | None = None, *, html: bool = True
 ) -> RunReport:
-    """Render ``report.json`` and ``report.md`` in ``out_dir`` from ``records`` (the run that
-    wrote them), else from the directory's ``results.jsonl`` (``aclnn-stress report``); and,
-    with ``html``, the self-contained ``report.html`` (from the journal, see
-    :mod:`stress.htmlreport`)."""
+    """Render ``report.json`` and ``report.md`` in ``out_dir`` from ``tally`` (the run that
+    wrote the journal folded it as it went), else from the directory's ``results.jsonl``
+    streamed into one (``aclnn-stress report``); and, with ``html``, the self-contained
+    ``report.html`` (see :mod:`stress.htmlreport`: from the same pass over the journal when
+    this one read it, else from the journal)."""
     out_dir = Path(out_dir)
-    if records is None:
-        records = list(read_results(out_dir / RESULTS_FILE))
-        if not any(r["type"] == "run" for r in records):
-            raise ConfigError(
-                f"{out_dir / RESULTS_FILE}: no results (the run was stopped before it wrote "
-                "its header); nothing to report"
-            )
-    report = build_report(records)
+    if tally is None:
+        sample = None
+        if html:  # one pass over the journal for both reports: keep what the HTML draws
+            from stress.htmlreport.load import sampling_tally
+
+            sample = sampling_tally()
+        tally = read_tally(out_dir / RESULTS_FILE, sample)
+    report = report_from(tally)
     sanitized = out_dir / "sanitize.json"  # `aclnn-stress sanitize DIR` findings survive re-renders
     if sanitized.is_file():
         found = json.loads(sanitized.read_text(encoding="utf-8")).get("report")
@@ -325,5 +237,5 @@ def write_reports(
     if html:
         from stress.htmlreport import render_html
 
-        render_html(out_dir)
+        render_html(out_dir, tally=tally if tally.keep_calls else None)
     return report

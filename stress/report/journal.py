@@ -15,12 +15,12 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from stress.errors import ConfigError
-from stress.files import MAX_DEPTH, nesting_depth, read_text
+from stress.files import MAX_DEPTH, nesting_depth, read_lines
 from stress.model import schema
 from stress.records import CallRecord, PhaseResult
 from stress.report.journal_schema import check_record
@@ -29,32 +29,35 @@ __all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "ResultWriter", "read_results"]
 
 RESULTS_SCHEMA = schema("results")
 RESULTS_FILE = "results.jsonl"
+Record = CallRecord | PhaseResult | dict[str, Any]
 
 
 class ResultWriter:
     """Appends records to ``results.jsonl``; thread-safe; each line flushed at once."""
 
-    def __init__(self, path: str | Path, *, keep: bool = False) -> None:
-        """``keep``: also keep every record in :attr:`records`, so that the process that wrote
-        the journal renders its report from memory instead of reading the file back."""
+    def __init__(
+        self, path: str | Path, *, on_write: Callable[[Record], None] | None = None
+    ) -> None:
+        """``on_write``: called with every record written (under the writer's lock), so that the
+        process that writes the journal grades it as it goes (a
+        :class:`stress.report.tally.JournalTally`) instead of keeping or re-reading it: a typed
+        record as it is, a dict as a reader of the file would see it."""
         self.path = Path(path)
-        self.records: list[dict[str, Any]] = []
-        self._keep = keep
+        self._on_write = on_write
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: IO[str] = open(self.path, "a", encoding="utf-8")
         self._lock = threading.Lock()
 
-    def write(self, record: CallRecord | PhaseResult | dict[str, Any]) -> None:
+    def write(self, record: Record) -> None:
         """Append one record: a typed one as its JSON, or a dict (header, notes, run end)."""
-        if not isinstance(record, dict):
-            record = record.to_json()
-        line = json.dumps(record, separators=(",", ":"), default=_jsonable)
+        data = record if isinstance(record, dict) else record.to_json()
+        line = json.dumps(data, separators=(",", ":"), default=_jsonable)
         with self._lock:
-            if self._keep:
-                self.records.append(json.loads(line))  # as a reader of the file would see it
             with self._naming_the_file():
                 self._fh.write(line + "\n")
                 self._fh.flush()
+            if self._on_write is not None:  # after the line is on its way: it is never lost
+                self._on_write(json.loads(line) if isinstance(record, dict) else record)
 
     def sync(self) -> None:
         """Flush to the disk (at phase ends: survive a machine crash, not only ours)."""
@@ -95,7 +98,8 @@ def _jsonable(value: Any) -> Any:
 
 
 def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Records of a result file; a truncated or corrupt *last* line is skipped.
+    """Records of a result file, read one line at a time; a truncated or corrupt *last* line
+    is skipped.
 
     A corrupt line elsewhere means the file was edited or mixed up: that is an error naming the
     line.
@@ -103,10 +107,8 @@ def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
     path = Path(path)
     if path.is_dir():
         path = path / RESULTS_FILE
-    lines = read_text(
-        path, "result file", fix="run `aclnn-stress run --out DIR` first"
-    ).splitlines()
-    for number, line in enumerate(lines, 1):
+    lines = read_lines(path, "result file", fix="run `aclnn-stress run --out DIR` first")
+    for number, line, last in lines:
         if not line.strip():
             continue
         try:
@@ -114,7 +116,7 @@ def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
                 raise ValueError("nested too deep")
             record = json.loads(line)
         except (ValueError, RecursionError):
-            if number == len(lines):
+            if last:
                 return  # the run was killed mid-write
             raise ConfigError(
                 f"{path}: line {number} is not a JSON record; the file is damaged"
