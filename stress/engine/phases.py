@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -66,8 +67,13 @@ class PhaseRunner:
     sink: Sink
     announce: bool = False  # also send a "begin" record when a call starts (for supervisors)
     _seq: itertools.count = field(default_factory=itertools.count, init=False)
+    # set at the first failing call of a confirming step (config.confirm): the phase ends
+    _confirmed: threading.Event = field(default_factory=threading.Event, init=False)
 
     def __post_init__(self) -> None:
+        if self.config.focus:  # a focused diagnostic step: only the cases that failed
+            focus = set(self.config.focus)
+            self.cases = [c for c in self.cases if c.id in focus]
         self.device = self.runtime.device(self.config.device)
         self.runtime.set_deterministic(self.config.deterministic)
         ctx = self.device.default_context
@@ -77,9 +83,12 @@ class PhaseRunner:
 
     # -- plumbing ------------------------------------------------------------------------
     def prepare_inputs(self, cases: Sequence[Case]) -> None:
-        """Generate every case's host inputs now (serially, before any concurrency)."""
+        """Generate the host inputs of every case this runner runs now (serially, before any
+        concurrency); ``cases`` not in a focused step's set are left out."""
+        runs = {c.id for c in (*self.cases, *self.control)}
         for case in cases:
-            self.inputs.prepare(case)
+            if case.id in runs:
+                self.inputs.prepare(case)
 
     def _emit(
         self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
@@ -99,7 +108,15 @@ class PhaseRunner:
             **extra,
         )
         self.sink(rec)
+        if self.config.confirm and rec.failed:
+            self._confirmed.set()
         return rec
+
+    def _budget(self, budget: Budget) -> Budget:
+        """``budget``, ending at the first failing call too when the step confirms."""
+        if not self.config.confirm:
+            return budget
+        return _UntilConfirmed(budget.seconds, budget.rounds, self._confirmed)
 
     def _pool(self, threads: int, stream: str) -> WorkerPool:
         return WorkerPool(
@@ -230,8 +247,10 @@ class PhaseRunner:
         share (never fewer than k rounds) and the schedules the rest; without it every pair,
         then :data:`PCT_SCHEDULES` schedules."""
         cases = [c for c in self.cases if not c.negative]
-        # the time share: only under --budget (the scheduler sets duration); else every pair
-        share = self.config.duration if self.config.budget_s is not None else None
+        # the time share: only under --budget or in a focused step (the scheduler sets the
+        # duration); else every pair
+        timed = self.config.budget_s is not None or self.config.confirm
+        share = self.config.duration if timed else None
 
         def task(worker: Worker, rnd: int) -> None:
             started = time.monotonic()
@@ -248,6 +267,8 @@ class PhaseRunner:
             for a, b in pairs:
                 if j >= MIN_PARTNERS and until is not None and time.monotonic() > until:
                     return i
+                if self._confirmed.is_set():
+                    return i
                 self._interleave(worker, i, [cases[a], cases[b]])
                 i += 1
         return i
@@ -260,7 +281,7 @@ class PhaseRunner:
             return
         keys = [(c.op, json.dumps(c.params, sort_keys=True, default=str)) for c in cases]
         for s in itertools.count():
-            if until is None and s >= PCT_SCHEDULES:
+            if (until is None and s >= PCT_SCHEDULES) or self._confirmed.is_set():
                 return
             if until is not None and s >= PCT_MIN_SCHEDULES and time.monotonic() > until:
                 return
@@ -311,6 +332,8 @@ class PhaseRunner:
 
     def _phase_isolated(self, pool: WorkerPool) -> None:
         for case in self.cases:
+            if self._confirmed.is_set():
+                return
 
             def task(worker: Worker, rnd: int, case: Case = case) -> None:
                 self._call("isolated", worker, rnd, case)
@@ -318,7 +341,7 @@ class PhaseRunner:
             def fill(worker: Worker, rnd: int, k: int, case: Case = case) -> None:
                 self._call("isolated", worker, rnd, case, fill=k)
 
-            pool.run(task, self.config.budget(share=len(self.cases)), fill=fill)
+            pool.run(task, self._budget(self.config.budget(share=len(self.cases))), fill=fill)
 
     def _mix(self, pool: WorkerPool, phase: str, cases: Sequence[Case], salt: int) -> None:
         n = len(cases)
@@ -335,7 +358,7 @@ class PhaseRunner:
             pick = np.random.default_rng([seed, salt, rnd, worker.index, k + 1]).integers(n)
             self._call(phase, worker, rnd, cases[int(pick)], fill=k)
 
-        pool.run(task, self.config.budget(), fill=fill)
+        pool.run(task, self._budget(self.config.budget()), fill=fill)
 
     def _phase_mixed(self, pool: WorkerPool) -> None:
         self._mix(pool, "mixed", self.cases, 5)
@@ -373,6 +396,16 @@ class PhaseRunner:
         if not self.control:
             raise ConfigError("the control phase needs a control corpus (--control PATH)")
         self._mix(pool, "control", self.control, 6)
+
+
+@dataclass
+class _UntilConfirmed(Budget):
+    """A budget that also ends once ``found`` is set (a confirming step's first failure)."""
+
+    found: threading.Event = field(default_factory=threading.Event)
+
+    def exhausted(self, started: float, rounds_done: int) -> bool:
+        return self.found.is_set() or super().exhausted(started, rounds_done)
 
 
 def _in_flight(detail: dict[str, Any]) -> str:
