@@ -5,7 +5,10 @@ are not negative, and the fewest distinct others any such case was interleaved w
 order); ``target`` is the k that :mod:`stress.engine.pairs` promises (every pair instead when
 N² fits the phase's share). ``schedules`` counts the PCT schedules of more than two calls.
 ``mixed``: the unordered pairs of distinct cases that were in flight in one round (same stream
-variant and round number), out of N(N-1)/2, and the fewest distinct others any case met.
+variant and round number), out of N(N-1)/2, and the fewest distinct others any case met;
+``target`` is min(T, N) - 1, what one complete epoch guarantees (:func:`~stress.engine.pairs.
+mixed_target`). ``serial``, ``shuffled``, ``isolated``: the cases that ran out of N (under
+``--budget`` a seeded sample, :mod:`stress.engine.sampling`).
 
 Derived from the journal alone, so ``aclnn-stress report DIR`` re-renders it.
 """
@@ -17,9 +20,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from stress.engine.pairs import MIN_PARTNERS
+from stress.engine.pairs import MIN_PARTNERS, mixed_target
 
-__all__ = ["PairCoverage", "coverage", "describe"]
+__all__ = ["CaseCoverage", "PairCoverage", "coverage", "describe"]
+
+#: The phases whose coverage is the cases they ran (not pairs).
+CASE_PHASES = ("serial", "shuffled", "isolated")
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,17 @@ class PairCoverage:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class CaseCoverage:
+    """The cases a phase ran out of all the corpus's cases."""
+
+    cases_total: int
+    cases_run: int
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
 def coverage(header: Mapping[str, Any], calls: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """``{"interleaved": ..., "mixed": ...}`` for the phases that ran (absent ones left out)."""
     cases = [c for c in header.get("cases", []) if isinstance(c, Mapping)]
@@ -46,9 +63,15 @@ def coverage(header: Mapping[str, Any], calls: Iterable[Mapping[str, Any]]) -> d
     rounds: dict[tuple[str, Any], set[str]] = defaultdict(set)
     schedules: set[Any] = set()
     seen = {"interleaved": False, "mixed": False}
+    ran: dict[str, set[str]] = {p: set() for p in CASE_PHASES}
     for r in calls:
         phase, case = r.get("phase"), r.get("case")
-        if r.get("warmup") or case is None or phase not in seen:
+        if r.get("warmup") or case is None:
+            continue
+        if phase in ran:
+            ran[phase].add(case)
+            continue
+        if phase not in seen:
             continue
         seen[phase] = True
         if phase == "mixed":
@@ -62,6 +85,9 @@ def coverage(header: Mapping[str, Any], calls: Iterable[Mapping[str, Any]]) -> d
             schedules.add(r.get("round"))
             inter_partners[case].update(o for o in r["group"] if o != case)
     out: dict[str, Any] = {}
+    for phase, done in ran.items():
+        if done:
+            out[phase] = CaseCoverage(len(everyone), len(done & set(everyone))).to_json()
     if seen["interleaved"]:
         n = len(positive)
         out["interleaved"] = PairCoverage(
@@ -72,12 +98,12 @@ def coverage(header: Mapping[str, Any], calls: Iterable[Mapping[str, Any]]) -> d
             schedules=len(schedules),
         ).to_json()
     if seen["mixed"]:
-        out["mixed"] = _mixed(everyone, rounds.values())
-
+        threads = int((header.get("config") or {}).get("threads") or 0)
+        out["mixed"] = _mixed(everyone, rounds.values(), threads)
     return out
 
 
-def _mixed(ids: list[str], rounds: Iterable[set[str]]) -> dict[str, int]:
+def _mixed(ids: list[str], rounds: Iterable[set[str]], threads: int) -> dict[str, int]:
     partners: dict[str, set[str]] = defaultdict(set)
     unordered: set[tuple[str, str]] = set()
     for group in rounds:
@@ -89,7 +115,7 @@ def _mixed(ids: list[str], rounds: Iterable[set[str]]) -> dict[str, int]:
         pairs_total=n * (n - 1) // 2,
         pairs_run=len(unordered),
         min_partners=min((len(partners[c]) for c in ids), default=0),
-        target=0,
+        target=mixed_target(n, threads),
     ).to_json()
 
 
@@ -97,6 +123,9 @@ def describe(cov: Mapping[str, Any]) -> list[str]:
     """One line per phase for report.md and the console."""
     lines = []
     for phase, c in cov.items():
+        if "cases_total" in c:
+            lines.append(f"{phase}: {c['cases_run']}/{c['cases_total']} cases")
+            continue
         line = (
             f"{phase}: {c['pairs_run']}/{c['pairs_total']} pairs, every case with "
             f">= {c['min_partners']} distinct others"

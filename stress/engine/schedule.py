@@ -51,6 +51,9 @@ STEP_OVERHEAD_S = 0.8
 #: Phases that get a share of ``--budget``: the concurrent ones and the interleaved pairs (which
 #: run :data:`stress.engine.pairs.MIN_PARTNERS` rounds whatever their share; see that module).
 TIMED_PHASES = frozenset(CONCURRENT_PHASES) | {"interleaved"}
+#: Single-threaded phases that, under ``--budget``, sample their cases within a cap: the share a
+#: timed phase would get (:mod:`stress.engine.sampling`; a corpus that fits runs whole).
+SAMPLED_PHASES = frozenset({"serial", "shuffled"})
 #: The shortest concurrent phase the scheduler hands out, however tight the budget.
 MIN_PHASE_S = 0.2
 
@@ -227,7 +230,8 @@ class Scheduler:
         """Seconds for concurrent step ``index`` given ``elapsed`` seconds since the run began
         (None: the step runs by ``--iterations`` rounds instead)."""
         step = self.steps[index]
-        if step.phase not in TIMED_PHASES:
+        capped = step.phase in SAMPLED_PHASES and self.config.budget_s is not None
+        if step.phase not in TIMED_PHASES and not capped:
             return None
         if step.seconds is not None:
             return step.seconds
