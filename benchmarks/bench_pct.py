@@ -5,8 +5,9 @@ Per seed, two runs of the interleaved phase over the shipped corpus (``corpus/mh
 
 * ``pairs-only``: the whole pair matrix (every ordered pair, A.phase1, B.phase1, A.phase2,
   B.phase2) and no PCT schedule;
-* ``pct``: the same pairs, then the phase's PCT schedules (``stress.engine.interleave.PCT_SCHEDULES``
-  without --budget, or the phase's share of ``--budget`` when given).
+* ``pct``: the same pairs, then the phase's PCT schedules
+  (``stress.engine.interleave.PCT_SCHEDULES`` without --budget, or the phase's share of
+  ``--budget`` when given).
 
 Found = some call of the interleaved phase failed. Also counted: failing schedules, and the
 first schedule that failed (how many a run needs).
