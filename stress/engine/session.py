@@ -294,7 +294,7 @@ class Session:
         the diagnostic phases focus on what failed: :func:`focus_steps`); returns the seconds
         since the start at which the final diagnosis first stood (None when clean)."""
         scheduler = Scheduler(self.config, plan(self.config))
-        steps = scheduler.steps  # a list: _focus rewrites the steps after the current one
+        steps = scheduler.steps  # a list: after a failing burst the steps after it are rewritten
         ran: list[str] = []
         history: list[tuple[float, str, str]] = []
         for i, step in enumerate(steps):
