@@ -111,7 +111,7 @@ def test_after_a_failing_burst_the_diagnostic_steps_are_short_and_focused():
     cfg = RunConfig(streams=("shared", "per-thread"))
     steps = plan(cfg)
     burst, rest = steps[:2], steps[2:]
-    found = BurstFindings(("a", "b", "c"), frozenset({"stream=per-thread"}))
+    found = BurstFindings(("a", "b", "c"), frozenset({"stream=shared", "stream=per-thread"}))
     new = focus_steps(rest, burst, found)
     head = [(s.phase, s.variant) for s in new if s.confirm]
     pt = f"stream=per-thread {FOCUS}"

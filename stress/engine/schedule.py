@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, RunConfig
+from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, STREAM_POLICIES, RunConfig
 from stress.engine.grading import BURST_ONLY
 from stress.engine.pct import GROUP
 from stress.model import Diagnosis, is_failure
@@ -175,17 +175,19 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
     what failed, then (a fallback, only reached when they settle nothing) the ``rest`` of the
     plan that they did not already run in full.
 
-    Focused, in the order the diagnosis weighs them: the concurrent phases only under the stream
-    policies whose burst failed, for :data:`FOCUS_SECONDS`; the control (all its cases) under
-    those where a control case failed in the burst, or else once, under the last policy whose
-    burst failed (per-thread streams, the more concurrent, when both did); ``serial`` and
+    Focused, in the order the diagnosis weighs them: the concurrent phases under one stream
+    policy whose burst failed (per-thread streams, the more concurrent, when both did), for
+    :data:`FOCUS_SECONDS`; the control (all its cases) also under those where a control case
+    failed in the burst; ``serial`` and
     ``shuffled`` unchanged (single-threaded and cheap: a narrowed order could miss an order
     dependence and let a lower-ranked pattern stand); ``isolated`` on the failing corpus cases;
     ``interleaved`` and ``mixed`` on them too, with the cases they met in their failing rounds
     when fewer than :data:`~stress.engine.pct.GROUP` failed (a depth-3 ordering needs three)."""
-    failing = [s.stream for s in burst if s.variant in found.variants]
-    control = {s.stream for s in burst if s.variant in found.control_variants}
-    allowed = {"control": control or set(failing[-1:])}
+    failing = {s.stream for s in burst if s.variant in found.variants}
+    # one policy for the focused concurrent steps: per-thread streams when their burst failed
+    # (the more concurrent: kernels overlap, and host threads interleave as under shared)
+    main = set(sorted(failing, key=STREAM_POLICIES.index)[-1:])
+    control = main | {s.stream for s in burst if s.variant in found.control_variants}
     cases = found.cases
     crossed = cases if len(cases) >= GROUP else cases + found.partners
     focused: list[Step] = []
@@ -193,7 +195,8 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
         if s.phase in ("serial", "shuffled"):
             focused.append(s)
             continue
-        if s.phase in CONCURRENT_PHASES and s.stream not in allowed.get(s.phase, failing):
+        allowed = control if s.phase == "control" else main
+        if s.phase in CONCURRENT_PHASES and s.stream not in allowed:
             continue
         variant = f"{s.variant} {FOCUS}".strip()
         short = replace(s, variant=variant, seconds=FOCUS_SECONDS, confirm=True)
