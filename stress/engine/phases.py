@@ -10,10 +10,17 @@
                 host-side state shared between two-stage calls; gives a victim x aggressor
                 matrix. Every pair, or under ``--budget`` seeded rounds with each case paired
                 with >= k others (:mod:`stress.engine.pairs`); then seeded PCT schedules of
-                three calls at the phase-1 / launch boundaries (:mod:`stress.engine.pct`).
+                three calls at the phase-1 / launch boundaries (:mod:`stress.engine.pct`);
+                in :mod:`stress.engine.interleave`.
 ``isolated``    each case alone on T threads (self-race).
-``mixed``       all cases on T threads, barrier-aligned rounds (cross-call contamination).
+``mixed``       all cases on T threads, barrier-aligned rounds (cross-call contamination),
+                at least one epoch (every case dealt once, :mod:`stress.engine.pairs`).
 ``control``     the control corpus (aclnnAdd) under the same pool, context and stream policy.
+
+Under ``--budget`` serial, shuffled and isolated run a seeded sample of the cases that fits
+their share (:mod:`stress.engine.sampling`). A focused diagnostic step (``config.focus``,
+``config.confirm``: :func:`stress.engine.schedule.focus_steps`) runs only the named cases and
+ends at its first failing call.
 
 Every call becomes a record passed to ``sink`` as soon as it finishes. This module knows
 nothing of child processes; :mod:`stress.engine.isolate` runs each phase in one and supervises it.
