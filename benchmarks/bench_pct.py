@@ -42,7 +42,7 @@ if mode == "pairs-only":
 config = RunConfig(phases=("interleaved",), seed=seed,
                    budget_s=float(budget) if budget != "none" else None)
 report = run_corpus(["corpus/mhc.toml"], config=config, baseline=baseline, out=out,
-                    record_missing=False, isolate=False)
+                    record_missing=False, isolate=False).to_json()
 print("REPORT " + json.dumps({"diagnosis": report["diagnosis"],
                               "coverage": report.get("coverage", {})}))
 """
