@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_fault_diagnosis import run_fault
+from test_fault_diagnosis import EXPECTED, run_fault
 
 from stress.config import PHASES, RunConfig
 from stress.engine.grading import BURST_ONLY
@@ -153,3 +153,14 @@ def test_a_failing_burst_is_diagnosed_by_short_focused_steps(tmp_path):
         f"isolated stream=per-thread {FOCUS}",
     ], names
     assert any(n.startswith("diagnosing: the burst failed") for n in report["notes"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", [f for f in EXPECTED if f != "scratch-pool"])
+def test_fail_fast_with_focused_steps_diagnoses_each_fault(tmp_path, fault):
+    """The default protocol as the CLI runs it (fail-fast, both stream policies): the focused
+    diagnostic steps (or the full phases after them) give each fault its expected diagnosis."""
+    report = run_fault(tmp_path, fault, duration=3.0, fail_fast=True, call_timeout=3.0)
+    assert report["diagnosis"] == EXPECTED[fault], (report["explanation"], report["notes"])
+    if report["diagnosis"] != "clean":
+        assert report["timing"]["diagnosis_s"] >= report["timing"]["first_detection_s"]
