@@ -46,9 +46,12 @@ browser:
 # phases under both stream policies; records baselines/control+mhc.<backend>.json when missing.
 # Then the tests marked `stress` (the pytest plugin), spread over the devices with xdist.
 STRESS_ARGS ?=
+# the mHC corpus and corpus/pool (two operators sharing a staging-pool key: the fault
+# `scratch-pool` lives there), so the shipped corpus can meet every simulator fault
+STRESS_CORPUS ?= --corpus corpus/mhc.toml --corpus corpus/pool/mul.toml --corpus corpus/pool/softmax.toml
 STRESS_PYTEST_ARGS ?= -n auto --stress-duration 2
 stress: $(STAMP)
-	$(CLI) run --record-baseline --stream both --budget 20 $(STRESS_ARGS)
+	$(CLI) run --record-baseline --stream both --budget 20 $(STRESS_CORPUS) $(STRESS_ARGS)
 	$(PY) -m pytest -p stress -m stress -q $(STRESS_PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -5,8 +5,9 @@ Per seed, two runs of the interleaved phase over the shipped corpus (``corpus/mh
 
 * ``pairs-only``: the whole pair matrix (every ordered pair, A.phase1, B.phase1, A.phase2,
   B.phase2) and no PCT schedule;
-* ``pct``: the same pairs, then the phase's PCT schedules (``stress.engine.phases.PCT_SCHEDULES``
-  without --budget, or the phase's share of ``--budget`` when given).
+* ``pct``: the same pairs, then the phase's PCT schedules
+  (``stress.engine.interleave.PCT_SCHEDULES`` without --budget, or the phase's share of
+  ``--budget`` when given).
 
 Found = some call of the interleaved phase failed. Also counted: failing schedules, and the
 first schedule that failed (how many a run needs).
@@ -32,16 +33,16 @@ FAULT = "tiling-ring"
 
 RUN = """
 import json, sys
-import stress.engine.phases as phases
+import stress.engine.interleave as interleave
 from stress import RunConfig, run_corpus
 mode, seed, baseline, out, budget = sys.argv[1:6]
 seed = int(seed)
 if mode == "pairs-only":
-    phases.PCT_SCHEDULES = phases.PCT_MIN_SCHEDULES = 0
+    interleave.PCT_SCHEDULES = interleave.PCT_MIN_SCHEDULES = 0
 config = RunConfig(phases=("interleaved",), seed=seed,
                    budget_s=float(budget) if budget != "none" else None)
 report = run_corpus(["corpus/mhc.toml"], config=config, baseline=baseline, out=out,
-                    record_missing=False, isolate=False)
+                    record_missing=False, isolate=False).to_json()
 print("REPORT " + json.dumps({"diagnosis": report["diagnosis"],
                               "coverage": report.get("coverage", {})}))
 """

@@ -79,18 +79,24 @@ def _table(rows: list[dict], budget: float) -> str:
         "",
         "| N | corpus KiB | run wall s | "
         + " | ".join(f"{p} s" for p in phases)
-        + " | interleaved pairs run / total (min partners) | mixed pairs run / total (min) | "
-        "PCT schedules | peak RSS MiB |",
-        "|---:|---:|---:|" + "---:|" * len(phases) + "---|---|---:|---:|",
+        + " | serial / shuffled / isolated cases run | interleaved pairs run / total (min "
+        "partners) | mixed pairs run / total (min; target) | PCT schedules | peak RSS MiB |",
+        "|---:|---:|---:|" + "---:|" * len(phases) + "---|---|---|---:|---:|",
     ]
     for r in rows:
         ci = r["coverage"].get("interleaved", {})
         cm = r["coverage"].get("mixed", {})
+        cases = " / ".join(
+            str(r["coverage"].get(p, {}).get("cases_run", "—"))
+            for p in ("serial", "shuffled", "isolated")
+        )
         lines.append(
             f"| {r['n']} | {r['corpus_bytes'] / 1024:.1f} | {r['wall_s']:.1f} | "
             + " | ".join(f"{r['phases'].get(p, 0):.1f}" for p in phases)
+            + f" | {cases} of {r['n']}"
             + f" | {ci.get('pairs_run')} / {ci.get('pairs_total')} ({ci.get('min_partners')}) | "
-            f"{cm.get('pairs_run')} / {cm.get('pairs_total')} ({cm.get('min_partners')}) | "
+            f"{cm.get('pairs_run')} / {cm.get('pairs_total')} ({cm.get('min_partners')}; "
+            f"{cm.get('target')}) | "
             f"{ci.get('schedules')} | {r['peak_rss_mib']} |"
         )
     return "\n".join(lines) + "\n"

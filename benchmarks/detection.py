@@ -47,7 +47,9 @@ from stress.sim.faults import EXPECTED as FAULTS
 # the run's expected diagnosis per fault (grad-drift: the stress protocol stays clean,
 # gradcheck must say biased), and the clean simulator
 EXPECTED = {name: diagnosis for name, (diagnosis, _) in FAULTS.items()} | {"": "clean"}
-CORPUS = ["corpus/mhc.toml"]
+# corpus/pool: two non-mHC operators whose outputs share one key of nnopbase's staging pool, so
+# that the corpus meets `scratch-pool` too (the mHC operators do not use that pool)
+CORPUS = ["corpus/mhc.toml", "corpus/pool/mul.toml", "corpus/pool/softmax.toml"]
 CONTROL = ["corpus/control.toml"]
 GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23,4095]"]
 #: the gradcheck that should say ``biased`` under each numeric fault

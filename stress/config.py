@@ -79,6 +79,12 @@ class RunConfig:
     # a case whose tensors take more bytes is refused at load (None: stress.engine.budget's
     # default, a quarter of host memory and of the device memory the runtime reports)
     max_case_bytes: int | None = None
+    # the corpus cases one phase runs, by id (empty: all): the scheduler's focused diagnostic
+    # steps after a failure (stress.engine.schedule.focus_steps); never a user option
+    focus: tuple[str, ...] = ()
+    # a diagnostic step: the phase ends at its first failing call (it confirmed the burst's
+    # finding; more calls would not change the diagnosis); never a user option
+    confirm: bool = False
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
@@ -86,6 +92,7 @@ class RunConfig:
         object.__setattr__(self, "streams", tuple(self.streams))
         object.__setattr__(self, "phases", tuple(self.phases))
         object.__setattr__(self, "include_dirs", tuple(self.include_dirs))
+        object.__setattr__(self, "focus", tuple(self.focus))
 
     # -- validation ------------------------------------------------------------------------
     def validate(self) -> RunConfig:
@@ -159,6 +166,12 @@ class RunConfig:
         d["streams"] = list(self.streams)
         d["phases"] = list(self.phases)
         d["include_dirs"] = list(self.include_dirs)
+        # a phase child's job only: the run header keeps its format
+        for key in ("focus", "confirm"):
+            if not d[key]:
+                del d[key]
+        if self.focus:
+            d["focus"] = list(self.focus)
         return d
 
     @classmethod
@@ -168,6 +181,7 @@ class RunConfig:
         d["streams"] = tuple(d.get("streams", ("shared",)))
         d["phases"] = tuple(d.get("phases", PHASES))
         d["include_dirs"] = tuple(d.get("include_dirs", ()))
+        d["focus"] = tuple(str(c) for c in d.get("focus", ()))
         return cls(**d)
 
     # -- entry points ----------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from stress.engine.coverage import coverage, describe
-from stress.engine.pairs import MIN_PARTNERS, mixed_pick, pair_rounds
+from stress.engine.pairs import MIN_PARTNERS, epoch_rounds, mixed_pick, mixed_target, pair_rounds
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 30])
@@ -40,13 +40,22 @@ def test_same_seed_same_pairs_other_seed_other_pairs() -> None:
     assert list(pair_rounds(50, seed=3)) != list(pair_rounds(50, seed=4))
 
 
-def test_mixed_epochs_run_every_case_once_per_epoch() -> None:
-    n, t = 30, 4
-    rounds = -(-n // t) * 3  # three epochs' worth of rounds, rounded up
-    picks = [mixed_pick(n, t, 9, 5, r, w) for r in range(rounds) for w in range(t)]
+@pytest.mark.parametrize("n, t", [(30, 4), (7, 8), (300, 8), (9, 3)])
+def test_mixed_epochs_give_every_case_min_t_n_minus_1_partners(n: int, t: int) -> None:
+    r = epoch_rounds(n, t)
+    assert r == -(-n // t)
     for e in range(3):
-        assert sorted(picks[e * n : (e + 1) * n]) == list(range(n))
-    assert picks == [mixed_pick(n, t, 9, 5, r, w) for r in range(rounds) for w in range(t)]
+        rounds = [[mixed_pick(n, t, 9, 5, e * r + j, w) for w in range(t)] for j in range(r)]
+        assert {c for rnd in rounds for c in rnd} == set(range(n))  # every case, each epoch
+        if t <= n:
+            assert all(len(set(rnd)) == t for rnd in rounds)  # T distinct cases per round
+        partners: dict[int, set[int]] = defaultdict(set)
+        for rnd in rounds:
+            for c in rnd:
+                partners[c].update(set(rnd) - {c})
+        assert min(len(partners[c]) for c in range(n)) >= mixed_target(n, t) == min(t, n) - 1
+    again = [mixed_pick(n, t, 9, 5, j, w) for j in range(r) for w in range(t)]
+    assert again == [mixed_pick(n, t, 9, 5, j, w) for j in range(r) for w in range(t)]
 
 
 def _call(phase: str, case: str, **extra: object) -> dict[str, object]:
@@ -96,20 +105,35 @@ def _pairs(out: Path) -> list[tuple[str, str]]:
     return [(r["case"], r["aggressor"]) for r in recs if r.get("order") == "first"]
 
 
-def test_a_300_case_corpus_samples_pairs_within_its_budget(tmp_path: Path) -> None:
-    """N=300 would be 90 000 pairs; under --budget the phase stops after its share, with
-    every case interleaved with >= k others, and the same seed runs the same pairs."""
-    corpus = tmp_path / "add300.toml"
+def _generated(tmp_path: Path, n: int) -> Path:
+    corpus = tmp_path / f"add{n}.toml"
     subprocess.run([sys.executable, "-m", "stress", "corpus", "generate", "--op", "add",
-                    "--count", "300", "--max-elements", "64", "--out", str(corpus)],
+                    "--count", str(n), "--max-elements", "64", "--out", str(corpus)],
                    check=True, capture_output=True)  # fmt: skip
-    base = tmp_path / "b.json"
+    return corpus
+
+
+def _check_sampled(tmp_path: Path, n: int) -> None:
+    """Under --budget the phase stops after its share, with every case interleaved with >= k
+    others, and the same seed runs the same pairs."""
+    corpus, base = _generated(tmp_path, n), tmp_path / "b.json"
     first = _run(corpus, tmp_path / "r1", base, "3")
     cov = first["coverage"]["interleaved"]
-    assert cov["pairs_total"] == 300 * 300
-    assert 3 * 300 <= cov["pairs_run"] < cov["pairs_total"]
+    assert cov["pairs_total"] == n * n
+    assert MIN_PARTNERS * n <= cov["pairs_run"] < cov["pairs_total"]
     assert cov["min_partners"] >= MIN_PARTNERS
     _run(corpus, tmp_path / "r2", base, "3")
     a, b = _pairs(tmp_path / "r1"), _pairs(tmp_path / "r2")
     common = min(len(a), len(b))
-    assert common >= 900 and a[:common] == b[:common]
+    assert common >= MIN_PARTNERS * n and a[:common] == b[:common]
+
+
+def test_a_generated_corpus_samples_pairs_within_its_budget(tmp_path: Path) -> None:
+    """The short version: N = 80 (6 400 pairs do not fit a 3 s budget)."""
+    _check_sampled(tmp_path, 80)
+
+
+@pytest.mark.slow
+def test_a_300_case_corpus_samples_pairs_within_its_budget(tmp_path: Path) -> None:
+    """N = 300 would be 90 000 pairs (two CLI runs, ~20 s)."""
+    _check_sampled(tmp_path, 300)

@@ -29,7 +29,7 @@ def test_the_journal_of_an_old_run_renders_the_same_report_json() -> None:
     rendered = json.loads(json.dumps(report.to_json()))
     # keys added since the fixture was written come last (coverage: issue #15's pair coverage)
     added = rendered.pop("coverage")
-    assert set(added) == {"interleaved", "mixed"}
+    assert set(added) == {"interleaved", "mixed", "serial", "shuffled", "isolated"}
     assert rendered == expected
     assert list(rendered) == list(expected)  # the keys in the same order, too
     # report.json reads back into the same typed report

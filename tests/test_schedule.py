@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import pytest
-from test_fault_diagnosis import run_fault
+from test_fault_diagnosis import EXPECTED, run_fault
 
 from stress.config import PHASES, RunConfig
 from stress.engine.grading import BURST_ONLY
-from stress.engine.schedule import BURST_SECONDS, STEP_OVERHEAD_S, Scheduler, plan, settled
+from stress.engine.schedule import (
+    BURST_SECONDS,
+    FOCUS,
+    FOCUS_SECONDS,
+    STEP_OVERHEAD_S,
+    BurstFindings,
+    Scheduler,
+    burst_findings,
+    focus_steps,
+    plan,
+    settled,
+    settled_at,
+)
 
 
 def test_phases_run_in_the_order_the_diagnosis_weighs_them():
@@ -39,7 +51,10 @@ def test_budget_is_divided_across_the_concurrent_phases_left():
     # isolated, interleaved (sampling pairs to fit its share) and mixed are left
     expect = (20.0 - 5.0 - STEP_OVERHEAD_S * len(rest)) / 3
     assert s.duration(i, 5.0) == pytest.approx(expect)
-    assert s.duration([st.phase for st in steps].index("serial"), 5.0) is None
+    # serial and shuffled: a cap (the share a timed phase would get) to sample cases within
+    serial = [st.phase for st in steps].index("serial")
+    assert s.duration(serial, 5.0) == pytest.approx((15.0 - STEP_OVERHEAD_S * 5) / 3)
+    assert Scheduler(RunConfig(), plan(RunConfig())).duration(serial, 5.0) is None
     assert s.duration(i, 19.0) > 0  # never zero or negative, however late
     assert s.config_for(i, 5.0).duration == pytest.approx(round(expect, 3))
     # without a budget, --duration per concurrent phase and the short burst
@@ -68,3 +83,84 @@ def test_clean_run_has_null_timings(tmp_path):
     assert report["diagnosis"] == "clean"
     assert report["timing"] == {"first_detection_s": None, "diagnosis_s": None}
     assert [p["name"] for p in report["phases"]] == ["burst", "serial"]
+
+
+def _burst_call(case: str, variant: str, failed: bool, **extra: object) -> dict:
+    status = {"status": "ok", "match": not failed}
+    return {"type": "call", "phase": "burst", "case": case, "variant": variant, **status, **extra}
+
+
+def test_burst_findings_name_the_failing_cases_streams_and_partners():
+    pt, sh = "stream=per-thread", "stream=shared"
+    records = [
+        {"type": "run"},
+        _burst_call("a", sh, False, rep=0, round=0),  # the serial pass
+        _burst_call("b", pt, True, round=4),
+        _burst_call("c", pt, False, round=4),  # in flight with b when b failed
+        _burst_call("d", pt, False, round=5),
+        _burst_call("add-1", pt, True, round=5),  # a control case
+        _burst_call("c", pt, True, round=6, warmup=True),  # warm-up calls never count
+    ]
+    found = burst_findings(records, ["a", "b", "c", "d"])
+    assert found.cases == ("b",)
+    assert found.variants == {pt} and found.control_variants == {pt}
+    assert found.partners == ("c", "d")  # round 5 failed too (the control case)
+
+
+def test_after_a_failing_burst_the_diagnostic_steps_are_short_and_focused():
+    cfg = RunConfig(streams=("shared", "per-thread"))
+    steps = plan(cfg)
+    burst, rest = steps[:2], steps[2:]
+    found = BurstFindings(("a", "b", "c"), frozenset({"stream=shared", "stream=per-thread"}))
+    new = focus_steps(rest, burst, found)
+    head = [(s.phase, s.variant) for s in new if s.confirm]
+    pt = f"stream=per-thread {FOCUS}"
+    assert head == [("control", pt), ("isolated", pt), ("interleaved", FOCUS), ("mixed", pt)]
+    phases = [s.phase for s in new]
+    # rank order kept: control, then the whole serial and shuffled, then the focused rest
+    assert phases[:6] == ["control", "serial", "shuffled", "isolated", "interleaved", "mixed"]
+    assert all(s.focus == ("a", "b", "c") for s in new if s.confirm and s.phase != "control")
+    assert all(s.seconds is not None and s.seconds <= 1.0 for s in new if s.confirm)
+    # the fallback: every step of the plan not already run whole, in order, after them
+    assert new[6:] == [s for s in rest if s.phase not in ("serial", "shuffled")]
+    # one corpus case failed: the cross-call phases take the cases it met as well
+    alone = BurstFindings(("a",), frozenset({"stream=per-thread"}), partners=("x", "y"))
+    cross = [s for s in focus_steps(rest, burst, alone) if s.phase == "mixed" and s.confirm]
+    assert cross[0].focus == ("a", "x", "y")
+    # the control failed in the burst under shared streams: the control runs there too
+    both = BurstFindings((), frozenset({"stream=shared"}), frozenset({"stream=shared"}))
+    ctl = [s.variant for s in focus_steps(rest, burst, both) if s.confirm]
+    assert ctl == [f"stream=shared {FOCUS}"]
+    assert Scheduler(cfg, [*burst, *new]).duration(2, 0.0) == FOCUS_SECONDS
+
+
+def test_a_burst_only_diagnosis_is_provisional_in_the_diagnosis_time():
+    c = "cross-call-contamination"
+    history = [(3.0, c, BURST_ONLY + "x in burst"), (5.0, c, BURST_ONLY + "x"), (8.0, c, "mixed")]
+    assert settled_at(history) == 8.0  # confirmed by the phase that ended at 8 s
+    assert settled_at(history[:2]) == 3.0  # never confirmed: it stood since the burst
+    assert settled_at([(2.0, "clean", "")]) is None
+
+
+def test_a_failing_burst_is_diagnosed_by_short_focused_steps(tmp_path):
+    report = run_fault(tmp_path, "shared-scratch", fail_fast=True)
+    assert report["diagnosis"] == "self-race", report["explanation"]
+    names = [f"{p['name']} {p['variant']}".strip() for p in report["phases"]]
+    assert names[2:] == [
+        f"control stream=per-thread {FOCUS}",
+        "serial",
+        "shuffled",
+        f"isolated stream=per-thread {FOCUS}",
+    ], names
+    assert any(n.startswith("diagnosing: the burst failed") for n in report["notes"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", [f for f in EXPECTED if f != "scratch-pool"])
+def test_fail_fast_with_focused_steps_diagnoses_each_fault(tmp_path, fault):
+    """The default protocol as the CLI runs it (fail-fast, both stream policies): the focused
+    diagnostic steps (or the full phases after them) give each fault its expected diagnosis."""
+    report = run_fault(tmp_path, fault, duration=3.0, fail_fast=True, call_timeout=3.0)
+    assert report["diagnosis"] == EXPECTED[fault], (report["explanation"], report["notes"])
+    if report["diagnosis"] != "clean":
+        assert report["timing"]["diagnosis_s"] >= report["timing"]["first_detection_s"]

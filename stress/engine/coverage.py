@@ -5,7 +5,10 @@ are not negative, and the fewest distinct others any such case was interleaved w
 order); ``target`` is the k that :mod:`stress.engine.pairs` promises (every pair instead when
 N² fits the phase's share). ``schedules`` counts the PCT schedules of more than two calls.
 ``mixed``: the unordered pairs of distinct cases that were in flight in one round (same stream
-variant and round number), out of N(N-1)/2, and the fewest distinct others any case met.
+variant and round number), out of N(N-1)/2, and the fewest distinct others any case met;
+``target`` is min(T, N) - 1, what one complete epoch guarantees (:func:`~stress.engine.pairs.
+mixed_target`). ``serial``, ``shuffled``, ``isolated``: the cases that ran out of N (under
+``--budget`` a seeded sample, :mod:`stress.engine.sampling`).
 
 Derived from the journal alone, so ``aclnn-stress report DIR`` re-renders it.
 """
@@ -17,9 +20,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from stress.engine.pairs import MIN_PARTNERS
+from stress.engine.pairs import MIN_PARTNERS, mixed_target
 
-__all__ = ["CoverageTally", "PairCoverage", "coverage", "describe"]
+__all__ = ["CaseCoverage", "CoverageTally", "PairCoverage", "coverage", "describe"]
+
+#: The phases whose coverage is the cases they ran (not pairs).
+CASE_PHASES = ("serial", "shuffled", "isolated")
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,17 @@ class PairCoverage:
     min_partners: int
     target: int
     schedules: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CaseCoverage:
+    """The cases a phase ran out of all the corpus's cases."""
+
+    cases_total: int
+    cases_run: int
 
     def to_json(self) -> dict[str, int]:
         return asdict(self)
@@ -53,12 +70,18 @@ class CoverageTally:
         self.unordered: set[tuple[str, str]] = set()
         self.schedules: set[Any] = set()
         self.seen = {"interleaved": False, "mixed": False}
+        self.ran: dict[str, set[str]] = {p: set() for p in CASE_PHASES}
 
     def add(self, r: Any) -> None:
         """Fold one call record (a :class:`~stress.records.CallRecord` or its JSON)."""
         get = r.get if isinstance(r, Mapping) else lambda k: getattr(r, k, None)
         phase, case = get("phase"), get("case")
-        if get("warmup") or case is None or phase not in self.seen:
+        if get("warmup") or case is None:
+            return
+        if phase in self.ran:
+            self.ran[phase].add(case)
+            return
+        if phase not in self.seen:
             return
         self.seen[phase] = True
         if phase == "mixed":
@@ -93,6 +116,9 @@ class CoverageTally:
         positive = [c["id"] for c in cases if not c.get("expect")]
         everyone = [c["id"] for c in cases]
         out: dict[str, Any] = {}
+        for phase, done in self.ran.items():
+            if done:
+                out[phase] = CaseCoverage(len(everyone), len(done & set(everyone))).to_json()
         if self.seen["interleaved"]:
             n = len(positive)
             out["interleaved"] = PairCoverage(
@@ -104,11 +130,12 @@ class CoverageTally:
             ).to_json()
         if self.seen["mixed"]:
             n = len(everyone)
+            threads = int((header.get("config") or {}).get("threads") or 0)
             out["mixed"] = PairCoverage(
                 pairs_total=n * (n - 1) // 2,
                 pairs_run=len(self.unordered),
                 min_partners=min((len(self.mixed_partners[c]) for c in everyone), default=0),
-                target=0,
+                target=mixed_target(n, threads),
             ).to_json()
         return out
 
@@ -125,6 +152,9 @@ def describe(cov: Mapping[str, Any]) -> list[str]:
     """One line per phase for report.md and the console."""
     lines = []
     for phase, c in cov.items():
+        if "cases_total" in c:
+            lines.append(f"{phase}: {c['cases_run']}/{c['cases_total']} cases")
+            continue
         line = (
             f"{phase}: {c['pairs_run']}/{c['pairs_total']} pairs, every case with "
             f">= {c['min_partners']} distinct others"

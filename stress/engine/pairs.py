@@ -14,11 +14,13 @@ pairs, linear like the serial phase) and then goes on round by round until its s
 budget is spent or the matrix is complete: every pair when N² fits, else each case interleaved
 with at least k distinct others.
 
-Mixed (:func:`mixed_pick`). The rounds deal the cases out in epochs: epoch ``e`` is a seeded
-permutation of the N cases, and the T workers of round ``r`` take its positions ``r·T .. r·T+T-1``
-(wrapping into the next epoch). Every case therefore runs once per epoch (⌈N/T⌉ rounds), in
-flight with T-1 others drawn afresh each epoch, instead of by independent draws that may leave
-a case out of a short phase.
+Mixed (:func:`mixed_pick`). The rounds deal the cases out in epochs of R = ⌈N/T⌉ rounds: epoch
+``e`` is a seeded permutation of the N cases, and worker ``w`` of the epoch's ``j``-th round takes
+its position ``(j·T + w) mod N``. Every case therefore runs at least once per epoch, and the T
+cases of a round are distinct when T ≤ N, so **after one epoch every case has been in flight
+with at least min(T, N) − 1 distinct others** (:func:`mixed_target`); each further epoch draws
+them afresh. The mixed rounds (and the control's) always complete one epoch whatever their time
+share (:class:`stress.engine.sampling.AtLeastRounds`): R rounds, a cost linear in N.
 
 The same seed gives the same pairs and the same rounds. The coverage actually reached is read
 back from the journal by :mod:`stress.engine.coverage`.
@@ -31,7 +33,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["MIN_PARTNERS", "mixed_pick", "pair_rounds"]
+__all__ = ["MIN_PARTNERS", "epoch_rounds", "mixed_pick", "mixed_target", "pair_rounds"]
 
 #: k: the distinct partners every case gets in the interleaved phase whatever the budget.
 MIN_PARTNERS = 3
@@ -48,11 +50,20 @@ def pair_rounds(n: int, seed: int, salt: int = 3) -> Iterator[list[tuple[int, in
         yield [(perm[i], perm[(i + r) % n]) for i in range(n)]
 
 
+def epoch_rounds(n: int, threads: int) -> int:
+    """R: the rounds of one mixed epoch (every case dealt at least once)."""
+    return max(1, -(-n // max(1, threads)))
+
+
+def mixed_target(n: int, threads: int) -> int:
+    """The distinct others every case meets in one mixed epoch: min(T, N) - 1."""
+    return max(0, min(threads, n) - 1)
+
+
 def mixed_pick(n: int, threads: int, seed: int, salt: int, rnd: int, worker: int) -> int:
     """The case index worker ``worker`` runs in round ``rnd`` of a mixed phase."""
-    pos = rnd * threads + worker
-    epoch, at = divmod(pos, n)
-    return int(_epoch(n, seed, salt, epoch)[at])
+    epoch, j = divmod(rnd, epoch_rounds(n, threads))
+    return int(_epoch(n, seed, salt, epoch)[(j * threads + worker) % n])
 
 
 @functools.lru_cache(maxsize=64)

@@ -10,10 +10,17 @@
                 host-side state shared between two-stage calls; gives a victim x aggressor
                 matrix. Every pair, or under ``--budget`` seeded rounds with each case paired
                 with >= k others (:mod:`stress.engine.pairs`); then seeded PCT schedules of
-                three calls at the phase-1 / launch boundaries (:mod:`stress.engine.pct`).
+                three calls at the phase-1 / launch boundaries (:mod:`stress.engine.pct`);
+                in :mod:`stress.engine.interleave`.
 ``isolated``    each case alone on T threads (self-race).
-``mixed``       all cases on T threads, barrier-aligned rounds (cross-call contamination).
+``mixed``       all cases on T threads, barrier-aligned rounds (cross-call contamination),
+                at least one epoch (every case dealt once, :mod:`stress.engine.pairs`).
 ``control``     the control corpus (aclnnAdd) under the same pool, context and stream policy.
+
+Under ``--budget`` serial, shuffled and isolated run a seeded sample of the cases that fits
+their share (:mod:`stress.engine.sampling`). A focused diagnostic step (``config.focus``,
+``config.confirm``: :func:`stress.engine.schedule.focus_steps`) runs only the named cases and
+ends at its first failing call.
 
 Every call becomes a record passed to ``sink`` as soon as it finishes. This module knows
 nothing of child processes; :mod:`stress.engine.isolate` runs each phase in one and supervises it.
@@ -22,9 +29,9 @@ nothing of child processes; :mod:`stress.engine.isolate` runs each phase in one 
 from __future__ import annotations
 
 import itertools
-import json
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,11 +41,12 @@ from stress import acl
 from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import Case
-from stress.engine.execute import CallTimeout, Outcome, judge, run_call, run_interleaved
+from stress.engine.execute import CallTimeout, Outcome, judge, run_call
 from stress.engine.inputs import InputCache
-from stress.engine.pairs import MIN_PARTNERS, mixed_pick, pair_rounds
-from stress.engine.pct import GROUP, groups, pct_order
+from stress.engine.interleave import InterleavedPhase
+from stress.engine.pairs import epoch_rounds, mixed_pick
 from stress.engine.replay import Budget, PoolAborted, Worker, WorkerPool
+from stress.engine.sampling import MIN_CASES, AtLeastRounds, UntilConfirmed, case_chunks
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status
 from stress.records import CallRecord
@@ -49,13 +57,9 @@ __all__ = ["PhaseRunner"]
 #: Receives each call record, and with ``announce`` a ``begin`` notice (a dict) as a call starts.
 Sink = Callable[[CallRecord | dict[str, Any]], None]
 
-#: PCT schedules in the interleaved phase without --budget; with it, at least this many:
-PCT_SCHEDULES = 60
-PCT_MIN_SCHEDULES = 30
-
 
 @dataclass
-class PhaseRunner:
+class PhaseRunner(InterleavedPhase):
     """Runs phases on one device of the loaded runtime, streaming call records to ``sink``."""
 
     runtime: acl.Runtime
@@ -66,8 +70,13 @@ class PhaseRunner:
     sink: Sink
     announce: bool = False  # also send a "begin" record when a call starts (for supervisors)
     _seq: itertools.count = field(default_factory=itertools.count, init=False)
+    # set at the first failing call of a confirming step (config.confirm): the phase ends
+    _confirmed: threading.Event = field(default_factory=threading.Event, init=False)
 
     def __post_init__(self) -> None:
+        if self.config.focus:  # a focused diagnostic step: only the cases that failed
+            focus = set(self.config.focus)
+            self.cases = [c for c in self.cases if c.id in focus]
         self.device = self.runtime.device(self.config.device)
         self.runtime.set_deterministic(self.config.deterministic)
         ctx = self.device.default_context
@@ -77,9 +86,12 @@ class PhaseRunner:
 
     # -- plumbing ------------------------------------------------------------------------
     def prepare_inputs(self, cases: Sequence[Case]) -> None:
-        """Generate every case's host inputs now (serially, before any concurrency)."""
+        """Generate the host inputs of every case this runner runs now (serially, before any
+        concurrency); ``cases`` not in a focused step's set are left out."""
+        runs = {c.id for c in (*self.cases, *self.control)}
         for case in cases:
-            self.inputs.prepare(case)
+            if case.id in runs:
+                self.inputs.prepare(case)
 
     def _emit(
         self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
@@ -99,7 +111,15 @@ class PhaseRunner:
             **extra,
         )
         self.sink(rec)
+        if self.config.confirm and rec.failed:
+            self._confirmed.set()
         return rec
+
+    def _budget(self, budget: Budget) -> Budget:
+        """``budget``, ending at the first failing call too when the step confirms."""
+        if not self.config.confirm:
+            return budget
+        return UntilConfirmed(budget.seconds, budget.rounds, self._confirmed)
 
     def _pool(self, threads: int, stream: str) -> WorkerPool:
         return WorkerPool(
@@ -199,126 +219,75 @@ class PhaseRunner:
         return PhaseStatus.DONE, ""
 
     # -- phases --------------------------------------------------------------------------
+    def _sampled(self) -> float | None:
+        """The deadline of a phase that samples its cases (under --budget), else None."""
+        if self.config.budget_s is None or self.config.duration is None:
+            return None
+        return time.monotonic() + self.config.duration
+
     def _serial_pass(
-        self, pool: WorkerPool, phase: str, order: Sequence[tuple[Case, int]], warmup: bool
+        self, pool: WorkerPool, phase: str, chunks: Iterable[list[tuple[Case, int]]], warmup: bool
     ) -> None:
-        calls = list(order)
+        """Each chunk's calls in order, one thread; past the deadline of a sampled phase, no
+        further chunk once :data:`MIN_CASES` cases ran."""
+        deadline = self._sampled()
 
         def task(worker: Worker, rnd: int) -> None:
-            last = None
-            for i, (case, rep) in enumerate(calls):
-                if warmup and case is not last:
-                    self._call(phase, worker, i, case, warmup=True, rep=-1)
-                self._call(phase, worker, i, case, rep=rep)
-                last = case
+            i, seen = 0, set()
+            for calls in chunks:
+                if deadline and len(seen) >= MIN_CASES and time.monotonic() > deadline:
+                    return
+                last = None
+                for case, rep in calls:
+                    if warmup and case is not last:
+                        self._call(phase, worker, i, case, warmup=True, rep=-1)
+                    self._call(phase, worker, i, case, rep=rep)
+                    last = case
+                    seen.add(case.id)
+                    i += 1
 
         pool.run(task, Budget(rounds=1))
+
+    def _chunks(self, salt: int) -> Iterator[list[Case]]:
+        sampled = self.config.budget_s is not None
+        for idx in case_chunks(len(self.cases), self.config.seed, salt, sampled):
+            yield [self.cases[i] for i in idx]
 
     def _phase_serial(self, pool: WorkerPool) -> None:
-        order = [(c, k) for c in self.cases for k in range(self.config.repeats)]
-        self._serial_pass(pool, "serial", order, warmup=True)
+        k = self.config.repeats
+        chunks = ([(c, r) for c in cases for r in range(k)] for cases in self._chunks(11))
+        self._serial_pass(pool, "serial", chunks, warmup=True)
 
     def _phase_shuffled(self, pool: WorkerPool) -> None:
-        order = [(c, k) for c in self.cases for k in range(self.config.repeats)]
-        rng = np.random.default_rng([self.config.seed, 2])
-        order = [order[i] for i in rng.permutation(len(order))]
-        self._serial_pass(pool, "shuffled", order, warmup=False)
+        def shuffled(n: int, cases: list[Case]) -> list[tuple[Case, int]]:
+            order = [(c, k) for c in cases for k in range(self.config.repeats)]
+            salt = [self.config.seed, 2] if n == 0 else [self.config.seed, 2, n]
+            rng = np.random.default_rng(salt)
+            return [order[i] for i in rng.permutation(len(order))]
 
-    def _phase_interleaved(self, pool: WorkerPool) -> None:
-        """The pair rounds (:mod:`stress.engine.pairs`), then PCT schedules of three calls
-        (:mod:`stress.engine.pct`). Under ``--budget`` the pairs take up to half the phase's
-        share (never fewer than k rounds) and the schedules the rest; without it every pair,
-        then :data:`PCT_SCHEDULES` schedules."""
-        cases = [c for c in self.cases if not c.negative]
-        # the time share: only under --budget (the scheduler sets duration); else every pair
-        share = self.config.duration if self.config.budget_s is not None else None
-
-        def task(worker: Worker, rnd: int) -> None:
-            started = time.monotonic()
-            half = None if share is None else started + share / 2
-            i = self._pair_rounds(worker, cases, half)
-            self._pct_schedules(worker, cases, i, None if share is None else started + share)
-
-        pool.run(task, Budget(rounds=1))
-
-    def _pair_rounds(self, worker: Worker, cases: Sequence[Case], until: float | None) -> int:
-        """Ordered pairs round by round; after k rounds stop at ``until``. Returns the count."""
-        i = 0
-        for j, pairs in enumerate(pair_rounds(len(cases), self.config.seed)):
-            for a, b in pairs:
-                if j >= MIN_PARTNERS and until is not None and time.monotonic() > until:
-                    return i
-                self._interleave(worker, i, [cases[a], cases[b]])
-                i += 1
-        return i
-
-    def _pct_schedules(
-        self, worker: Worker, cases: Sequence[Case], first: int, until: float | None
-    ) -> None:
-        """PCT schedules of :data:`~stress.engine.pct.GROUP` calls, numbered from ``first``."""
-        if len(cases) < GROUP:
-            return
-        keys = [(c.op, json.dumps(c.params, sort_keys=True, default=str)) for c in cases]
-        for s in itertools.count():
-            if until is None and s >= PCT_SCHEDULES:
-                return
-            if until is not None and s >= PCT_MIN_SCHEDULES and time.monotonic() > until:
-                return
-            rng = np.random.default_rng([self.config.seed, 13, s])
-            group = [cases[g] for g in groups(keys, rng)]
-            self._interleave(worker, first + s, group, order=pct_order(len(group), rng))
-
-    def _interleave(self, worker: Worker, i: int, group: Sequence[Case], **extra: Any) -> None:
-        """Phase 1 of every call of ``group`` before any launch (A.phase1, B.phase1, A.phase2,
-        B.phase2 for a pair), or in the order ``extra['order']`` gives (a PCT schedule)."""
-        a = group[0]
-        self._begin(worker, case=a.id, aggressor=group[-1].id, round=i)
-        ins = [self._inputs(c) for c in group]
-        if self._report_unprepared("interleaved", i, group, ins):
-            worker.end()
-            return
-        try:
-            outcomes = run_interleaved(
-                worker.context,
-                worker.stream,
-                group,
-                ins,
-                canary=self.config.canary,
-                timeout_ms=self.config.call_timeout_ms,
-                **extra,
-            )
-        except CallTimeout:
-            detail = {
-                "timeout_s": self.config.call_timeout,
-                "stuck": [{"worker": 0, "case": a.id, "round": i}],
-            }
-            self._hang("interleaved", detail)
-            raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
-        worker.end()
-        if len(group) == 2:
-            b = group[1]
-            for case, other, outcome, order in (
-                (a, b, outcomes[0], "first"),
-                (b, a, outcomes[1], "second"),
-            ):
-                self._emit("interleaved", 0, i, case, outcome, aggressor=other.id, order=order)
-            return
-        for k, (case, outcome) in enumerate(zip(group, outcomes, strict=True)):
-            others = [c.id for j, c in enumerate(group) if j != k]
-            order = extra.get("order") or ()
-            steps = [f"{group[c].id}.{step}" for c, step in order]
-            self._emit("interleaved", 0, i, case, outcome, group=others, position=k, schedule=steps)
+        chunks = (shuffled(n, cases) for n, cases in enumerate(self._chunks(12)))
+        self._serial_pass(pool, "shuffled", chunks, warmup=False)
 
     def _phase_isolated(self, pool: WorkerPool) -> None:
-        for case in self.cases:
+        """Each case alone on every thread, ``duration / N`` seconds each; under --budget in a
+        seeded order until the share is spent (at least :data:`MIN_CASES` cases)."""
+        deadline, ran = self._sampled(), 0
+        budget = self._budget(self.config.budget(share=len(self.cases)))
+        for cases in self._chunks(14):
+            if deadline and ran >= MIN_CASES and time.monotonic() > deadline:
+                return
+            for case in cases:
+                if self._confirmed.is_set():
+                    return
 
-            def task(worker: Worker, rnd: int, case: Case = case) -> None:
-                self._call("isolated", worker, rnd, case)
+                def task(worker: Worker, rnd: int, case: Case = case) -> None:
+                    self._call("isolated", worker, rnd, case)
 
-            def fill(worker: Worker, rnd: int, k: int, case: Case = case) -> None:
-                self._call("isolated", worker, rnd, case, fill=k)
+                def fill(worker: Worker, rnd: int, k: int, case: Case = case) -> None:
+                    self._call("isolated", worker, rnd, case, fill=k)
 
-            pool.run(task, self.config.budget(share=len(self.cases)), fill=fill)
+                pool.run(task, budget, fill=fill)
+            ran += len(cases)
 
     def _mix(self, pool: WorkerPool, phase: str, cases: Sequence[Case], salt: int) -> None:
         n = len(cases)
@@ -335,7 +304,10 @@ class PhaseRunner:
             pick = np.random.default_rng([seed, salt, rnd, worker.index, k + 1]).integers(n)
             self._call(phase, worker, rnd, cases[int(pick)], fill=k)
 
-        pool.run(task, self.config.budget(), fill=fill)
+        budget = self.config.budget()
+        if budget.seconds is not None and budget.rounds is None and not self.config.confirm:
+            budget = AtLeastRounds(budget.seconds, None, epoch_rounds(n, threads))
+        pool.run(task, self._budget(budget), fill=fill)
 
     def _phase_mixed(self, pool: WorkerPool) -> None:
         self._mix(pool, "mixed", self.cases, 5)

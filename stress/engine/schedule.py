@@ -20,14 +20,29 @@ phase still to run (the interleaved phase samples pairs to fit its share, with t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
-from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, RunConfig
+from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, STREAM_POLICIES, RunConfig
 from stress.engine.grading import BURST_ONLY
-from stress.model import Diagnosis
+from stress.engine.pct import GROUP
+from stress.model import Diagnosis, is_failure
 
-__all__ = ["BURST_SECONDS", "STEP_OVERHEAD_S", "Scheduler", "Step", "no_calls_detail", "settled"]
+__all__ = [
+    "BURST_SECONDS",
+    "FOCUS",
+    "FOCUS_SECONDS",
+    "NEVER_EARLY",
+    "STEP_OVERHEAD_S",
+    "Scheduler",
+    "Step",
+    "burst_findings",
+    "focus_note",
+    "focus_steps",
+    "no_calls_detail",
+    "settled",
+]
 
 #: Seconds of mixed rounds in the burst, per stream policy (less when a small --budget says so).
 BURST_SECONDS = 1.0
@@ -36,6 +51,9 @@ STEP_OVERHEAD_S = 0.8
 #: Phases that get a share of ``--budget``: the concurrent ones and the interleaved pairs (which
 #: run :data:`stress.engine.pairs.MIN_PARTNERS` rounds whatever their share; see that module).
 TIMED_PHASES = frozenset(CONCURRENT_PHASES) | {"interleaved"}
+#: Single-threaded phases that, under ``--budget``, sample their cases within a cap: the share a
+#: timed phase would get (:mod:`stress.engine.sampling`; a corpus that fits runs whole).
+SAMPLED_PHASES = frozenset({"serial", "shuffled"})
 #: The shortest concurrent phase the scheduler hands out, however tight the budget.
 MIN_PHASE_S = 0.2
 
@@ -48,6 +66,9 @@ class Step:
     phase: str
     variant: str
     stream: str
+    focus: tuple[str, ...] = ()  # only these corpus cases (empty: all of them)
+    seconds: float | None = None  # a fixed duration (the focused steps after a failure)
+    confirm: bool = False  # a focused step: it ends at its first failing call
 
 
 def plan(config: RunConfig) -> list[Step]:
@@ -65,7 +86,7 @@ def plan(config: RunConfig) -> list[Step]:
 
 #: Diagnoses that never stop a run early: out of memory and "a phase made no call" say
 #: nothing about the operator, so the run goes on to the phases that may.
-_NEVER_EARLY = (Diagnosis.CLEAN, Diagnosis.OUT_OF_MEMORY, Diagnosis.INCOMPLETE)
+NEVER_EARLY = (Diagnosis.CLEAN, Diagnosis.OUT_OF_MEMORY, Diagnosis.INCOMPLETE)
 
 
 def no_calls_detail(config: RunConfig, phase: str) -> str:
@@ -90,11 +111,115 @@ def settled(
     A crash or hang stands at once; any other finding once the control has run and the last
     phase has run under every stream policy. A failure seen only in the burst never stands
     early: it is what the diagnostic phases are for."""
-    if diagnosis in _NEVER_EARLY or explanation.startswith(BURST_ONLY):
+    if diagnosis in NEVER_EARLY or explanation.startswith(BURST_ONLY):
         return False
     if diagnosis in (Diagnosis.CRASH, Diagnosis.HANG):
         return True
     return phase_done and ("control" in ran or "control" not in planned)
+
+
+#: The variant suffix of a focused step (a diagnostic phase on the burst's failing cases).
+FOCUS = "focus"
+#: Seconds of a focused concurrent step (the control, mixed rounds) after the burst failed.
+FOCUS_SECONDS = 0.5
+#: Seconds per focused case in the focused isolated step (at least :data:`FOCUS_SECONDS`).
+FOCUS_ISOLATED_PER_CASE_S = 0.1
+
+
+@dataclass(frozen=True)
+class BurstFindings:
+    """What the burst's failing calls say: the corpus cases that failed (and those in flight
+    with them in a failing round), the burst variants with a failing call, and those where a
+    control case failed."""
+
+    cases: tuple[str, ...]
+    variants: frozenset[str]
+    control_variants: frozenset[str] = frozenset()
+    partners: tuple[str, ...] = ()
+
+
+def burst_findings(records: Iterable[Mapping[str, Any]], corpus: Sequence[str]) -> BurstFindings:
+    """What the burst's call records in ``records`` say (cases in corpus order)."""
+    failed: set[str] = set()
+    variants: set[str] = set()
+    control: set[str] = set()
+    rounds: dict[tuple[str, Any], set[str]] = {}
+    bad_rounds: set[tuple[str, Any]] = set()
+    ids = set(corpus)
+    for r in records:
+        if r.get("type") != "call" or r.get("phase") != "burst" or r.get("warmup"):
+            continue
+        variant, case = r.get("variant") or "", str(r.get("case"))
+        key = (variant, r.get("round"))
+        concurrent = r.get("rep") is None  # the serial pass's calls carry rep 0
+        if concurrent:
+            rounds.setdefault(key, set()).add(case)
+        if is_failure(r):
+            failed.add(case)
+            variants.add(variant)
+            if concurrent:
+                bad_rounds.add(key)
+            if case not in ids:
+                control.add(variant)
+    met = set().union(*(rounds[k] for k in bad_rounds)) if bad_rounds else set()
+    return BurstFindings(
+        tuple(c for c in corpus if c in failed),
+        frozenset(variants),
+        frozenset(control),
+        tuple(c for c in corpus if c in met and c not in failed),
+    )
+
+
+def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFindings) -> list[Step]:
+    """The steps after a burst that failed: first the diagnostic phases, short and focused on
+    what failed, then (a fallback, only reached when they settle nothing) the ``rest`` of the
+    plan that they did not already run in full.
+
+    Focused, in the order the diagnosis weighs them: the concurrent phases under one stream
+    policy whose burst failed (per-thread streams, the more concurrent, when both did), for
+    :data:`FOCUS_SECONDS`; the control (all its cases) also under those where a control case
+    failed in the burst; ``serial`` and
+    ``shuffled`` unchanged (single-threaded and cheap: a narrowed order could miss an order
+    dependence and let a lower-ranked pattern stand); ``isolated`` on the failing corpus cases;
+    ``interleaved`` and ``mixed`` on them too, with the cases they met in their failing rounds
+    when fewer than :data:`~stress.engine.pct.GROUP` failed (a depth-3 ordering needs three)."""
+    failing = {s.stream for s in burst if s.variant in found.variants}
+    # one policy for the focused concurrent steps: per-thread streams when their burst failed
+    # (the more concurrent: kernels overlap, and host threads interleave as under shared)
+    main = set(sorted(failing, key=STREAM_POLICIES.index)[-1:])
+    control = main | {s.stream for s in burst if s.variant in found.control_variants}
+    cases = found.cases
+    crossed = cases if len(cases) >= GROUP else cases + found.partners
+    focused: list[Step] = []
+    for s in rest:
+        if s.phase in ("serial", "shuffled"):
+            focused.append(s)
+            continue
+        allowed = control if s.phase == "control" else main
+        if s.phase in CONCURRENT_PHASES and s.stream not in allowed:
+            continue
+        variant = f"{s.variant} {FOCUS}".strip()
+        short = replace(s, variant=variant, seconds=FOCUS_SECONDS, confirm=True)
+        if s.phase == "control":
+            focused.append(short)
+        elif s.phase == "isolated" and cases:
+            seconds = max(FOCUS_SECONDS, FOCUS_ISOLATED_PER_CASE_S * len(cases))
+            focused.append(replace(short, focus=cases, seconds=seconds))
+        elif s.phase in ("interleaved", "mixed") and len(crossed) >= 2:
+            focused.append(replace(short, focus=crossed))
+    return focused + [s for s in rest if s not in focused]
+
+
+def focus_note(found: BurstFindings, steps: Sequence[Step]) -> str:
+    """The console and journal line that says what the run does after the burst failed."""
+    shown = ", ".join(found.cases[:6]) + (" ..." if len(found.cases) > 6 else "")
+    first = [f"{s.phase} {s.variant}".strip() for s in steps if s.confirm]
+    return (
+        f"diagnosing: the burst failed on {len(found.cases)} corpus case(s)"
+        + (f" ({shown})" if shown else "")
+        + f"; next, short: {', '.join(first) or 'the remaining phases'}"
+        + " (the full phases follow only if these settle nothing)"
+    )
 
 
 @dataclass
@@ -102,14 +227,17 @@ class Scheduler:
     """Hands out each step's duration from the run's budget."""
 
     config: RunConfig
-    steps: Sequence[Step]
+    steps: list[Step]
 
     def duration(self, index: int, elapsed: float) -> float | None:
         """Seconds for concurrent step ``index`` given ``elapsed`` seconds since the run began
         (None: the step runs by ``--iterations`` rounds instead)."""
         step = self.steps[index]
-        if step.phase not in TIMED_PHASES:
+        capped = step.phase in SAMPLED_PHASES and self.config.budget_s is not None
+        if step.phase not in TIMED_PHASES and not capped:
             return None
+        if step.seconds is not None:
+            return step.seconds
         cfg = self.config
         if step.phase == "burst":
             share = BURST_SECONDS
@@ -130,19 +258,27 @@ class Scheduler:
     def config_for(self, index: int, elapsed: float) -> RunConfig:
         """The configuration the child of step ``index`` runs with."""
         seconds = self.duration(index, elapsed)
+        step = self.steps[index]
+        config = self.config.with_(focus=step.focus, confirm=step.confirm)
         if seconds is None:
-            return self.config
-        return self.config.with_(duration=round(seconds, 3), iterations=None)
+            return config
+        return config.with_(duration=round(seconds, 3), iterations=None)
 
 
-def settled_at(history: list[tuple[float, str]]) -> float | None:
-    """When the last diagnosis of ``history`` (seconds, diagnosis per phase) first stood and
-    stayed; None when the run is clean."""
+def settled_at(history: Sequence[tuple[float, str, str]]) -> float | None:
+    """When the last diagnosis of ``history`` (seconds, diagnosis, explanation per phase) first
+    stood and stayed; None when the run is clean. A diagnosis only the burst saw is provisional
+    (the diagnostic phases had not confirmed it): it stands from the phase that confirmed it,
+    or from the burst if nothing did."""
     if not history or history[-1][1] == Diagnosis.CLEAN:
         return None
+
+    def key(entry: tuple[float, str, str]) -> tuple[str, bool]:
+        return entry[1], entry[2].startswith(BURST_ONLY)
+
     at = history[-1][0]
-    for seconds, diagnosis in reversed(history):
-        if diagnosis != history[-1][1]:
+    for entry in reversed(history):
+        if key(entry) != key(history[-1]):
             break
-        at = seconds
+        at = entry[0]
     return at

@@ -28,12 +28,21 @@ from stress.engine.progress import SessionUI
 from stress.engine.reproducer import Reproducer
 from stress.engine.resume import Resumed
 from stress.engine.rundir import claim_baseline, claim_run_dir, new_out_dir
-from stress.engine.schedule import Scheduler, plan, settled, settled_at
+from stress.engine.schedule import (
+    NEVER_EARLY,
+    Scheduler,
+    burst_findings,
+    focus_note,
+    focus_steps,
+    plan,
+    settled,
+    settled_at,
+)
 from stress.errors import ConfigError
 from stress.model import PhaseStatus
 from stress.records import CALL, RECORDED, CallRecord, PhaseResult, RecordedCase, RunReport
 from stress.report.document import report_from, write_reports
-from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter
+from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter, read_results
 from stress.report.tally import JournalTally
 
 __all__ = ["Session", "SessionUI", "new_out_dir"]
@@ -284,12 +293,13 @@ class Session:
         }
 
     def _run_phases(self, writer: ResultWriter, baseline: str) -> float | None:
-        """Run the scheduled phases (stopping early under fail-fast); returns the seconds since
-        the start at which the final diagnosis first stood (None when clean)."""
-        steps = plan(self.config)
-        scheduler = Scheduler(self.config, steps)
+        """Run the scheduled phases (stopping early under fail-fast; once the burst failed,
+        the diagnostic phases focus on what failed: :func:`focus_steps`); returns the seconds
+        since the start at which the final diagnosis first stood (None when clean)."""
+        scheduler = Scheduler(self.config, plan(self.config))
+        steps = scheduler.steps  # a list: after a failing burst the steps after it are rewritten
         ran: list[str] = []
-        history: list[tuple[float, str]] = []
+        history: list[tuple[float, str, str]] = []
         for i, step in enumerate(steps):
             config = scheduler.config_for(i, time.monotonic() - self._t0)
             if self.resume and (step.phase, step.variant) in self.resume.done:
@@ -299,21 +309,28 @@ class Session:
             ran.append(step.phase)
             graded = self.tally.graded(final=False)  # the diagnosis, no report
             diagnosis = graded.diagnosis
-            history.append((round(time.monotonic() - self._t0, 3), diagnosis))
+            history.append((round(time.monotonic() - self._t0, 3), diagnosis, graded.explanation))
             done = i + 1 == len(steps) or steps[i + 1].phase != step.phase
-            if self.config.fail_fast and settled(
-                diagnosis, ran, self.config.phases, graded.explanation, done
-            ):
+            if not self.config.fail_fast:
+                continue
+            if settled(diagnosis, ran, self.config.phases, graded.explanation, done):
                 skipped = [f"{s.phase} {s.variant}".strip() for s in steps[i + 1 :]]
                 if skipped:
-                    note = (
+                    self._note(
                         f"fail-fast: the diagnosis {diagnosis} stands after {step.phase}; "
-                        f"skipped {', '.join(skipped)} (--no-fail-fast runs every phase)"
+                        f"skipped {', '.join(skipped)} (--no-fail-fast runs every phase)",
+                        writer,
                     )
-                    writer.write({"type": "note", "message": note})
-                    self.ui.message(note)
                 break
+            if step.phase == "burst" and done and diagnosis not in NEVER_EARLY:
+                found = burst_findings(read_results(writer.path), [c.id for c in self.cases])
+                steps[i + 1 :] = focus_steps(steps[i + 1 :], steps[: i + 1], found)
+                self._note(focus_note(found, steps[i + 1 :]), writer)
         return settled_at(history)
+
+    def _note(self, message: str, writer: ResultWriter) -> None:
+        writer.write({"type": "note", "message": message})
+        self.ui.message(message)
 
     def _first_failure(self, rec: CallRecord) -> None:
         if self._first is not None or rec.warmup or not rec.failed:
@@ -335,7 +352,7 @@ class Session:
         config: RunConfig | None = None,
     ) -> None:
         config = config or self.config
-        n_cases = len(self.control_cases if phase == "control" else self.cases)
+        n_cases = len(self.control_cases if phase == "control" else config.focus or self.cases)
         if phase == "burst":
             n_cases += len(self.control_cases)
         start = {"phase": phase, "variant": variant, "stream": stream, "cases": n_cases}

@@ -1,0 +1,58 @@
+"""Seeded case samples under --budget and the budgets that end a phase early or late."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from stress.engine import stop
+from stress.engine.coverage import coverage, describe
+from stress.engine.sampling import CHUNK, AtLeastRounds, UntilConfirmed, case_chunks
+
+
+def test_without_a_budget_every_case_in_corpus_order() -> None:
+    assert list(case_chunks(40, seed=1, salt=11, sampled=False)) == [list(range(40))]
+
+
+def test_a_sample_is_a_seeded_permutation_in_chunks() -> None:
+    chunks = list(case_chunks(40, seed=1, salt=11, sampled=True))
+    assert [len(c) for c in chunks] == [CHUNK, CHUNK, 40 - 2 * CHUNK]
+    flat = [i for c in chunks for i in c]
+    assert sorted(flat) == list(range(40)) and flat != list(range(40))
+    assert chunks == list(case_chunks(40, seed=1, salt=11, sampled=True))
+    assert chunks != list(case_chunks(40, seed=2, salt=11, sampled=True))
+
+
+def test_at_least_rounds_outlasts_its_time_but_not_a_stop_request() -> None:
+    past = time.monotonic() - 10
+    budget = AtLeastRounds(seconds=1.0, rounds=None, least=5)
+    assert not budget.exhausted(past, 4) and budget.exhausted(past, 5)
+    stop.requested.set()
+    try:
+        assert budget.exhausted(past, 0)
+    finally:
+        stop.requested.clear()
+
+
+def test_until_confirmed_ends_at_the_first_failure() -> None:
+    found = threading.Event()
+    budget = UntilConfirmed(seconds=60.0, rounds=None, found=found)
+    now = time.monotonic()
+    assert not budget.exhausted(now, 1)
+    found.set()
+    assert budget.exhausted(now, 1)
+
+
+def test_case_coverage_of_the_sampled_phases() -> None:
+    header = {"cases": [{"id": f"c{i}"} for i in range(5)], "config": {"threads": 2}}
+    calls = [{"phase": "serial", "case": "c0"}, {"phase": "serial", "case": "c3"}]
+    calls += [{"phase": "serial", "case": "c1", "warmup": True}]  # warm-ups never count
+    calls += [
+        {"phase": "mixed", "case": "c0", "round": 0},
+        {"phase": "mixed", "case": "c1", "round": 0},
+    ]
+    cov = coverage(header, calls)
+    assert cov["serial"] == {"cases_total": 5, "cases_run": 2}
+    assert "shuffled" not in cov and "isolated" not in cov
+    assert cov["mixed"]["target"] == 1  # min(T, N) - 1 with T = 2
+    assert describe(cov)[0] == "serial: 2/5 cases"
