@@ -212,7 +212,7 @@ def test_kill_9_loses_nothing_and_reports_incomplete(baseline, tmp_path):
     before = journal_lines(out)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert kids, "the phase child was running"
+    assert len(kids) >= 2, "the fork server and the phase child it forked were running"
     deadline = time.monotonic() + 5
     while any(alive(k) for k in kids) and time.monotonic() < deadline:
         time.sleep(0.1)
