@@ -47,9 +47,15 @@ MAX_MESSAGE = 1 << 20
 #: when the backend loads (after the fork), never at interpreter start or import time.
 SAFE_ENV_PREFIXES = ("ACLSIM_FAULTS", "ACLSIM_DEVICES", "ACLSIM_HANG", "ACLNN_STRESS_")
 _BACKEND_LIBRARIES = ("libaclsim", "libascendcl", "libnnopbase", "libopapi")
-#: What a job imports besides :mod:`stress.engine.jobs` (measured: a burst child's lazy
-#: imports); none of them loads the backend library.
-_JOB_IMPORTS = ("stress.sim", "stress.engine.replay", "numpy.random", "concurrent.futures")
+#: What a job imports: :mod:`stress.engine.jobs` and (measured) a burst child's lazy imports;
+#: none of them loads the backend library.
+_JOB_IMPORTS = (
+    "stress.engine.jobs",
+    "stress.sim",
+    "stress.engine.replay",
+    "numpy.random",
+    "concurrent.futures",
+)
 
 
 class ForkServerGone(RuntimeError):
@@ -176,13 +182,24 @@ def _backend_loaded() -> bool:
     return any(name in maps for name in _BACKEND_LIBRARIES)
 
 
-def _warm(spec: dict[str, Any]) -> None:
-    """Import what every job imports, and parse the run's corpus (the operator catalogue and
-    declarations stay parsed in every forked child)."""
+def _prepare() -> None:
+    """Import what every job imports and hash the simulator's sources once (the key of its
+    build); nothing here loads the backend."""
     import importlib
 
     for name in _JOB_IMPORTS:
         importlib.import_module(name)
+    from stress.sim import SimBuildError, _build
+
+    try:
+        _build.freeze_build_key()
+    except (SimBuildError, OSError):
+        pass  # no compiler (a CANN host): the simulator is not used, or its job says why
+
+
+def _warm(spec: dict[str, Any]) -> None:
+    """Parse the run's corpus (the operator catalogue and declarations stay parsed in every
+    forked child); done after the first job is forked (the backend-info job needs none)."""
     if spec.get("corpus"):
         from stress.corpus.parse import load_corpus
 
@@ -227,8 +244,7 @@ def serve(fd: int, warm: dict[str, Any]) -> None:
 
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the session alone handles Ctrl-C
-    import stress.engine.jobs  # noqa: F401
-
+    _prepare()
     sock = socket.socket(fileno=fd)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
