@@ -43,9 +43,10 @@ from typing import Any
 __all__ = ["SAFE_ENV_PREFIXES", "ForkServer", "ForkServerGone", "ForkedChild", "fork_server"]
 
 MAX_MESSAGE = 1 << 20
-#: Environment variables a job may set differently from the server's start environment: read
-#: when the backend loads (after the fork), never at interpreter start or import time.
-SAFE_ENV_PREFIXES = ("ACLSIM_FAULTS", "ACLSIM_DEVICES", "ACLSIM_HANG", "ACLNN_STRESS_")
+#: Environment variables a job may set differently from the server's start environment: the
+#: simulator reads them in ``aclInit`` (after the fork), nothing reads them at interpreter start
+#: or import time (ACLSIM_FAULTS, ACLSIM_DEVICES, ACLSIM_DEVICE_MEMORY, ACLSIM_SANITIZE[_LOG]).
+SAFE_ENV_PREFIXES = ("ACLSIM_FAULTS", "ACLSIM_DEVICE", "ACLSIM_SANITIZE")
 _BACKEND_LIBRARIES = ("libaclsim", "libascendcl", "libnnopbase", "libopapi")
 #: What a job imports: :mod:`stress.engine.jobs` and (measured) a burst child's lazy imports;
 #: none of them loads the backend library.
