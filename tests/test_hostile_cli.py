@@ -256,8 +256,10 @@ def test_sigterm_writes_the_partial_report_and_exits_143(baseline, tmp_path):
 def test_sigterm_while_recording_the_baseline_says_nothing_was_kept(tmp_path):
     new = tmp_path / "new.json"
     out = tmp_path / "run"
+    # 2000 repeats: a recording of seconds (with 20, a child forked from the fork server
+    # sometimes finished recording before the signal arrived)
     proc = start(
-        stress_args(new, out, "--record-baseline", "--phases", "serial", "--repeats", "20"),
+        stress_args(new, out, "--record-baseline", "--phases", "serial", "--repeats", "2000"),
         tmp_path,
         "r",
     )
