@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from _runs import alive
 
-from stress.engine.forkserver import ForkServer, fork_server
+from stress.engine.forkserver import ForkServer, ForkServerGone, fork_server
 from stress.engine.isolate import run_child
 from stress.model import PhaseStatus
 
@@ -129,3 +129,18 @@ def test_a_frozen_build_key_skips_hashing_the_default_sources_only(tmp_path, mon
     assert _build.build_key() == key  # the fork server's children: no hashing
     with pytest.raises(AssertionError, match="hashed"):
         _build.build_key(tmp_path)  # other sources are hashed as before
+
+
+def test_a_stuck_server_is_killed_and_its_job_starts_cold(start, tmp_path):
+    server = start()
+    os.kill(server._proc.pid, signal.SIGSTOP)  # stuck (importing, say): it never answers
+    job = tmp_path / "job"
+    job.write_text("{}")
+    with job.open("rb") as fh, open(os.devnull, "wb") as null:
+        with pytest.raises(ForkServerGone):
+            server.spawn(fh.fileno(), null.fileno(), null.fileno(), dict(os.environ), 0.5)
+    job.unlink()
+    assert server._proc.poll() is not None, "the stuck server was killed"
+    assert not server.serves(dict(server.env))
+    result = run_child(INFO, lambda r: None, silence_timeout=60, server=server)
+    assert result.status == PhaseStatus.DONE, result

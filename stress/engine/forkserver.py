@@ -126,15 +126,24 @@ class ForkServer:
         keys = {k for k in env.keys() | self.env.keys() if env.get(k) != self.env.get(k)}
         return self._proc.poll() is None and all(k.startswith(SAFE_ENV_PREFIXES) for k in keys)
 
-    def spawn(self, job_fd: int, record_fd: int, err_fd: int, env: dict[str, str]) -> ForkedChild:
-        """Fork a child running ``child_main`` on ``/dev/fd/<job_fd>`` and ``record_fd``."""
+    def spawn(
+        self, job_fd: int, record_fd: int, err_fd: int, env: dict[str, str], timeout: float = 300
+    ) -> ForkedChild:
+        """Fork a child running ``child_main`` on ``/dev/fd/<job_fd>`` and ``record_fd``. A
+        server that has not forked it within ``timeout`` seconds (stuck importing) is killed,
+        with any child it forks late: the job must never run twice."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        mine.settimeout(timeout)
         try:
             with self._lock:
                 message = json.dumps({"env": env}).encode()
                 socket.send_fds(self._sock, [message], [job_fd, record_fd, err_fd, theirs.fileno()])
             theirs.close()
             data = mine.recv(256)
+        except TimeoutError:
+            self._proc.kill()
+            self._proc.wait()
+            data = b""
         except OSError:
             data = b""
         finally:
@@ -143,6 +152,7 @@ class ForkServer:
         if not pid:
             mine.close()
             raise ForkServerGone("the fork server did not fork the job")
+        mine.settimeout(None)
         return ForkedChild(int(pid), mine)
 
     def close(self) -> None:

@@ -102,7 +102,7 @@ def run_child(
         rfd, wfd = os.pipe()
         child_env = {**os.environ, **(env or {})}
         try:
-            proc = _start(command, server, job_file.fileno(), wfd, err, child_env)
+            proc = _start(command, server, job_file.fileno(), wfd, err, child_env, startup_timeout)
         except OSError as exc:  # EAGAIN / ENOMEM: the host's limit, not the operator's fault
             os.close(rfd)
             os.close(wfd)
@@ -135,11 +135,12 @@ def _start(
     wfd: int,
     err: IO[bytes],
     env: dict[str, str],
+    timeout: float,
 ) -> subprocess.Popen | ForkedChild:
     """The child: forked by ``server`` where it may be, else a fresh ``python -m`` process."""
     if server is not None and command is None and server.serves(env):
         try:
-            return server.spawn(job_fd, wfd, err.fileno(), env)
+            return server.spawn(job_fd, wfd, err.fileno(), env, timeout)
         except ForkServerGone:
             pass  # fall back to a cold start: slower, never wrong
     return subprocess.Popen(
