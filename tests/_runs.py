@@ -63,11 +63,19 @@ def wait_for(path: Path, needle: str, timeout: float = 90.0) -> None:
 
 
 def children(pid: int) -> list[int]:
-    """The direct children of ``pid`` (Linux /proc)."""
+    """Every descendant of ``pid`` (Linux /proc): the fork server and the phase child it forked."""
     found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        found += [int(t) for t in text]
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except FileNotFoundError:
+        return found  # it ended meanwhile
+    for task in tasks:
+        try:
+            direct = [int(t) for t in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue  # the thread ended meanwhile
+        for kid in direct:
+            found += [kid, *children(kid)] if alive(kid) else [kid]
     return found
 
 

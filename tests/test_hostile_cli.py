@@ -212,7 +212,7 @@ def test_kill_9_loses_nothing_and_reports_incomplete(baseline, tmp_path):
     before = journal_lines(out)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert kids, "the phase child was running"
+    assert len(kids) >= 2, "the fork server and the phase child it forked were running"
     deadline = time.monotonic() + 5
     while any(alive(k) for k in kids) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -256,8 +256,10 @@ def test_sigterm_writes_the_partial_report_and_exits_143(baseline, tmp_path):
 def test_sigterm_while_recording_the_baseline_says_nothing_was_kept(tmp_path):
     new = tmp_path / "new.json"
     out = tmp_path / "run"
+    # 2000 repeats: a recording of seconds (with 20, a child forked from the fork server
+    # sometimes finished recording before the signal arrived)
     proc = start(
-        stress_args(new, out, "--record-baseline", "--phases", "serial", "--repeats", "20"),
+        stress_args(new, out, "--record-baseline", "--phases", "serial", "--repeats", "2000"),
         tmp_path,
         "r",
     )

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from stress.engine.forkserver import ForkedChild, ForkServer, ForkServerGone
 from stress.model import ChildStatus, PhaseStatus
 
 __all__ = ["CHILD_COMMAND", "ChildResult", "child_main", "run_child"]
@@ -40,6 +41,7 @@ STDERR_TAIL = 2000
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 PARENT_ENV = "ACLNN_STRESS_PARENT_PID"  # the child checks it still has this parent
 CHILD_COMMAND = (sys.executable, "-m", "stress.engine.isolate")
+Child = subprocess.Popen | ForkedChild
 
 
 @dataclass
@@ -81,13 +83,16 @@ def run_child(
     env: dict[str, str] | None = None,
     command: list[str] | None = None,
     stop_grace: float = 5.0,
+    server: ForkServer | None = None,
 ) -> ChildResult:
     """Run ``job`` in a child; call ``on_record`` for every record it sends (not ``begin``).
 
     ``command`` replaces ``[python, -m, stress.engine.isolate]`` (tests use it to stand in a
     child that misbehaves on purpose); the job file and the pipe fd are appended to it.
     Interrupted (``KeyboardInterrupt``), the child is asked to stop and given ``stop_grace``
-    seconds to end its calls in flight before it is killed.
+    seconds to end its calls in flight before it is killed. With a fork ``server`` the child
+    is forked from it (no cold start) unless ``command`` is given or the job's environment
+    differs in what only an exec applies (``LD_PRELOAD``...); it then starts as above.
     """
     # The job and the child's stderr live in unnamed temp files (nothing to clean up, nothing
     # left behind however the parent dies); the child reads the job as /dev/fd/N.
@@ -95,16 +100,9 @@ def run_child(
         job_file.write(json.dumps(job).encode())
         job_file.flush()
         rfd, wfd = os.pipe()
+        child_env = {**os.environ, **(env or {})}
         try:
-            proc = subprocess.Popen(
-                [*(command or CHILD_COMMAND), f"/dev/fd/{job_file.fileno()}", str(wfd)],
-                pass_fds=(wfd, job_file.fileno()),
-                stdin=subprocess.DEVNULL,
-                stdout=err,
-                stderr=err,
-                env={**os.environ, **(env or {}), PARENT_ENV: str(os.getpid())},
-                process_group=0,  # the parent alone handles Ctrl-C; killpg reaches grandchildren
-            )
+            proc = _start(command, server, job_file.fileno(), wfd, err, child_env, startup_timeout)
         except OSError as exc:  # EAGAIN / ENOMEM: the host's limit, not the operator's fault
             os.close(rfd)
             os.close(wfd)
@@ -130,9 +128,33 @@ def run_child(
         return result
 
 
-def _stop(
-    proc: subprocess.Popen, rfd: int, on_record: Callable[[dict[str, Any]], None], grace: float
-) -> None:
+def _start(
+    command: list[str] | None,
+    server: ForkServer | None,
+    job_fd: int,
+    wfd: int,
+    err: IO[bytes],
+    env: dict[str, str],
+    timeout: float,
+) -> subprocess.Popen | ForkedChild:
+    """The child: forked by ``server`` where it may be, else a fresh ``python -m`` process."""
+    if server is not None and command is None and server.serves(env):
+        try:
+            return server.spawn(job_fd, wfd, err.fileno(), env, timeout)
+        except ForkServerGone:
+            pass  # fall back to a cold start: slower, never wrong
+    return subprocess.Popen(
+        [*(command or CHILD_COMMAND), f"/dev/fd/{job_fd}", str(wfd)],
+        pass_fds=(wfd, job_fd),
+        stdin=subprocess.DEVNULL,
+        stdout=err,
+        stderr=err,
+        env={**env, PARENT_ENV: str(os.getpid())},
+        process_group=0,  # the parent alone handles Ctrl-C; killpg reaches grandchildren
+    )
+
+
+def _stop(proc: Child, rfd: int, on_record: Callable[[dict[str, Any]], None], grace: float) -> None:
     """Ask the child to stop (SIGTERM: it ends the round, so calls in flight finish and are
     recorded), keep taking its records for at most ``grace`` seconds, then kill the group."""
     timer = threading.Timer(grace, _kill_group, (proc,))
@@ -147,7 +169,7 @@ def _stop(
         _kill_group(proc)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: Child) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -156,7 +178,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _supervise(
-    proc: subprocess.Popen,
+    proc: Child,
     rfd: int,
     on_record: Callable[[dict[str, Any]], None],
     silence_timeout: float,

@@ -22,6 +22,7 @@ from stress.baseline.store import Baseline, backend_tag, default_baseline_path
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.engine.budget import check_case_sizes, default_max_case_bytes
+from stress.engine.forkserver import ForkServer, fork_server
 from stress.engine.isolate import ChildResult, run_child
 from stress.engine.phase_end import phase_end
 from stress.engine.progress import SessionUI
@@ -74,6 +75,7 @@ class Session:
     finished_phases: list[str] = field(init=False, default_factory=list)  # "phase variant"
     resume: Resumed | None = None  # --resume: the stopped run this one continues
     tally: JournalTally = field(init=False, default_factory=JournalTally)  # the graded journal
+    _server: ForkServer | None = field(init=False, default=None)  # forks the phase children
 
     # -- jobs -------------------------------------------------------------------------------
     def _job(self, job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
@@ -88,7 +90,10 @@ class Session:
             return ChildResult(PhaseStatus(status), 0, detail=detail, end=end)
         silence = self.config.call_timeout * 2 + 10
         grace = self.config.call_timeout  # calls in flight at an interrupt may end, no longer
-        result = run_child(job, on_record, silence_timeout=silence, env=self.env, stop_grace=grace)
+        result = run_child(
+            job, on_record, silence_timeout=silence, env=self.env, stop_grace=grace,
+            server=self._server,
+        )  # fmt: skip
         error = result.end.get("error") or {}
         if result.status == PhaseStatus.FAILED and error.get("user"):
             raise ConfigError(error.get("message", ""))
@@ -153,19 +158,23 @@ class Session:
         """Run every phase; returns the report (also written to the out dir)."""
         self._t0 = time.monotonic()
         self.config.validate()
-        if not self.cases:
-            self.load()
-        out = self.out_dir or new_out_dir(seed=self.config.seed)
-        lock = claim_run_dir(out, self.ui.message)  # before anything slow: exit 2 at once
-        try:
-            if (out / RESULTS_FILE).exists() and self.resume is None:
-                raise ConfigError(
-                    f"{out}: already holds results; choose another --out (nothing is overwritten)"
-                )
-            self.out_dir = out
-            return self._run_in(out)
-        finally:
-            lock.release()
+        # the fork server the children are forked from imports and parses meanwhile
+        warm = ([*self.corpus, *self.control], self.config.include_dirs)
+        with fork_server(self.isolate, {**os.environ, **self.env}, *warm) as self._server:
+            if not self.cases:
+                self.load()
+            out = self.out_dir or new_out_dir(seed=self.config.seed)
+            lock = claim_run_dir(out, self.ui.message)  # before anything slow: exit 2 at once
+            try:
+                if (out / RESULTS_FILE).exists() and self.resume is None:
+                    raise ConfigError(
+                        f"{out}: already holds results; choose another --out "
+                        "(nothing is overwritten)"
+                    )
+                self.out_dir = out
+                return self._run_in(out)
+            finally:
+                lock.release()
 
     def _run_in(self, out: Path) -> dict[str, Any]:
         info = self.backend_info()
