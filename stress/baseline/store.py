@@ -104,6 +104,18 @@ class Baseline:
     )
     path: Path | None = field(default=None, compare=False)
 
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Per case what the run's journal header keeps of the baseline (grading needs it)."""
+        return {
+            cid: {
+                "digest": cb.call_digest,
+                "grading": cb.grading,
+                "status": cb.status,
+                "code": cb.code,
+            }
+            for cid, cb in self.cases.items()
+        }
+
     # -- persistence -------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write ``path`` (JSON) and, when some case is graded by tolerance, ``path.npz``."""

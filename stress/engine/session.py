@@ -286,18 +286,7 @@ class Session:
             "control": list(self.control),
             "cases": [c.to_json() for c in self.cases],
             "control_cases": [c.to_json() for c in self.control_cases],
-            "baseline": {
-                "path": str(path),
-                "cases": {
-                    cid: {
-                        "digest": cb.call_digest,
-                        "grading": cb.grading,
-                        "status": cb.status,
-                        "code": cb.code,
-                    }
-                    for cid, cb in baseline.cases.items()
-                },
-            },
+            "baseline": {"path": str(path), "cases": baseline.summary()},
             "faults": os.environ.get("ACLSIM_FAULTS", "") or self.env.get("ACLSIM_FAULTS", ""),
         }
 
