@@ -131,7 +131,10 @@ def naive_run(fault: str, seed: int, baseline: Path, budget: float) -> dict:
         "duration": budget,
         "seed": seed,
     }
-    child = run_child(job, on_record, silence_timeout=30.0, env=env, command=NAIVE)
+    # the naive harness reports only a mismatch, so it is silent for its whole budget when it
+    # finds nothing: only silence past the budget (plus the framework's call timeout) is a hang
+    silence = budget + RunConfig().call_timeout
+    child = run_child(job, on_record, silence_timeout=silence, env=env, command=NAIVE)
     elapsed = time.monotonic() - started
     detected = bool(first) or child.status in ("crashed", "hung")
     when = first[0] if first else (elapsed if detected else None)
