@@ -161,13 +161,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     session = _resumed(args) if args.resume else _session_from(args, for_run=True)
     session.load()  # bad corpus files fail here, before any output
-    ui = ConsoleUI(quiet=args.quiet)
-    session.ui = ui
     cfg = session.config
-    ui.message(
-        f"aclnn-stress {__version__}: seed {cfg.seed} (replay with --seed {cfg.seed}), "
+    session.ui = ConsoleUI(
+        quiet=args.quiet,
+        banner=f"aclnn-stress {__version__}: seed {cfg.seed} (replay with --seed {cfg.seed}), "
         f"{cfg.threads} threads, context {cfg.context}, streams {'+'.join(cfg.streams)}, "
-        f"phases {','.join(cfg.phases)}"
+        f"phases {','.join(cfg.phases)}",
     )
     try:
         report = session.run()
@@ -199,8 +198,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _link_latest(out: Path | None) -> None:
-    """``stress-out/latest`` -> the newest run directory (best effort)."""
-    if out is None:
+    """``stress-out/latest`` -> the newest run directory (best effort). Only inside the default
+    runs folder: next to a user's own ``--out`` a ``latest`` link would be litter (or clobber
+    a file of theirs of that name)."""
+    from stress.engine.rundir import RUNS_ROOT
+
+    if out is None or out.parent.resolve() != RUNS_ROOT.resolve():
         return
     link = out.parent / "latest"
     try:

@@ -4,6 +4,7 @@ come from :data:`stress.config.DEFAULTS` (the one place they are defined)."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from collections.abc import Callable
 
@@ -48,6 +49,17 @@ def _positive(kind: type) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def _seconds_or_zero(text: str) -> float:
+    """A finite number of seconds >= 0 (0 turns the thing off)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
+    return value
 
 
 _BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -217,7 +229,7 @@ def _run_output_options(p: argparse.ArgumentParser) -> None:
     )
     o.add_argument(
         "--shrink-budget",
-        type=float,
+        type=_seconds_or_zero,
         default=45.0,
         metavar="S",
         help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "

@@ -21,12 +21,21 @@ from pathlib import Path
 
 from stress.errors import ConfigError
 
-__all__ = ["LOCK_FILE", "Claim", "claim_baseline", "claim_lock", "claim_run_dir", "new_out_dir"]
+__all__ = [
+    "LOCK_FILE",
+    "RUNS_ROOT",
+    "Claim",
+    "claim_baseline",
+    "claim_lock",
+    "claim_run_dir",
+    "new_out_dir",
+]
 
 LOCK_FILE = ".lock"
+RUNS_ROOT = Path("stress-out")  # the default runs folder (relative to the working directory)
 
 
-def new_out_dir(root: str | Path = "stress-out", seed: int | None = None) -> Path:
+def new_out_dir(root: str | Path = RUNS_ROOT, seed: int | None = None) -> Path:
     """A fresh ``<root>/<UTC time>-s<seed>`` directory name (not an existing one; two runs that
     pick the same name in the same second are told apart by :func:`claim_run_dir`)."""
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
