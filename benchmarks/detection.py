@@ -41,11 +41,11 @@ from stress.engine.isolate import run_child
 from stress.engine.session import Session
 from stress.model import is_failure
 from stress.report.journal import read_results
-from stress.sim.faults import EXPECTED as FAULTS
+from stress.sim.faults import FAULTS
 
 # the run's expected diagnosis per fault (grad-drift: the stress protocol stays clean,
 # gradcheck must say biased), and the clean simulator
-EXPECTED = {name: diagnosis for name, (diagnosis, _) in FAULTS.items()} | {"": "clean"}
+EXPECTED = {name: fault.expected for name, fault in FAULTS.items()} | {"": "clean"}
 CORPUS = ["corpus/mhc.toml"]
 CONTROL = ["corpus/control.toml"]
 GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23,4095]"]
