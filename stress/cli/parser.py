@@ -62,6 +62,8 @@ def _seconds_or_zero(text: str) -> float:
     return value
 
 
+_SIMPLE_EXIT_CODES = "Exit codes: 0 done, 2 usage/configuration/environment error."
+
 _BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -182,7 +184,14 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_info(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("info", help="show the backend: libraries, SoC, version, device count")
+    p = sub.add_parser(
+        "info",
+        help="show the backend: libraries, SoC, version, device count",
+        description="Load the backend a run would use and print its root, the library each "
+        "CANN library resolved to, the SoC name, the version string and the device count: the "
+        "first thing to try when a run says the CANN install is broken.",
+        epilog=_SIMPLE_EXIT_CODES,
+    )
     _backend_option(p)
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=c.cmd_info)
@@ -194,6 +203,7 @@ def _add_sim(sub: argparse._SubParsersAction) -> None:
         help="build or locate the CANN simulator",
         description="The simulator is a C implementation of the CANN ABI laid out as a CANN root. "
         "Point third-party ctypes scripts at it with ASCEND_HOME_PATH=$(aclnn-stress sim path).",
+        epilog=_SIMPLE_EXIT_CODES,
     )
     simsub = p.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
     simsub.add_parser("path", help="print the simulator root (building it first if needed)")
@@ -201,13 +211,22 @@ def _add_sim(sub: argparse._SubParsersAction) -> None:
     fp = simsub.add_parser(
         "faults",
         help="list the simulator's opt-in faults (ACLSIM_FAULTS) and what each should be found as",
+        description="List the faults the simulator can turn on (ACLSIM_FAULTS=name[,name...]), "
+        "each with its mechanism, the diagnosis a run should reach and the phase that finds it "
+        "(docs/simulator.md, section Faults).",
     )
     fp.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=c.cmd_sim)
 
 
 def _add_ops(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ops", help="list the operators and their case parameters")
+    p = sub.add_parser(
+        "ops",
+        help="list the operators and their case parameters",
+        description="List the built-in operators (the declarations in stress/ops/declarations/) "
+        "with their aclnn function and the parameters a corpus case may set. Operators from "
+        "other headers: aclnn-stress op list / op inspect.",
+    )
     p.set_defaults(func=c.cmd_ops)
 
 
@@ -344,7 +363,13 @@ def _add_baseline(sub: argparse._SubParsersAction) -> None:
         duration=None,
         iterations=None,
     )
-    show = bsub.add_parser("show", help="print a baseline's cases and fingerprint")
+    show = bsub.add_parser(
+        "show",
+        help="print a baseline's cases and fingerprint",
+        description="Print the backend a baseline was recorded on and its settings, and per "
+        "case its operator, status, grading (digest or tolerance), digest and reference check.",
+        epilog=_SIMPLE_EXIT_CODES,
+    )
     show.add_argument("path", help="baseline JSON file")
     show.set_defaults(func=c.cmd_baseline)
 
