@@ -588,6 +588,25 @@ def rows(f: Files, drop_root: list[str] | None) -> list[Row]:
             "ACLSIM_DEVICE_MEMORY=junk",
             run("--phases", "serial"),
             env={"ACLSIM_DEVICE_MEMORY": "lots"},
+            needle="ACLSIM_DEVICE_MEMORY",
+        ),
+        Row(
+            "info, ACLSIM_DEVICE_MEMORY=junk",
+            ("info",),
+            env={"ACLSIM_DEVICE_MEMORY": "lots"},
+            needle="ACLSIM_DEVICE_MEMORY",
+        ),
+        Row(
+            "sim faults, ACLSIM_FAULTS=bogus",
+            ("sim", "faults"),
+            env={"ACLSIM_FAULTS": "bogus"},
+            needle="unknown fault",
+        ),
+        Row(
+            "gradcheck, ACLSIM_FAULTS=bogus",
+            ("gradcheck", "--B", "1", "--S", "8", "--C", "128", "--sample", "1"),
+            env={"ACLSIM_FAULTS": "bogus"},
+            needle="unknown fault",
         ),
         Row(
             "ulimit -v 1 GB",
@@ -601,7 +620,7 @@ def rows(f: Files, drop_root: list[str] | None) -> list[Row]:
     table += [
         Row("--out names a file", run_args(b, Path(p("afile"))), needle="is a file"),
         Row("--out under a file", run_args(b, Path(p("afile/run"))), needle="Not a directory"),
-        Row("--junit under a file", run("--junit", p("afile/j.xml"))),
+        Row("--junit under a file", run("--junit", p("afile/j.xml")), needle="--junit"),
         Row(
             "baseline record --out under a file",
             (
@@ -614,10 +633,12 @@ def rows(f: Files, drop_root: list[str] | None) -> list[Row]:
                 "--out",
                 p("afile/b.json"),
             ),
+            needle="baseline's folder",
         ),
         Row(
             "reproduce -o under a file",
             ("reproduce", str(f.run), "--case", "dadd-f32", "-o", p("afile/r.py")),
+            needle="choose another -o",
         ),
         Row(
             "report --merge --out under a file",

@@ -13,6 +13,7 @@ from pathlib import Path
 from stress import __version__
 from stress.config import RunConfig
 from stress.errors import ConfigError
+from stress.files import output_file
 from stress.model import RunVerdict, Status
 from stress.records import RECORDED, RecordedCase, RunReport
 
@@ -161,6 +162,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     session = _resumed(args) if args.resume else _session_from(args, for_run=True)
     session.load()  # bad corpus files fail here, before any output
+    junit = output_file(Path(args.junit), "--junit") if args.junit else None
     cfg = session.config
     session.ui = ConsoleUI(
         quiet=args.quiet,
@@ -185,10 +187,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"results: {out}/results.jsonl\n"
             f"reports: {out}/report.json, {out}/report.md, {out}/report.html"
         )
-    if args.junit:
+    if junit is not None:
         from stress.htmlreport import write_junit
 
-        write_junit(out, Path(args.junit))
+        write_junit(out, junit)
     _link_latest(out)
     if report.verdict == RunVerdict.FINDINGS:  # a standalone script of what failed
         from stress.cli.reproduce import after_run
@@ -319,7 +321,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.junit:
         from stress.htmlreport import write_junit
 
-        write_junit(out, Path(args.junit))
+        write_junit(out, output_file(Path(args.junit), "--junit"))
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
     else:

@@ -152,7 +152,14 @@ def claim_run_dir(directory: Path, say: Callable[[str], None] = lambda _: None) 
 def claim_baseline(path: Path, say: Callable[[str], None] = lambda _: None) -> Claim:
     """Claim the recording of the baseline ``path`` (lock ``.<name>.lock`` beside it): a second
     run that would record the same file is told who records it, instead of racing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = "it is a file" if isinstance(exc, FileExistsError) else exc.strerror
+        raise ConfigError(
+            f"{path}: cannot make the baseline's folder {path.parent} ({why}); choose another "
+            "baseline path (--baseline, or --out of baseline record)"
+        ) from None
     busy = (
         f"{path}: the baseline is being recorded by {{who}}; wait for it to finish, then rerun "
         "(the run will use it)"
