@@ -442,7 +442,7 @@ def rows(f: Files, drop_root: list[str] | None) -> list[Row]:
     table += [
         Row("run --threads 2000 --duration 0.2", run("--threads", "2000", "--duration", "0.2")),
         Row(
-            "run --device 99 (baseline record)",
+            "baseline record --device 99",
             (
                 "baseline",
                 "record",
@@ -455,7 +455,7 @@ def rows(f: Files, drop_root: list[str] | None) -> list[Row]:
                 "--device",
                 "99",
             ),
-            needle="device",
+            needle="the backend has",
         ),
         Row(
             "baseline record --repeats 0",
