@@ -543,9 +543,19 @@ def rows(f: Files, drop_root: list[str] | None) -> list[Row]:
     table.append(Row("baseline /dev/zero", run_args(Path("/dev/zero"), f.out()), timeout=30))
     table.append(Row("baseline show /dev/zero", ("baseline", "show", "/dev/zero"), timeout=20))
     table.append(Row("baseline show deep JSON", ("baseline", "show", p("deep.json"))))
-    for name in ("j-nonutf8", "j-deep", "j-header-only", "j-garbage", "j-fifo", "j-dir", "j-zero"):
+    for name, needle in {
+        "j-nonutf8": "not UTF-8",
+        "j-deep": "results.jsonl",
+        "j-header-only": "",
+        "j-garbage": "results.jsonl",
+        "j-fifo": "not a regular file",
+        "j-dir": "is a directory",
+        "j-zero": "not a regular file",
+    }.items():
         codes = frozenset({2, 3} if name == "j-header-only" else {2})  # killed before phase 1
-        table.append(Row(f"report on {name}", ("report", p(name)), expect=codes, timeout=20))
+        table.append(
+            Row(f"report on {name}", ("report", p(name)), expect=codes, needle=needle, timeout=20)
+        )
     table += [
         Row("report on an empty journal", ("report", p("j-empty")), needle="no results"),
         Row("report on a file", ("report", p("afile")), needle="not a directory"),

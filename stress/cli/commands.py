@@ -343,6 +343,13 @@ def _check_run_dir(out: Path) -> None:
         raise ConfigError(
             f"{out}: not a directory; name a run directory (the one holding results.jsonl)"
         )
+    from stress.report.journal import RESULTS_FILE
+
+    if (out / RESULTS_FILE).is_dir():  # read_results would look inside it
+        raise ConfigError(
+            f"{out / RESULTS_FILE}: is a directory, not a journal; name a run directory "
+            f"(the one holding the file {RESULTS_FILE})"
+        )
     if not os.access(out, os.W_OK | os.X_OK):
         raise ConfigError(
             f"{out}: the run directory is not writable, so its reports cannot be re-rendered "
