@@ -4,77 +4,18 @@ come from :data:`stress.config.DEFAULTS` (the one place they are defined)."""
 from __future__ import annotations
 
 import argparse
-import math
 import os
-from collections.abc import Callable
 
 from stress import __version__
 from stress.cli import commands as c
+from stress.cli import values as v
 from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
 from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES
 
 __all__ = ["build_parser"]
 
 
-def _phases(text: str) -> tuple[str, ...]:
-    if text == "all":
-        return PHASES
-    chosen = tuple(p.strip() for p in text.split(",") if p.strip())
-    bad = [p for p in chosen if p not in PHASES]
-    if bad or not chosen:
-        raise argparse.ArgumentTypeError(
-            f"unknown phase {bad[0] if bad else text!r}; choose from {', '.join(PHASES)} or all"
-        )
-    return chosen
-
-
-def _byte(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a byte such as 0xAB") from None
-    if not 0 <= value <= 255:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a byte (0..255)")
-    return value
-
-
-def _positive(kind: type) -> Callable[[str], float]:
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-        return value
-
-    return parse
-
-
-def _seconds_or_zero(text: str) -> float:
-    """A finite number of seconds >= 0 (0 turns the thing off)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
-    return value
-
-
 _SIMPLE_EXIT_CODES = "Exit codes: 0 done, 2 usage/configuration/environment error."
-
-_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def _bytes(text: str) -> int:
-    """A positive byte count, optionally with K, M, G or T (binary: 1G = 2^30)."""
-    number, unit = (text[:-1], text[-1].upper()) if text[-1:].isalpha() else (text, "")
-    if unit not in _BYTE_UNITS or not number.isdigit() or int(number) <= 0:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a positive number of bytes (e.g. 8G, 512M, 1000000)"
-        )
-    return int(number) * _BYTE_UNITS[unit]
 
 
 def _backend_option(parser: argparse.ArgumentParser) -> None:
@@ -156,12 +97,12 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--canary",
-        type=_byte,
+        type=v.byte,
         help=f"byte prefilled into outputs (default {DEFAULTS['canary']:#X})".replace("0X", "0x"),
     )
     g.add_argument(
         "--call-timeout",
-        type=_positive(float),
+        type=v.positive(float),
         metavar="S",
         help=f"a call still running after S seconds is a HANG (default "
         f"{DEFAULTS['call_timeout']:g}; simulator calls take "
@@ -169,7 +110,7 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--max-case-bytes",
-        type=_bytes,
+        type=v.byte_count,
         metavar="BYTES",
         help="refuse a case whose tensors take more (checked from shapes and dtypes at corpus "
         "load, before anything is allocated; K/M/G/T suffixes; default a quarter of host memory "
@@ -248,7 +189,7 @@ def _run_output_options(p: argparse.ArgumentParser) -> None:
     )
     o.add_argument(
         "--shrink-budget",
-        type=_seconds_or_zero,
+        type=v.seconds_or_zero,
         default=45.0,
         metavar="S",
         help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
@@ -289,7 +230,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--threads", type=int, help=f"worker threads T (default {DEFAULTS['threads']})")
     g.add_argument(
         "--phases",
-        type=_phases,
+        type=v.phases,
         default=PHASES,
         help=f"comma-separated subset of {','.join(PHASES)} (default all)",
     )
@@ -309,20 +250,20 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     budget = g.add_mutually_exclusive_group()
     budget.add_argument(
         "--duration",
-        type=_positive(float),
+        type=v.positive(float),
         metavar="S",
         help=f"seconds per concurrent phase (default {DEFAULT_DURATION:g}; isolated splits it "
         "across cases)",
     )
     budget.add_argument(
         "--iterations",
-        type=_positive(int),
+        type=v.positive(int),
         metavar="N",
         help="rounds per concurrent phase (per case in isolated) instead of a duration",
     )
     g.add_argument(
         "--budget",
-        type=_positive(float),
+        type=v.positive(float),
         metavar="S",
         help="seconds for the whole run: the scheduler gives the burst a tenth (at most 1 s per "
         "stream policy) and divides the rest across the concurrent phases (overrides --duration)",
