@@ -97,21 +97,26 @@ def signal_run(sig: signal.Signals, record: bool) -> Callable[[Files], Outcome]:
     return go
 
 
-def two_runs_one_out(f: Files) -> Outcome:
-    out = f.out()
-    args = run_args(f.baseline, out, "--phases", "serial")
+def _two_at_once(one: tuple[str, ...], two: tuple[str, ...], tmp: Path) -> list[tuple[int, str]]:
+    """Start both CLI calls together; each one's exit code and stderr."""
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "stress", *args],
+            [sys.executable, "-m", "stress", *argv],
             cwd=REPO,
-            env=env_of({}, f.root),
+            env=env_of({}, tmp),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(2)
+        for argv in (one, two)
     ]
-    done = [(p.wait(timeout=240), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+    return [(p.wait(timeout=240), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+
+
+def two_runs_one_out(f: Files) -> Outcome:
+    out = f.out()
+    args = run_args(f.baseline, out, "--phases", "serial")
+    done = _two_at_once(args, args, f.root)
     codes = sorted(c for c, _ in done)
     loser = next((e for c, e in done if c == 2), "")
     problem = "" if codes == [0, 2] and "in use by pid" in loser else f"codes {codes}"
@@ -121,18 +126,8 @@ def two_runs_one_out(f: Files) -> Outcome:
 
 def two_recordings_one_path(f: Files) -> Outcome:
     path = f.root / "shared-baseline.json"
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "stress", *run_args(path, f.out(), "--record-baseline")],
-            cwd=REPO,
-            env=env_of({}, f.root),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    done = [(p.wait(timeout=240), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+    one, two = (run_args(path, f.out(), "--record-baseline") for _ in range(2))
+    done = _two_at_once(one, two, f.root)
     codes = sorted(c for c, _ in done)
     problem = "" if 0 in codes and set(codes) <= {0, 2} else f"codes {codes}"
     try:
