@@ -164,6 +164,8 @@ def _output_rows(f: Files, drop_root: list[str] | None) -> list[Row]:
             needle="--junit"),
         Row("baseline record --out under a file", (*record, "--out", p("afile/b.json")),
             needle="baseline's folder"),
+        Row("corpus generate --out under a file",
+            ("corpus", "generate", "--op", "add", "--out", p("afile/x.toml")), needle="--out"),
         Row("reproduce -o under a file",
             ("reproduce", str(f.run), "--case", "dadd-f32", "-o", p("afile/r.py")),
             needle="choose another -o"),
