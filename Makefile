@@ -7,7 +7,7 @@ CLI    := $(VENV)/bin/aclnn-stress
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: all venv test stress lint bench bench-detect browser clean help
+.PHONY: all venv test stress lint bench bench-detect browser hostile clean help
 
 all: test
 
@@ -18,6 +18,7 @@ help:
 	@echo "make bench    run the benchmarks in benchmarks/"
 	@echo "make bench-detect   detection power per simulated fault vs a naive harness (long)"
 	@echo "make browser  install Debian's chromium for the HTML report's browser tests (as root)"
+	@echo "make hostile  the hostile-input sweep of issue #19: each row one CLI call, a table"
 	@echo "make clean    remove .venv and caches"
 
 venv: $(STAMP)
@@ -57,6 +58,10 @@ STRESS_PYTEST_ARGS ?= -n auto --stress-duration 2
 stress: $(STAMP)
 	$(CLI) run --record-baseline --stream both --budget 20 $(STRESS_CORPUS) $(STRESS_ARGS)
 	$(PY) -m pytest -p stress -m stress -q $(STRESS_PYTEST_ARGS) $(STRESS_TESTS)
+
+# Issue #19's hostile inputs, kills and concurrent runs, each row a real CLI call (< 3 min idle).
+hostile: $(STAMP)
+	$(PY) tests/hostile_sweep.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check stress tests benchmarks examples

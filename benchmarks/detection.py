@@ -42,11 +42,11 @@ from stress.engine.isolate import run_child
 from stress.engine.session import Session
 from stress.model import is_failure
 from stress.report.journal import read_results
-from stress.sim.faults import EXPECTED as FAULTS
+from stress.sim.faults import FAULTS
 
 # the run's expected diagnosis per fault (grad-drift: the stress protocol stays clean,
 # gradcheck must say biased), and the clean simulator
-EXPECTED = {name: diagnosis for name, (diagnosis, _) in FAULTS.items()} | {"": "clean"}
+EXPECTED = {name: fault.expected for name, fault in FAULTS.items()} | {"": "clean"}
 # corpus/pool: two non-mHC operators whose outputs share one key of nnopbase's staging pool, so
 # that the corpus meets `scratch-pool` too (the mHC operators do not use that pool)
 CORPUS = ["corpus/mhc.toml", "corpus/pool/mul.toml", "corpus/pool/softmax.toml"]

@@ -36,6 +36,7 @@ __all__ = [
     "PYTEST_DURATION",
     "STREAM_POLICIES",
     "RunConfig",
+    "check_device",
 ]
 
 #: In the order the diagnosis weighs them (see :mod:`stress.engine.schedule`): the fail-fast
@@ -55,6 +56,15 @@ PYTEST_DURATION = 0.5
 MAX_THREADS = 256
 MAX_REPEATS = 10_000
 MAX_CALL_TIMEOUT = 24 * 3600.0
+
+
+def check_device(device: int, device_count: int) -> None:
+    """Refuse a ``--device`` the backend does not have: one line naming the option."""
+    if not 0 <= device < device_count:
+        raise ConfigError(
+            f"--device {device}: the backend has {device_count} device(s) "
+            f"(0..{device_count - 1}); choose one of them"
+        )
 
 
 @dataclass(frozen=True)
@@ -136,11 +146,7 @@ class RunConfig:
 
     def check_device(self, device_count: int) -> None:
         """Refuse a ``--device`` the backend does not have (before the first phase)."""
-        if not 0 <= self.device < device_count:
-            raise ConfigError(
-                f"--device {self.device}: the backend has {device_count} device(s) "
-                f"(0..{device_count - 1}); choose one of them"
-            )
+        check_device(self.device, device_count)
 
     # -- derived ---------------------------------------------------------------------------
     def budget(self, share: int = 1) -> Budget:

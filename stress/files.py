@@ -30,6 +30,7 @@ __all__ = [
     "load_json",
     "load_toml",
     "nesting_depth",
+    "output_file",
     "read_lines",
     "read_text",
 ]
@@ -192,3 +193,23 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def output_file(path: Path, option: str) -> Path:
+    """``path``, a file the tool will write, with its folder made; or one :class:`ConfigError`
+    line naming ``option`` when it cannot be written there (checked before any long work)."""
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory; {option} names the file to write")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ConfigError(
+            f"{path}: its folder {path.parent} is a file; choose another {option}"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot make its folder: {exc.strerror}; choose another {option}"
+        ) from None
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{path}: its folder is not writable; choose another {option}")
+    return path

@@ -263,14 +263,19 @@ def test_cann_kind_loads_a_cann_layout_root(tmp_path):
 
 def test_sim_faults_command_lists_the_known_faults(capsys):
     from stress import cli
-    from stress.sim.faults import EXPECTED
+    from stress.sim.faults import FAULTS
 
     assert cli.main(["sim", "faults", "--json"]) == 0
     faults = json.loads(capsys.readouterr().out)
     # the simulator's list and the framework's table of expected diagnoses agree exactly
-    assert [f["name"] for f in faults] == list(EXPECTED)
+    assert [f["name"] for f in faults] == list(FAULTS)
     for f in faults:
-        assert (f["expected"], f["found_by"]) == EXPECTED[f["name"]]
+        known = FAULTS[f["name"]]
+        assert (f["expected"], f["found_by"], tuple(f["targets"])) == (
+            known.expected,
+            known.found_by,
+            known.targets,
+        )
         assert f["description"].startswith("aclnn"), f  # names the operator it lives in
         # the targets are aclnn functions, as the simulator's description names them first
         assert f["targets"] and all(t.startswith("aclnn") for t in f["targets"]), f

@@ -23,7 +23,7 @@ from _cli import stress_cli
 
 from stress.config import PHASES, RunConfig
 from stress.engine.session import Session
-from stress.sim.faults import EXPECTED as FAULTS
+from stress.sim.faults import FAULTS
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = [str(REPO / "corpus/mhc.toml")]
@@ -31,7 +31,7 @@ CONTROL = [str(REPO / "corpus/control.toml")]
 GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23,4095]"]
 
 # the run's expected diagnosis per fault (grad-drift: clean, and gradcheck says biased)
-EXPECTED = {name: diagnosis for name, (diagnosis, _) in FAULTS.items()}
+EXPECTED = {name: fault.expected for name, fault in FAULTS.items()}
 
 
 _BASELINES: dict[tuple[str, bool], Path] = {}

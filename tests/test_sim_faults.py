@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from stress.sim.faults import EXPECTED
+from stress.sim.faults import FAULTS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -129,7 +129,7 @@ def result_of(faults: str, code: str, **kw) -> dict:
     return res
 
 
-ALL_FAULTS = tuple(EXPECTED)  # the simulator's order (a test in test_acl_runtime.py checks it)
+ALL_FAULTS = tuple(FAULTS)  # the simulator's order (a test in test_acl_runtime.py checks it)
 
 
 # ---- the switch ---------------------------------------------------------------------------------

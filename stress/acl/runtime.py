@@ -43,7 +43,9 @@ class Runtime:
         self.api.load_all()
         status = self.api.raw.aclInit(None)
         if status not in (Status.SUCCESS, Status.REPEAT_INITIALIZE):
-            raise error_for(status, "aclInit", self.api.recent_error_message())
+            # the environment's fault (a bad ACLSIM_* or CANN setting): one line, exit 2
+            err = error_for(status, "aclInit", self.api.recent_error_message())
+            raise BackendError(f"cannot initialise CANN at {backend.root}: {err}") from err
         self._devices: dict[int, Device] = {}
         self._lock = threading.Lock()
 

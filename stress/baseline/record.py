@@ -19,7 +19,7 @@ import numpy as np
 
 from stress import acl
 from stress.baseline.store import Baseline, CaseBaseline, OutputBaseline
-from stress.config import CANARY, RunConfig
+from stress.config import CANARY, RunConfig, check_device
 from stress.corpus.parse import Case
 from stress.engine.digest import call_digest, digest
 from stress.engine.execute import Outcome, close_enough, run_call
@@ -162,6 +162,7 @@ def record_baseline(
     """Run every case serially and build the :class:`Baseline` (not yet saved)."""
     if canary == ALT_CANARY:
         raise ValueError(f"the canary must differ from the check canary {ALT_CANARY:#x}")
+    check_device(device, rt.device_count)
     dev = rt.device(device)
     rt.set_deterministic(deterministic)
     ctx = dev.default_context

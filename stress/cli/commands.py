@@ -13,6 +13,7 @@ from pathlib import Path
 from stress import __version__
 from stress.config import RunConfig
 from stress.errors import ConfigError
+from stress.files import output_file
 from stress.model import RunVerdict, Status
 from stress.records import RECORDED, RecordedCase, RunReport
 
@@ -161,13 +162,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     session = _resumed(args) if args.resume else _session_from(args, for_run=True)
     session.load()  # bad corpus files fail here, before any output
-    ui = ConsoleUI(quiet=args.quiet)
-    session.ui = ui
+    junit = output_file(Path(args.junit), "--junit") if args.junit else None
     cfg = session.config
-    ui.message(
-        f"aclnn-stress {__version__}: seed {cfg.seed} (replay with --seed {cfg.seed}), "
+    session.ui = ConsoleUI(
+        quiet=args.quiet,
+        banner=f"aclnn-stress {__version__}: seed {cfg.seed} (replay with --seed {cfg.seed}), "
         f"{cfg.threads} threads, context {cfg.context}, streams {'+'.join(cfg.streams)}, "
-        f"phases {','.join(cfg.phases)}"
+        f"phases {','.join(cfg.phases)}",
     )
     try:
         report = session.run()
@@ -186,10 +187,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"results: {out}/results.jsonl\n"
             f"reports: {out}/report.json, {out}/report.md, {out}/report.html"
         )
-    if args.junit:
+    if junit is not None:
         from stress.htmlreport import write_junit
 
-        write_junit(out, Path(args.junit))
+        write_junit(out, junit)
     _link_latest(out)
     if report.verdict == RunVerdict.FINDINGS:  # a standalone script of what failed
         from stress.cli.reproduce import after_run
@@ -199,8 +200,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _link_latest(out: Path | None) -> None:
-    """``stress-out/latest`` -> the newest run directory (best effort)."""
-    if out is None:
+    """``stress-out/latest`` -> the newest run directory (best effort). Only inside the default
+    runs folder: next to a user's own ``--out`` a ``latest`` link would be litter (or clobber
+    a file of theirs of that name)."""
+    from stress.engine.rundir import RUNS_ROOT
+
+    if out is None or out.parent.resolve() != RUNS_ROOT.resolve():
         return
     link = out.parent / "latest"
     try:
@@ -316,7 +321,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.junit:
         from stress.htmlreport import write_junit
 
-        write_junit(out, Path(args.junit))
+        write_junit(out, output_file(Path(args.junit), "--junit"))
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
     else:
@@ -337,6 +342,13 @@ def _check_run_dir(out: Path) -> None:
     if not out.is_dir():
         raise ConfigError(
             f"{out}: not a directory; name a run directory (the one holding results.jsonl)"
+        )
+    from stress.report.journal import RESULTS_FILE
+
+    if (out / RESULTS_FILE).is_dir():  # read_results would look inside it
+        raise ConfigError(
+            f"{out / RESULTS_FILE}: is a directory, not a journal; name a run directory "
+            f"(the one holding the file {RESULTS_FILE})"
         )
     if not os.access(out, os.W_OK | os.X_OK):
         raise ConfigError(

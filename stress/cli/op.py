@@ -31,9 +31,19 @@ def add_cli(subparsers: Any) -> None:
         parents=[inspect],
         add_help=False,
         help="print the operators a header declares (roles, types, optional)",
-        description=inspect.description,
+        description="Print the operators an aclnn header declares: each parameter's name (as a "
+        "declaration's [params] names it), C type and role (input, output, inout, attr); --json "
+        "prints the contract as data.",
+        epilog="Exit codes: 0 done, 2 usage/configuration error (header not found or unreadable).",
     ).set_defaults(func=_cmd_inspect)
-    ls = sub.add_parser("list", help="every operator in the backend's headers")
+    ls = sub.add_parser(
+        "list",
+        help="every operator in the backend's headers",
+        description="List every aclnn operator the backend's headers declare "
+        "($ASCEND_HOME_PATH/include/aclnnop, custom packages' op_api/include, else the "
+        "simulator's), with the header it is in.",
+        epilog="Exit codes: 0 done, 2 usage/configuration error.",
+    )
     ls.add_argument("--json", action="store_true", help="print [{name, header}] as JSON")
     ls.add_argument("-I", dest="include", action="append", default=[], metavar="DIR",
                     help="also scan this folder's aclnn_*.h")  # fmt: skip

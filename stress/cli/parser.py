@@ -5,57 +5,17 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
 
 from stress import __version__
 from stress.cli import commands as c
+from stress.cli import values as v
 from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
-from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES, parse_bytes
+from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES
 
 __all__ = ["build_parser"]
 
 
-def _phases(text: str) -> tuple[str, ...]:
-    if text == "all":
-        return PHASES
-    chosen = tuple(p.strip() for p in text.split(",") if p.strip())
-    bad = [p for p in chosen if p not in PHASES]
-    if bad or not chosen:
-        raise argparse.ArgumentTypeError(
-            f"unknown phase {bad[0] if bad else text!r}; choose from {', '.join(PHASES)} or all"
-        )
-    return chosen
-
-
-def _byte(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a byte such as 0xAB") from None
-    if not 0 <= value <= 255:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a byte (0..255)")
-    return value
-
-
-def _positive(kind: type) -> Callable[[str], float]:
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-        return value
-
-    return parse
-
-
-def _bytes(text: str) -> int:
-    """A positive byte count, optionally with K, M, G or T (binary: 1G = 2^30)."""
-    try:
-        return parse_bytes(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+_SIMPLE_EXIT_CODES = "Exit codes: 0 done, 2 usage/configuration/environment error."
 
 
 def _backend_option(parser: argparse.ArgumentParser) -> None:
@@ -137,12 +97,12 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--canary",
-        type=_byte,
+        type=v.byte,
         help=f"byte prefilled into outputs (default {DEFAULTS['canary']:#X})".replace("0X", "0x"),
     )
     g.add_argument(
         "--call-timeout",
-        type=_positive(float),
+        type=v.positive(float),
         metavar="S",
         help=f"a call still running after S seconds is a HANG (default "
         f"{DEFAULTS['call_timeout']:g}; simulator calls take "
@@ -150,7 +110,7 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--max-case-bytes",
-        type=_bytes,
+        type=v.byte_count,
         metavar="BYTES",
         help="refuse a case whose tensors take more (checked from shapes and dtypes at corpus "
         "load, before anything is allocated; K/M/G/T suffixes; default a quarter of host memory "
@@ -165,7 +125,14 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_info(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("info", help="show the backend: libraries, SoC, version, device count")
+    p = sub.add_parser(
+        "info",
+        help="show the backend: libraries, SoC, version, device count",
+        description="Load the backend a run would use and print its root, the library each "
+        "CANN library resolved to, the SoC name, the version string and the device count: the "
+        "first thing to try when a run says the CANN install is broken.",
+        epilog=_SIMPLE_EXIT_CODES,
+    )
     _backend_option(p)
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=c.cmd_info)
@@ -177,6 +144,7 @@ def _add_sim(sub: argparse._SubParsersAction) -> None:
         help="build or locate the CANN simulator",
         description="The simulator is a C implementation of the CANN ABI laid out as a CANN root. "
         "Point third-party ctypes scripts at it with ASCEND_HOME_PATH=$(aclnn-stress sim path).",
+        epilog=_SIMPLE_EXIT_CODES,
     )
     simsub = p.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
     simsub.add_parser("path", help="print the simulator root (building it first if needed)")
@@ -184,13 +152,22 @@ def _add_sim(sub: argparse._SubParsersAction) -> None:
     fp = simsub.add_parser(
         "faults",
         help="list the simulator's opt-in faults (ACLSIM_FAULTS) and what each should be found as",
+        description="List the faults the simulator can turn on (ACLSIM_FAULTS=name[,name...]), "
+        "each with its mechanism, the diagnosis a run should reach and the phase that finds it "
+        "(docs/simulator.md, section Faults).",
     )
     fp.add_argument("--json", action="store_true", help="print the list as JSON")
     p.set_defaults(func=c.cmd_sim)
 
 
 def _add_ops(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ops", help="list the operators and their case parameters")
+    p = sub.add_parser(
+        "ops",
+        help="list the operators and their case parameters",
+        description="List the built-in operators (the declarations in stress/ops/declarations/) "
+        "with their aclnn function and the parameters a corpus case may set. Operators from "
+        "other headers: aclnn-stress op list / op inspect.",
+    )
     p.set_defaults(func=c.cmd_ops)
 
 
@@ -212,7 +189,7 @@ def _run_output_options(p: argparse.ArgumentParser) -> None:
     )
     o.add_argument(
         "--shrink-budget",
-        type=float,
+        type=v.seconds_or_zero,
         default=45.0,
         metavar="S",
         help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
@@ -253,7 +230,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--threads", type=int, help=f"worker threads T (default {DEFAULTS['threads']})")
     g.add_argument(
         "--phases",
-        type=_phases,
+        type=v.phases,
         default=PHASES,
         help=f"comma-separated subset of {','.join(PHASES)} (default all)",
     )
@@ -273,20 +250,20 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
     budget = g.add_mutually_exclusive_group()
     budget.add_argument(
         "--duration",
-        type=_positive(float),
+        type=v.positive(float),
         metavar="S",
         help=f"seconds per concurrent phase (default {DEFAULT_DURATION:g}; isolated splits it "
         "across cases)",
     )
     budget.add_argument(
         "--iterations",
-        type=_positive(int),
+        type=v.positive(int),
         metavar="N",
         help="rounds per concurrent phase (per case in isolated) instead of a duration",
     )
     g.add_argument(
         "--budget",
-        type=_positive(float),
+        type=v.positive(float),
         metavar="S",
         help="seconds for the whole run: the scheduler gives the burst a tenth (at most 1 s per "
         "stream policy) and divides the rest across the concurrent phases (overrides --duration)",
@@ -327,7 +304,13 @@ def _add_baseline(sub: argparse._SubParsersAction) -> None:
         duration=None,
         iterations=None,
     )
-    show = bsub.add_parser("show", help="print a baseline's cases and fingerprint")
+    show = bsub.add_parser(
+        "show",
+        help="print a baseline's cases and fingerprint",
+        description="Print the backend a baseline was recorded on and its settings, and per "
+        "case its operator, status, grading (digest or tolerance), digest and reference check.",
+        epilog=_SIMPLE_EXIT_CODES,
+    )
     show.add_argument("path", help="baseline JSON file")
     show.set_defaults(func=c.cmd_baseline)
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from stress.errors import ConfigError
+from stress.files import output_file
 
 __all__ = ["add_cli", "after_run", "cmd_reproduce"]
 
@@ -46,6 +47,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.iterations < 0:
         raise ConfigError(f"--iterations: must be >= 0, got {args.iterations}")
+    if args.output is not None:
+        output_file(args.output, "-o")
     repro = write_script(args.run_dir, args.output, args.case, args.iterations, args.backend)
     side = f", {repro.bytes_side} in {repro.side_file}" if repro.side_file else ""
     print(

@@ -21,12 +21,21 @@ from pathlib import Path
 
 from stress.errors import ConfigError
 
-__all__ = ["LOCK_FILE", "Claim", "claim_baseline", "claim_lock", "claim_run_dir", "new_out_dir"]
+__all__ = [
+    "LOCK_FILE",
+    "RUNS_ROOT",
+    "Claim",
+    "claim_baseline",
+    "claim_lock",
+    "claim_run_dir",
+    "new_out_dir",
+]
 
 LOCK_FILE = ".lock"
+RUNS_ROOT = Path("stress-out")  # the default runs folder (relative to the working directory)
 
 
-def new_out_dir(root: str | Path = "stress-out", seed: int | None = None) -> Path:
+def new_out_dir(root: str | Path = RUNS_ROOT, seed: int | None = None) -> Path:
     """A fresh ``<root>/<UTC time>-s<seed>`` directory name (not an existing one; two runs that
     pick the same name in the same second are told apart by :func:`claim_run_dir`)."""
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -143,7 +152,14 @@ def claim_run_dir(directory: Path, say: Callable[[str], None] = lambda _: None) 
 def claim_baseline(path: Path, say: Callable[[str], None] = lambda _: None) -> Claim:
     """Claim the recording of the baseline ``path`` (lock ``.<name>.lock`` beside it): a second
     run that would record the same file is told who records it, instead of racing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = "it is a file" if isinstance(exc, FileExistsError) else exc.strerror
+        raise ConfigError(
+            f"{path}: cannot make the baseline's folder {path.parent} ({why}); choose another "
+            "baseline path (--baseline, or --out of baseline record)"
+        ) from None
     busy = (
         f"{path}: the baseline is being recorded by {{who}}; wait for it to finish, then rerun "
         "(the run will use it)"

@@ -25,7 +25,6 @@ from stress.engine.budget import check_case_sizes, default_max_case_bytes
 from stress.engine.forkserver import ForkServer, fork_server
 from stress.engine.isolate import ChildResult, run_child
 from stress.engine.phase_end import phase_end
-from stress.engine.progress import SessionUI
 from stress.engine.reproducer import Reproducer
 from stress.engine.resume import Resumed
 from stress.engine.rundir import claim_baseline, claim_run_dir, new_out_dir
@@ -39,6 +38,7 @@ from stress.engine.schedule import (
     settled,
     settled_at,
 )
+from stress.engine.session_ui import SessionUI
 from stress.errors import ConfigError
 from stress.model import PhaseStatus
 from stress.records import CALL, RECORDED, CallRecord, PhaseResult, RecordedCase, RunReport
@@ -165,6 +165,7 @@ class Session:
                 self.load()
             out = self.out_dir or new_out_dir(seed=self.config.seed)
             lock = claim_run_dir(out, self.ui.message)  # before anything slow: exit 2 at once
+            self.ui.run_start(out)
             try:
                 if (out / RESULTS_FILE).exists() and self.resume is None:
                     raise ConfigError(

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from stress.engine.session import SessionUI
+from stress.engine.session_ui import SessionUI
 from stress.model import PhaseStatus, RunVerdict, Status
 from stress.records import CallRecord
 
@@ -20,9 +21,12 @@ __all__ = ["ConsoleUI"]
 class ConsoleUI(SessionUI):
     """Shows each phase with its call count and failures as records stream in."""
 
-    def __init__(self, console: Console | None = None, *, quiet: bool = False) -> None:
+    def __init__(
+        self, console: Console | None = None, *, quiet: bool = False, banner: str = ""
+    ) -> None:
         self.console = console or Console(stderr=True)
         self.quiet = quiet
+        self.banner = banner  # printed once the run dir is claimed: errors come before it
         self.live = self.console.is_terminal and not quiet
         self._progress: Progress | None = None
         self._task: Any = None
@@ -33,6 +37,10 @@ class ConsoleUI(SessionUI):
     def message(self, text: str) -> None:
         if not self.quiet:
             self.console.print(text, soft_wrap=True, highlight=False)
+
+    def run_start(self, out: Path) -> None:
+        if self.banner:
+            self.message(self.banner)
 
     def phase_start(self, name: str, variant: str, cases: int) -> None:
         self._calls = self._bad = 0

@@ -9,19 +9,23 @@ both lists equal.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from stress.model import Diagnosis
 
-__all__ = ["EXPECTED", "TARGETS", "UNKNOWN", "Fault", "catalogue"]
+__all__ = ["FAULTS", "UNKNOWN", "Fault", "catalogue"]
 
 UNKNOWN = "?"  # what a fault the table lacks expects and is found by
 
 
 @dataclass(frozen=True)
 class Fault:
-    """One fault: its name, the run's expected diagnosis, the phase that should catch it."""
+    """One fault: its name, the run's expected diagnosis, the phase that should catch it, the
+    aclnn functions it targets (by their C names: the simulator's description of each fault
+    starts with them; a test keeps both in step — a corpus exercises a fault when one of its
+    cases calls one of these) and, from the loaded simulator, its one-line mechanism."""
 
     name: str
     expected: Diagnosis | str  # "?" for a fault this table does not know
@@ -30,52 +34,56 @@ class Fault:
     targets: tuple[str, ...] = ()  # the aclnn functions whose calls the fault corrupts
 
 
-#: name -> (expected diagnosis, the phase or tool that should catch it). ``grad-drift`` is
-#: numeric: the stress protocol stays ``clean`` and ``aclnn-stress gradcheck`` says ``biased``.
-EXPECTED: dict[str, tuple[Diagnosis, str]] = {
-    "tiling-race": (Diagnosis.CROSS_CALL_CONTAMINATION, "interleaved, mixed"),
-    "tiling-ring": (Diagnosis.CROSS_CALL_CONTAMINATION, "interleaved (PCT schedules), mixed"),
-    "shared-scratch": (Diagnosis.SELF_RACE, "isolated (per-thread streams)"),
-    "stale-tail": (Diagnosis.ORDER_DEPENDENCE, "shuffled"),
-    "empty-skip": (Diagnosis.UNWRITTEN_OUTPUT, "serial (canary)"),
-    "grad-drift": (Diagnosis.CLEAN, "aclnn-stress gradcheck -> biased"),
-    "add-race": (Diagnosis.RUNTIME_FAULT, "control (per-thread streams)"),
-    "crash": (Diagnosis.CRASH, "interleaved, mixed"),
-    "hang": (Diagnosis.HANG, "isolated, mixed"),
-    "scratch-pool": (Diagnosis.CROSS_CALL_CONTAMINATION, "mixed (per-thread streams)"),
-    "softmax-grad-tail": (
-        Diagnosis.CLEAN,
-        "aclnn-stress gradcheck --op corpus/ops/softmax_backward.toml -> biased",
-    ),
-}
-
-
 _BACKWARD = ("aclnnMhcPreSinkhornBackward",)
+_SCRATCH_POOL_OPS = (
+    "aclnnAdd",
+    "aclnnMul",
+    "aclnnMatmul",
+    "aclnnSoftmax",
+    "aclnnRmsNorm",
+    "aclnnLayerNorm",
+    "aclnnReduceSum",
+    "aclnnCat",
+)
 
-#: name -> the aclnn functions the fault targets, by their C names (the simulator's description
-#: of each fault starts with them; a test keeps both in step). A corpus exercises a fault when
-#: one of its cases calls one of these functions.
-TARGETS: dict[str, tuple[str, ...]] = {
-    "tiling-race": _BACKWARD,
-    "tiling-ring": _BACKWARD,
-    "shared-scratch": _BACKWARD,
-    "stale-tail": _BACKWARD,
-    "empty-skip": _BACKWARD,
-    "grad-drift": _BACKWARD,
-    "add-race": ("aclnnAdd",),
-    "crash": _BACKWARD,
-    "hang": _BACKWARD,
-    "scratch-pool": (
-        "aclnnAdd",
-        "aclnnMul",
-        "aclnnMatmul",
-        "aclnnSoftmax",
-        "aclnnRmsNorm",
-        "aclnnLayerNorm",
-        "aclnnReduceSum",
-        "aclnnCat",
-    ),
-    "softmax-grad-tail": ("aclnnSoftmaxBackward",),
+
+def _fault(name: str, expected: Diagnosis, found_by: str, targets: tuple[str, ...]) -> Fault:
+    return Fault(name, expected, found_by, targets=targets)
+
+
+#: Every fault the framework knows, in the simulator's order (the description comes from the
+#: loaded simulator, see :func:`catalogue`). ``grad-drift`` is numeric: the stress protocol
+#: stays ``clean`` and ``aclnn-stress gradcheck`` says ``biased``.
+FAULTS: dict[str, Fault] = {
+    f.name: f
+    for f in (
+        _fault("tiling-race", Diagnosis.CROSS_CALL_CONTAMINATION, "interleaved, mixed", _BACKWARD),
+        _fault(
+            "tiling-ring",
+            Diagnosis.CROSS_CALL_CONTAMINATION,
+            "interleaved (PCT schedules), mixed",
+            _BACKWARD,
+        ),
+        _fault("shared-scratch", Diagnosis.SELF_RACE, "isolated (per-thread streams)", _BACKWARD),
+        _fault("stale-tail", Diagnosis.ORDER_DEPENDENCE, "shuffled", _BACKWARD),
+        _fault("empty-skip", Diagnosis.UNWRITTEN_OUTPUT, "serial (canary)", _BACKWARD),
+        _fault("grad-drift", Diagnosis.CLEAN, "aclnn-stress gradcheck -> biased", _BACKWARD),
+        _fault("add-race", Diagnosis.RUNTIME_FAULT, "control (per-thread streams)", ("aclnnAdd",)),
+        _fault("crash", Diagnosis.CRASH, "interleaved, mixed", _BACKWARD),
+        _fault("hang", Diagnosis.HANG, "isolated, mixed", _BACKWARD),
+        _fault(
+            "scratch-pool",
+            Diagnosis.CROSS_CALL_CONTAMINATION,
+            "mixed (per-thread streams)",
+            _SCRATCH_POOL_OPS,
+        ),
+        _fault(
+            "softmax-grad-tail",
+            Diagnosis.CLEAN,
+            "aclnn-stress gradcheck --op corpus/ops/softmax_backward.toml -> biased",
+            ("aclnnSoftmaxBackward",),
+        ),
+    )
 }
 
 
@@ -89,7 +97,7 @@ def catalogue(api: Any) -> list[Fault]:
     describe = api.aclsimFaultDescription if api.has("aclsimFaultDescription") else None
     out = []
     for name in names:
-        expected, found_by = EXPECTED.get(name, (UNKNOWN, UNKNOWN))
         text = (describe(name.encode()) or b"").decode() if describe else ""
-        out.append(Fault(name, expected, found_by, text, TARGETS.get(name, ())))
+        known = FAULTS.get(name, Fault(name, UNKNOWN, UNKNOWN))
+        out.append(dataclasses.replace(known, description=text))
     return out

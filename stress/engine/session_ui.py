@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from stress.records import CallRecord
 
 __all__ = ["SessionUI"]
@@ -16,6 +18,10 @@ class SessionUI:
 
     def message(self, text: str) -> None:
         pass
+
+    def run_start(self, out: Path) -> None:
+        """The run directory ``out`` is claimed (every check that can refuse the run before
+        the backend starts has passed)."""
 
     def phase_start(self, name: str, variant: str, cases: int) -> None:
         pass

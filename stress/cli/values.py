@@ -1,0 +1,66 @@
+"""The values the CLI's options take: each parser turns the text into a value or raises
+:class:`argparse.ArgumentTypeError`, which the CLI prints as one line naming the option."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+from stress.config import PHASES, parse_bytes
+
+__all__ = ["byte", "byte_count", "phases", "positive", "seconds_or_zero"]
+
+
+def phases(text: str) -> tuple[str, ...]:
+    if text == "all":
+        return PHASES
+    chosen = tuple(p.strip() for p in text.split(",") if p.strip())
+    bad = [p for p in chosen if p not in PHASES]
+    if bad or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"unknown phase {bad[0] if bad else text!r}; choose from {', '.join(PHASES)} or all"
+        )
+    return chosen
+
+
+def byte(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a byte such as 0xAB") from None
+    if not 0 <= value <= 255:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a byte (0..255)")
+    return value
+
+
+def positive(kind: type) -> Callable[[str], float]:
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return value
+
+    return parse
+
+
+def seconds_or_zero(text: str) -> float:
+    """A finite number of seconds >= 0 (0 turns the thing off)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
+    return value
+
+
+def byte_count(text: str) -> int:
+    """A positive byte count, optionally with K, M, G or T (binary: 1G = 2^30)."""
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
