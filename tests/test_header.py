@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,9 @@ from stress.ops.header import doc_tags, find_header, read_header, read_header_te
 from stress.ops.signature import role_of
 
 HEADERS = Path(__file__).resolve().parent / "headers"
-SIM_INCLUDE = Path(__file__).resolve().parent.parent / "stress" / "sim" / "src" / "include"
+REPO = Path(__file__).resolve().parent.parent
+SIM_INCLUDE = REPO / "stress" / "sim" / "src" / "include"
+DECLARATIONS = REPO / "stress" / "ops" / "declarations"
 
 # op -> "name:role" per parameter in C order; role letters i/o/io/a, "?" = may be NULL
 EXPECTED = {
@@ -214,14 +217,35 @@ SIM_EXPECTED = {
 }
 
 
-def test_simulator_headers_are_pinned():
+def _simulator_ops() -> dict[str, str]:
     read = {}
     for header in sorted((SIM_INCLUDE / "aclnnop").glob("aclnn_*.h")):
         if header.name == "aclnn_util.h":  # ACLNN_API only, no operator
             continue
         for op in read_header(header).ops:
             read[op.name] = _summary(op)
-    assert read == SIM_EXPECTED
+    return read
+
+
+def test_simulator_headers_are_pinned():
+    """The pinned operators read as pinned (none disappears); an operator added later needs no
+    line here (adding one touches its C file, header and corpus only): the next test holds it
+    to the declaration that stresses it."""
+    read = _simulator_ops()
+    assert {op: read.get(op) for op in SIM_EXPECTED} == SIM_EXPECTED
+
+
+def test_every_simulator_operator_is_declared_by_a_corpus_or_built_in():
+    """Each operator a simulator header declares is stressed by a declaration (a corpus/ops
+    file or a built-in one), whose parameters are the header's: so tests/test_declared_corpus.py
+    runs it, including an operator added without touching this file."""
+    declared = set()
+    for path in [*(REPO / "corpus" / "ops").glob("*.toml"), *DECLARATIONS.glob("*.toml")]:
+        op = tomllib.loads(path.read_text()).get("op", {})
+        declared.add(op.get("function"))
+    # an in-place variant shares its declared sibling's kernel (aclnnInplaceMul: aclnnMul)
+    siblings = {op for op in _simulator_ops() if op.replace("Inplace", "") in declared}
+    assert set(_simulator_ops()) - declared - siblings == set()
 
 
 def test_inspect_prints_json_and_text(capsys):
