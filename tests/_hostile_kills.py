@@ -57,11 +57,20 @@ def _wait_for(path: Path, needle: str, timeout: float) -> bool:
     return False
 
 
+def _valid_json(path: Path) -> bool:
+    try:
+        json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def signal_run(sig: signal.Signals, record: bool) -> Callable[[Files], Outcome]:
     def go(f: Files) -> Outcome:
         out = f.out()
         baseline = f.root / f"new-{sig.name}.json" if record else f.baseline
-        extra = ("--record-baseline", "--repeats", "30") if record else ("--duration", "30")
+        # 2000 repeats: with forked phase children a short recording can end before the signal
+        extra = ("--record-baseline", "--repeats", "2000") if record else ("--duration", "30")
         args = run_args(
             baseline, out, "--phases", "serial" if record else "serial,isolated", *extra
         )
@@ -88,7 +97,10 @@ def signal_run(sig: signal.Signals, record: bool) -> Callable[[Files], Outcome]:
             return Outcome(HUNG, "", err.read_text(), "still running 30 s after the signal")
         text = err.read_text(errors="replace")
         problem = ""
-        if record and (baseline.exists() or "not written" not in text):
+        if record and "baseline recorded:" in text:  # it ended before the signal came
+            if not _valid_json(baseline):
+                problem = "the recorded baseline is not valid JSON"
+        elif record and (baseline.exists() or "not written" not in text):
             problem = "a baseline was half-kept or the line does not say so"
         if not record and not (out / "report.json").is_file():
             problem = "no partial report.json"
