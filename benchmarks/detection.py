@@ -216,7 +216,7 @@ def main() -> int:
             row = {
                 "fault": name,
                 "expected": EXPECTED[fault]
-                + (" + gradcheck biased" if fault == "grad-drift" else ""),
+                + (" + gradcheck biased" if fault in GRADCHECK_ARGS else ""),
                 "seeds": args.seeds,
                 "framework_detected": sum(r["detected"] for r in fw),
                 "framework_correct": sum(r["correct"] for r in fw),
@@ -282,7 +282,7 @@ def _write(out_dir: Path, rows: list[dict]) -> str:
 
 def _phases(row: dict) -> str:
     """The phases whose records failed first, most frequent first (e.g. ``interleaved 10``)."""
-    if row["fault"] == "grad-drift":
+    if row["fault"] in GRADCHECK_ARGS:
         return "gradcheck"
     counts = Counter(
         r.get("first_failure_phase") for r in row.get("framework_runs", []) if r.get("detected")
