@@ -3,21 +3,13 @@
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
-from stress.config import DEFAULT_DURATION, DEFAULTS, PYTEST_DURATION, parse_bytes
+from stress.cli.values import byte_count
+from stress.config import DEFAULT_DURATION, DEFAULTS, PYTEST_DURATION
 from stress.pytest.state import BACKENDS
 
 __all__ = ["add_options"]
-
-
-def _bytes(text: str) -> int:
-    try:
-        return parse_bytes(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -54,7 +46,7 @@ def add_options(parser: pytest.Parser) -> None:
     )
     g.addoption(
         "--stress-max-case-bytes",
-        type=_bytes,
+        type=byte_count,
         default=None,
         metavar="BYTES",
         help="refuse a case whose tensors take more (checked from shapes and dtypes before "
