@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import selectors
 import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -104,16 +107,22 @@ class ForkServer:
         self.env = dict(env)
         self._lock = threading.Lock()
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        server_env = {**self.env, PARENT_ENV: str(os.getpid())}
         try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(theirs.fileno()), json.dumps(warm or {})],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env={**self.env, PARENT_ENV: str(os.getpid())},
-                process_group=0,
-            )
+            if may_fork_here(self.env):
+                self._proc: subprocess.Popen | _ServerProcess = _fork_server(
+                    theirs, self._sock, server_env, warm or {}
+                )
+            else:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-m", __name__, str(theirs.fileno()), json.dumps(warm or {})],
+                    pass_fds=(theirs.fileno(),),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=server_env,
+                    process_group=0,
+                )
         except OSError:
             self._sock.close()
             raise ForkServerGone("cannot start the fork server") from None
@@ -163,6 +172,100 @@ class ForkServer:
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()
+
+
+def may_fork_here(env: dict[str, str]) -> bool:
+    """Whether this process may fork the server itself instead of starting a fresh interpreter:
+    it has one thread (a fork keeps only the calling thread: a lock another thread holds would
+    stay locked forever), it has not loaded the backend, and ``env`` differs from its own
+    environment only in what the simulator reads after the fork (:data:`SAFE_ENV_PREFIXES`)."""
+    if threading.active_count() != 1 or _backend_loaded():
+        return False
+    keys = {k for k in env.keys() | os.environ.keys() if env.get(k) != os.environ.get(k)}
+    return all(k.startswith(SAFE_ENV_PREFIXES) for k in keys)
+
+
+class _ServerProcess:
+    """A fork server forked from the session: the part of :class:`subprocess.Popen` the handle
+    uses (``poll``, ``wait``, ``kill``)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                self.returncode = -signal.SIGKILL  # reaped elsewhere: it is gone
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"fork server {self.pid}", timeout or 0)
+            time.sleep(0.005)
+        return self.returncode  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _fd_limit() -> int:
+    """One above the highest descriptor this process may hold."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return soft if 0 < soft < (1 << 20) else 1 << 20
+
+
+def _fork_server(
+    theirs: socket.socket, mine: socket.socket, env: dict[str, str], warm: dict[str, Any]
+) -> _ServerProcess:
+    """Fork the server from this process (it inherits every module imported so far: no
+    interpreter start, no import); the child sets itself up as the exec'd server would be:
+    its own process group, /dev/null for stdio, no other inherited descriptor, ``env``."""
+    for stream in (sys.stdout, sys.stderr):  # nothing buffered here may be written twice
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    with warnings.catch_warnings():  # Python 3.12+ warns about OpenBLAS's (fork-safe) threads
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the server: never returns into the session's code
+        try:
+            os.setpgid(0, 0)
+            for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
+                signal.signal(sig, signal.SIG_DFL)
+            fd = theirs.fileno()
+            null = os.open(os.devnull, os.O_RDWR)
+            for std in (0, 1, 2):
+                os.dup2(null, std)
+            os.closerange(3, fd)
+            os.closerange(fd + 1, _fd_limit())
+            # the session's sys.std* may be wrappers (pytest's capture, a console): a job child
+            # must write its traceback to its own fd 2, as a fresh interpreter would
+            sys.stdin = open(0, closefd=False)  # for the process's lifetime
+            sys.stdout = open(1, "w", buffering=1, closefd=False)
+            sys.stderr = open(2, "w", buffering=1, closefd=False)
+            os.environ.clear()
+            os.environ.update(env)
+            serve(fd, warm)
+        finally:
+            os._exit(0)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # the child already did
+    return _ServerProcess(pid)
 
 
 @contextmanager
