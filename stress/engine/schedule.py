@@ -76,12 +76,21 @@ def plan(config: RunConfig) -> list[Step]:
     steps = []
     for phase in config.phases:
         if phase in CONCURRENT_PHASES:
-            for stream in config.streams:
+            for stream in _stream_order(phase, config.streams):
                 variant = f"stream={stream}" if len(config.streams) > 1 else ""
                 steps.append(Step(phase, variant, stream))
         else:
             steps.append(Step(phase, "", "shared"))
     return steps
+
+
+def _stream_order(phase: str, streams: Sequence[str]) -> Sequence[str]:
+    """The burst runs its most concurrent policy (per-thread streams) first: every fault the
+    shared-stream burst finds, it finds too, and the faults of launches that only overlap on
+    separate streams are found a whole burst sooner."""
+    if phase != "burst":
+        return streams
+    return sorted(streams, key=lambda s: s != "per-thread")
 
 
 #: Diagnoses that never stop a run early: out of memory and "a phase made no call" say
