@@ -313,18 +313,19 @@ class PhaseRunner(InterleavedPhase):
         self._mix(pool, "mixed", self.cases, 5)
 
     def _phase_burst(self, pool: WorkerPool) -> None:
-        """Cheap and sensitive first: a serial baseline check of every case's first call, then
-        mixed rounds with the control interleaved and self-race rounds (one case everywhere)."""
+        """Cheap and sensitive first: free-running calls of random cases (the control among
+        them), then aligned mixed rounds with self-race rounds (one case everywhere), then one
+        serial call of every case (a fault that needs no concurrency)."""
         everything = [*self.cases, *self.control]
         if not everything:
             return
+        n, seed, width = len(everything), self.config.seed, pool.threads
 
-        def serial(worker: Worker, rnd: int) -> None:
-            for i, case in enumerate(everything):  # the first call of each case, no warm-up
-                self._call("burst", worker, i, case, rep=0)
+        def free(worker: Worker, k: int) -> None:  # k numbers the calls as they start
+            self._call("burst", worker, k // width, self._opening_pick(seed, k))
 
-        pool.run(serial, Budget(rounds=1), threads=1)
-        n, seed = len(everything), self.config.seed
+        opening, rest = _split(self.config.budget(), BURST_OPENING)
+        offset = pool.run_free(free, self._budget(opening))
 
         def pick(worker: Worker, rnd: int) -> Case:
             if rnd % 3 == 2:  # a self-race round: one case on every thread
@@ -333,18 +334,52 @@ class PhaseRunner(InterleavedPhase):
             return everything[perm[worker.index % n]]
 
         def task(worker: Worker, rnd: int) -> None:
-            self._call("burst", worker, rnd, pick(worker, rnd))
+            self._call("burst", worker, rnd + offset, pick(worker, rnd))
 
         def fill(worker: Worker, rnd: int, k: int) -> None:
             i = np.random.default_rng([seed, 7, rnd, worker.index, k + 1]).integers(n)
-            self._call("burst", worker, rnd, everything[int(i)], fill=k)
+            self._call("burst", worker, rnd + offset, everything[int(i)], fill=k)
 
-        pool.run(task, self.config.budget(), fill=fill)
+        pool.run(task, self._budget(rest), fill=fill)
+
+        def serial(worker: Worker, rnd: int) -> None:
+            for i, case in enumerate(everything):  # one call of each case, no warm-up
+                self._call("burst", worker, i, case, rep=0)
+
+        pool.run(serial, Budget(rounds=1), threads=1)
+
+    def _opening_pick(self, seed: int, k: int) -> Case:
+        """The case of the burst's free-running call ``k``: a corpus case, or with probability
+        :data:`OPENING_CONTROL_SHARE` a control case (the control runs alongside; its cheap
+        calls would otherwise thin out the corpus's overlaps)."""
+        rng = np.random.default_rng([seed, 7, k])
+        pool = self.cases
+        if not pool or (self.control and rng.random() < OPENING_CONTROL_SHARE):
+            pool = self.control
+        return pool[int(rng.integers(len(pool)))]
 
     def _phase_control(self, pool: WorkerPool) -> None:
         if not self.control:
             raise ConfigError("the control phase needs a control corpus (--control PATH)")
         self._mix(pool, "control", self.control, 6)
+
+
+#: The share of the burst's budget spent on free-running calls before its aligned rounds.
+BURST_OPENING = 0.5
+#: The share of the burst's free-running calls that go to the control corpus.
+OPENING_CONTROL_SHARE = 0.1
+
+
+def _split(budget: Budget, share: float) -> tuple[Budget, Budget]:
+    """``budget`` cut in two: ``share`` of it, and the rest (at least one round each)."""
+    if budget.seconds is not None:
+        first = budget.seconds * share
+        return Budget(seconds=first, rounds=budget.rounds), Budget(
+            seconds=budget.seconds - first, rounds=budget.rounds
+        )
+    rounds = budget.rounds or 1
+    first = max(1, int(rounds * share))
+    return Budget(rounds=first), Budget(rounds=max(1, rounds - first))
 
 
 def _in_flight(detail: dict[str, Any]) -> str:

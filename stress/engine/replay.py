@@ -16,6 +16,7 @@ workers (an in-process hang cannot be interrupted; the supervisor in
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -186,6 +187,55 @@ class WorkerPool:
                 errors.append(exc)
                 barrier.abort()
 
+        def abort() -> None:
+            state["stop"] = True
+            barrier.abort()
+
+        self._start_and_watch(loop, active, abort, errors)
+        return max(state["round"], 0)
+
+    def run_free(self, task: Task, budget: Budget, *, threads: int | None = None) -> int:
+        """Run ``task(worker, n)`` on ``threads`` workers with no barrier: each worker calls again
+        as soon as its call returns, until ``budget`` is spent (``n`` numbers the calls as they
+        start, across workers; the rounds a budget counts are ``n // threads``). Returns one
+        more than the highest such round a call began in. Raises :class:`PoolAborted`.
+
+        Unaligned calls drift against each other, so their stages (phase 1, launch) meet in
+        every relative order: the orderings a depth-3 bug needs come sooner than in aligned
+        rounds, where every call starts its phase 1 at the same moment."""
+        active = self.workers[: threads or self.threads]
+        started = time.monotonic()
+        starts = itertools.count()
+        errors: list[BaseException] = []
+        halt = threading.Event()
+        width = len(active)
+
+        def loop(worker: Worker) -> None:
+            worker.context.bind()
+            try:
+                while not halt.is_set():
+                    n = next(starts)
+                    if errors or budget.exhausted(started, n // width):
+                        halt.set()
+                        return
+                    task(worker, n)
+                    worker.end()
+            except BaseException as exc:  # a hang report or a bug in a task: stop everyone
+                errors.append(exc)
+                halt.set()
+
+        self._start_and_watch(loop, active, halt.set, errors)
+        return next(starts) // width + 1
+
+    def _start_and_watch(
+        self,
+        loop: Callable[[Worker], None],
+        active: list[Worker],
+        abort: Callable[[], None],
+        errors: list[BaseException],
+    ) -> None:
+        """Start a thread per worker running ``loop``, wait for them (the watchdog reports a
+        hang), and raise the first error a worker hit."""
         threads_ = [
             threading.Thread(target=loop, args=(w,), name=f"stress-worker-{w.index}", daemon=True)
             for w in active
@@ -194,8 +244,7 @@ class WorkerPool:
             try:
                 t.start()
             except RuntimeError as exc:  # "can't start new thread": the host's limit, not ours
-                state["stop"] = True
-                barrier.abort()
+                abort()
                 raise ConfigError(
                     f"--threads {len(active)}: the host could not start worker thread {k + 1} "
                     f"({exc}); lower --threads or raise the process's thread and memory limits "
@@ -203,13 +252,12 @@ class WorkerPool:
                 ) from None
         hung = self._watch(threads_, active)
         if hung is not None:
-            barrier.abort()
+            abort()
             if self.on_hang:
                 self.on_hang(hung)
             raise PoolAborted(Status.HANG, hung)
         if errors:
             raise errors[0]
-        return max(state["round"], 0)
 
     def _watch(self, threads: list[threading.Thread], workers: list[Worker]) -> dict | None:
         """Wait for the workers; return the hang report if a call outlives its timeout."""
