@@ -3,8 +3,11 @@ process keep what a cold ``python -m stress.engine.isolate`` child promises."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -12,7 +15,7 @@ from pathlib import Path
 import pytest
 from _runs import alive
 
-from stress.engine.forkserver import ForkServer, ForkServerGone, fork_server
+from stress.engine.forkserver import ForkServer, ForkServerGone, fork_server, may_fork_here
 from stress.engine.isolate import run_child
 from stress.model import PhaseStatus
 
@@ -144,3 +147,52 @@ def test_a_stuck_server_is_killed_and_its_job_starts_cold(start, tmp_path):
     assert not server.serves(dict(server.env))
     result = run_child(INFO, lambda r: None, silence_timeout=60, server=server)
     assert result.status == PhaseStatus.DONE, result
+
+
+_PROBE = r"""
+import json, os, select, sys, threading
+from stress.engine.forkserver import fork_server, may_fork_here
+from stress.engine.isolate import run_child
+
+if sys.argv[1] == "threaded":
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+r, w = os.pipe()
+env = dict(os.environ)
+with fork_server(True, env, [], []) as server:
+    pid = server._proc.pid
+    os.close(w)  # the server must hold no copy of it: then the read end sees EOF at once
+    eof = bool(select.select([r], [], [], 5)[0]) and os.read(r, 1) == b""
+    result = run_child({"kind": "info", "backend": "sim", "device": 0}, lambda rec: None,
+                       silence_timeout=60, server=server)
+    print(json.dumps({
+        "may_fork": may_fork_here(env),
+        "lookalike": open(f"/proc/{pid}/cmdline", "rb").read()
+                     == open("/proc/self/cmdline", "rb").read(),
+        "eof": eof,
+        "status": result.status,
+        "backend_here": "libaclsim" in open("/proc/self/maps").read(),
+    }))
+"""
+
+
+@pytest.mark.parametrize("mode", ["single", "threaded"])
+def test_a_single_threaded_session_forks_the_server_itself_and_keeps_none_of_its_files(mode):
+    """A session with one thread forks the server (no interpreter start, no import); the server
+    keeps none of the session's descriptors (a pipe the session closes reads EOF, so a caller
+    waiting for the session's output is never held open by the server). A session with another
+    thread starts the server as a fresh interpreter (a fork keeps only the forking thread)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    proc = subprocess.run([sys.executable, "-c", _PROBE, mode], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=Path(__file__).parents[1])  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    forked = mode == "single"
+    assert seen["may_fork"] is forked and seen["lookalike"] is forked, seen
+    assert seen["eof"] and seen["status"] == PhaseStatus.DONE, seen
+    assert not seen["backend_here"]  # the session never loads the backend, either way
+
+
+def test_a_different_start_environment_is_never_forked(monkeypatch):
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    assert not may_fork_here({**os.environ, "LD_PRELOAD": "/usr/lib/libasan.so"})
+    assert not may_fork_here({**os.environ, "PYTHONHASHSEED": "7"})

@@ -164,3 +164,34 @@ def test_fail_fast_with_focused_steps_diagnoses_each_fault(tmp_path, fault):
     assert report["diagnosis"] == EXPECTED[fault], (report["explanation"], report["notes"])
     if report["diagnosis"] != "clean":
         assert report["timing"]["diagnosis_s"] >= report["timing"]["first_detection_s"]
+
+
+def test_the_burst_opens_free_running_on_per_thread_streams_and_ends_with_the_serial_pass(
+    tmp_path,
+):
+    from test_fault_diagnosis import CONTROL, CORPUS
+
+    from stress.corpus import load_corpus
+    from stress.report.journal import read_results
+
+    report = run_fault(tmp_path, "", phases=("burst", "control"), duration=0.5)
+    assert report["diagnosis"] == "clean"
+    calls = [
+        r
+        for r in read_results(tmp_path / "run--1")
+        if r.get("type") == "call" and r.get("phase") == "burst" and not r.get("warmup")
+    ]
+    assert calls[0]["variant"] == "stream=per-thread"  # the more concurrent policy first
+    cases = {c.id for c in load_corpus(CORPUS)}
+    control = {c.id for c in load_corpus(CONTROL)}
+    for variant in ("stream=per-thread", "stream=shared"):
+        mine = [r for r in calls if r["variant"] == variant]
+        serial = [i for i, r in enumerate(mine) if r.get("rep") == 0]
+        assert serial == list(range(len(mine) - len(serial), len(mine)))  # the pass comes last
+        assert {mine[i]["case"] for i in serial} == cases | control  # every case, once
+        concurrent = mine[: serial[0]]
+        opening = concurrent[:40]
+        assert not any("fill" in r for r in opening)  # free-running: no aligned rounds yet
+        assert any("fill" in r for r in concurrent)  # the aligned rounds follow
+        share = sum(r["case"] in control for r in opening) / len(opening)
+        assert share < 0.35, share  # mostly the corpus under test; the control alongside
