@@ -12,6 +12,8 @@ import pytest
 from stress import cli
 from stress.errors import ConfigError
 from stress.report.document import write_reports
+from stress.report.journal import read_results
+from stress.report.tally import JournalTally
 
 FIXTURE = Path(__file__).parent / "data" / "tiling_race_run"
 
@@ -54,3 +56,26 @@ def test_bad_sanitizer_summary_is_one_line(run_dir, capsys, content, why):
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert f"{path}: " in err and why in err and "aclnn-stress sanitize DIR" in err
     assert not (run_dir / "report.json").exists()
+
+
+def _cut(run_dir: Path) -> None:
+    """Cut the journal mid-line, as a SIGKILL while writing leaves it."""
+    path = run_dir / "results.jsonl"
+    text = path.read_text()
+    path.write_text(text[: text.rindex("\n", 0, len(text) - 1) + 40])
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_one_pass_says_whether_the_last_line_was_cut(run_dir, cut):
+    if cut:
+        _cut(run_dir)
+    reader = read_results(run_dir)
+    records = list(reader)
+    assert reader.truncated is cut and records[0]["type"] == "run"
+    tally = JournalTally()
+    tally.feed(read_results(run_dir))
+    assert tally.truncated is cut and tally.records == len(records)
+    # write_reports hands its one pass to the HTML: the page says what the reader found
+    write_reports(run_dir)
+    page = (run_dir / "report.html").read_text()
+    assert ("last line was cut" in page) is cut

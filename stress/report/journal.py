@@ -25,7 +25,7 @@ from stress.model import schema
 from stress.records import CallRecord, PhaseResult
 from stress.report.journal_schema import check_record
 
-__all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "ResultWriter", "read_results"]
+__all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "JournalReader", "ResultWriter", "read_results"]
 
 RESULTS_SCHEMA = schema("results")
 RESULTS_FILE = "results.jsonl"
@@ -97,31 +97,49 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Records of a result file, read one line at a time; a truncated or corrupt *last* line
-    is skipped.
+class JournalReader(Iterator[dict[str, Any]]):
+    """The records of a result file, read one line at a time (:func:`read_results`); once it
+    has read the file to its end, ``truncated`` says whether it skipped a cut last line."""
+
+    def __init__(self, path: str | Path) -> None:
+        path = Path(path)
+        self.path = path / RESULTS_FILE if path.is_dir() else path
+        self.truncated = False
+        self._records = self._read()
+
+    def __next__(self) -> dict[str, Any]:
+        return next(self._records)
+
+    def _read(self) -> Iterator[dict[str, Any]]:
+        path = self.path
+        lines = read_lines(path, "result file", fix="run `aclnn-stress run --out DIR` first")
+        for number, line, last in lines:
+            if not line.strip():
+                continue
+            try:
+                if nesting_depth(line) > MAX_DEPTH:
+                    raise ValueError("nested too deep")
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                if last:
+                    self.truncated = True  # the run was killed mid-write
+                    return
+                raise ConfigError(
+                    f"{path}: line {number} is not a JSON record; the file is damaged"
+                ) from None
+            if not isinstance(record, dict) or "type" not in record:
+                raise ConfigError(
+                    f"{path}: line {number} has no 'type'; not an aclnn-stress result"
+                )
+            check_record(record, path, number)
+            yield record
+
+
+def read_results(path: str | Path) -> JournalReader:
+    """Records of a result file (or of ``DIR/results.jsonl``), read one line at a time; a
+    truncated or corrupt *last* line is skipped (the reader's ``truncated`` says so).
 
     A corrupt line elsewhere means the file was edited or mixed up: that is an error naming the
     line.
     """
-    path = Path(path)
-    if path.is_dir():
-        path = path / RESULTS_FILE
-    lines = read_lines(path, "result file", fix="run `aclnn-stress run --out DIR` first")
-    for number, line, last in lines:
-        if not line.strip():
-            continue
-        try:
-            if nesting_depth(line) > MAX_DEPTH:
-                raise ValueError("nested too deep")
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            if last:
-                return  # the run was killed mid-write
-            raise ConfigError(
-                f"{path}: line {number} is not a JSON record; the file is damaged"
-            ) from None
-        if not isinstance(record, dict) or "type" not in record:
-            raise ConfigError(f"{path}: line {number} has no 'type'; not an aclnn-stress result")
-        check_record(record, path, number)
-        yield record
+    return JournalReader(path)
