@@ -161,7 +161,7 @@ def read_journal(path: Path) -> JournalTally:
     from stress.report.journal import read_results
 
     tally = sampling_tally()
-    tally.feed(read_results(path))
+    tally.feed(read_results(path, typed=True))
     return tally
 
 

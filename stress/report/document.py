@@ -90,7 +90,7 @@ def read_tally(path: Path, tally: JournalTally | None = None) -> JournalTally:
     """The journal ``path`` streamed line by line into ``tally`` (a new :class:`JournalTally`
     by default); one line naming the file when it holds no run header."""
     tally = tally if tally is not None else JournalTally()
-    tally.feed(read_results(path))
+    tally.feed(read_results(path, typed=True))  # each line checked and parsed once
     if not tally.header:
         raise ConfigError(
             f"{path}: no results (the run was stopped before it wrote its header); nothing to "

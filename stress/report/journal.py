@@ -23,7 +23,7 @@ from stress.errors import ConfigError
 from stress.files import MAX_DEPTH, nesting_depth, read_lines
 from stress.model import schema
 from stress.records import CallRecord, PhaseResult
-from stress.report.journal_schema import check_record
+from stress.report.journal_schema import check_record, parse_record
 
 __all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "JournalReader", "ResultWriter", "read_results"]
 
@@ -97,20 +97,23 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-class JournalReader(Iterator[dict[str, Any]]):
+class JournalReader(Iterator[Any]):
     """The records of a result file, read one line at a time (:func:`read_results`); once it
-    has read the file to its end, ``truncated`` says whether it skipped a cut last line."""
+    has read the file to its end, ``truncated`` says whether it skipped a cut last line.
+    ``typed``: call and phase-end lines come as :class:`CallRecord` / :class:`PhaseResult`,
+    checked and built in one pass (:func:`~stress.report.journal_schema.parse_record`)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, typed: bool = False) -> None:
         path = Path(path)
         self.path = path / RESULTS_FILE if path.is_dir() else path
         self.truncated = False
+        self.typed = typed
         self._records = self._read()
 
-    def __next__(self) -> dict[str, Any]:
+    def __next__(self) -> Any:
         return next(self._records)
 
-    def _read(self) -> Iterator[dict[str, Any]]:
+    def _read(self) -> Iterator[Any]:
         path = self.path
         lines = read_lines(path, "result file", fix="run `aclnn-stress run --out DIR` first")
         for number, line, last in lines:
@@ -131,15 +134,19 @@ class JournalReader(Iterator[dict[str, Any]]):
                 raise ConfigError(
                     f"{path}: line {number} has no 'type'; not an aclnn-stress result"
                 )
-            check_record(record, path, number)
-            yield record
+            if self.typed:
+                yield parse_record(record, path, number)
+            else:
+                check_record(record, path, number)
+                yield record
 
 
-def read_results(path: str | Path) -> JournalReader:
-    """Records of a result file (or of ``DIR/results.jsonl``), read one line at a time; a
-    truncated or corrupt *last* line is skipped (the reader's ``truncated`` says so).
+def read_results(path: str | Path, *, typed: bool = False) -> JournalReader:
+    """Records of a result file (or of ``DIR/results.jsonl``), read one line at a time, as
+    dicts (``typed``: call and phase-end records typed); a truncated or corrupt *last* line is
+    skipped (the reader's ``truncated`` says so).
 
     A corrupt line elsewhere means the file was edited or mixed up: that is an error naming the
     line.
     """
-    return JournalReader(path)
+    return JournalReader(path, typed=typed)
