@@ -79,3 +79,30 @@ def test_one_pass_says_whether_the_last_line_was_cut(run_dir, cut):
     write_reports(run_dir)
     page = (run_dir / "report.html").read_text()
     assert ("last line was cut" in page) is cut
+
+
+_DEEP = 100_000
+
+
+@pytest.mark.parametrize(
+    ("last", "why"),
+    [
+        ("[" * _DEEP + "]" * _DEEP, "line {n} nests more than 64 deep; not a journal record"),
+        ('{"a":' * _DEEP + "1" + "}" * _DEEP, "line {n} nests more than 64 deep"),
+        ("[" * _DEEP, "line {n} nests more than 64 deep"),  # cut or not: no record nests so
+        ("not json at all", "line {n} is not a JSON record; the file is damaged or not an"),
+    ],
+)
+@pytest.mark.parametrize("alone", [True, False])
+def test_a_last_line_that_is_no_record_is_one_line_not_no_results(
+    run_dir, capsys, last, why, alone
+):
+    """Only the start of a record (a kill mid-write) is skipped as a cut last line: a deep or
+    non-JSON line is the file's fault, alone (the file is no journal) or after records."""
+    path = run_dir / "results.jsonl"
+    before = "" if alone else path.read_text()
+    path.write_text(before + last + "\n")
+    n = before.count("\n") + 1
+    code, err = _report(run_dir, capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{path}: {why.format(n=n)}" in err and "no results" not in err

@@ -119,16 +119,20 @@ class JournalReader(Iterator[Any]):
         for number, line, last in lines:
             if not line.strip():
                 continue
+            if nesting_depth(line) > MAX_DEPTH:  # no record nests so deep, cut or whole
+                raise ConfigError(
+                    f"{path}: line {number} nests more than {MAX_DEPTH} deep; not a journal "
+                    "record (the file is damaged or not an aclnn-stress result file)"
+                )
             try:
-                if nesting_depth(line) > MAX_DEPTH:
-                    raise ValueError("nested too deep")
                 record = json.loads(line)
             except (ValueError, RecursionError):
-                if last:
-                    self.truncated = True  # the run was killed mid-write
+                if last and line.lstrip().startswith("{"):  # a record's start: cut mid-write
+                    self.truncated = True
                     return
                 raise ConfigError(
-                    f"{path}: line {number} is not a JSON record; the file is damaged"
+                    f"{path}: line {number} is not a JSON record; the file is damaged or not "
+                    "an aclnn-stress result file"
                 ) from None
             if not isinstance(record, dict) or "type" not in record:
                 raise ConfigError(
@@ -143,10 +147,11 @@ class JournalReader(Iterator[Any]):
 
 def read_results(path: str | Path, *, typed: bool = False) -> JournalReader:
     """Records of a result file (or of ``DIR/results.jsonl``), read one line at a time, as
-    dicts (``typed``: call and phase-end records typed); a truncated or corrupt *last* line is
-    skipped (the reader's ``truncated`` says so).
+    dicts (``typed``: call and phase-end records typed); a truncated *last* line (the start of
+    a JSON object, as a kill mid-write leaves it) is skipped (the reader's ``truncated`` says
+    so).
 
-    A corrupt line elsewhere means the file was edited or mixed up: that is an error naming the
-    line.
+    Any other line that is not a record (corrupt, nested deeper than any record, not an
+    object) means the file was edited, mixed up or is no journal: an error naming the line.
     """
     return JournalReader(path, typed=typed)
