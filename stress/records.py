@@ -31,6 +31,7 @@ __all__ = [
     "PhaseVerdict",
     "RecordedCase",
     "RunReport",
+    "json_fields",
 ]
 
 CALL = "call"  # the ``type`` of a call record
@@ -44,6 +45,12 @@ R = TypeVar("R")
 def _names(cls: type) -> tuple[str, ...]:
     """The JSON fields of a record type, in declaration order (``extra`` is not one)."""
     return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+
+@functools.cache
+def json_fields(cls: type) -> frozenset[str]:
+    """The JSON fields of a record type (``extra`` is not one), for membership tests."""
+    return frozenset(_names(cls))
 
 
 def _split(cls: type, data: Mapping[str, Any], kind: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -52,9 +52,9 @@ BAD_BASELINES = (
 #: run directories (made by Files) whose journal report must refuse -> a word of the line
 BAD_JOURNALS = {
     "j-nonutf8": "not UTF-8",
-    "j-deep": "results.jsonl",
+    "j-deep": "results.jsonl: line 1 nests more than",  # not "no results": not a journal
     "j-header-only": "",  # a run killed before its first phase: incomplete, exit 3
-    "j-garbage": "results.jsonl",
+    "j-garbage": "results.jsonl: line 1 is not a JSON record",
     "j-fifo": "not a regular file",
     "j-dir": "is a directory",
     "j-zero": "not a regular file",

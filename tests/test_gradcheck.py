@@ -492,6 +492,13 @@ def test_cli_default_samples_two_per_tensor(capsys):
         (["--sample", "-2"], "--sample"),
         (["--B", "-1"], r"option --B: must be >= 0"),
         (["--num-iters", "-1"], r"option --num-iters"),
+        (
+            ["--num-iters", "0"],
+            r"^--num-iters 0: leaves mhc_pre_sinkhorn_backward's sumOut empty \(shape "
+            r"\[2\*num_iters, B, S, N\] = \(0, 2, 4, 4\)\).* use --num-iters >= 1 \(its "
+            r"default: 20\)$",
+        ),
+        (["--set", "num_iters=0"], r"^--set num_iters 0: leaves .*sumOut empty"),
         (["--dtype", "int32"], r"--dtype int32: x of mhc_pre_sinkhorn would be int32"),
         (["--dtype", "fp8"], r"option --dtype: 'fp8' is not one of"),
         (["--json", "/nonexistent/dir/x.json"], "--json"),
@@ -500,6 +507,16 @@ def test_cli_default_samples_two_per_tensor(capsys):
 def test_cli_bad_options_are_config_errors(extra, match):
     with pytest.raises(ConfigError, match=match):
         _run_cli([*SMALL_ARGS, "--backward", "reference", *extra])
+
+
+def test_cli_num_iters_0_is_one_line_naming_the_option_exit_2(capsys):
+    """The operator would refuse it with its own 161002 status: the option's line comes first."""
+    from stress import cli
+
+    assert cli.main(["gradcheck", "--num-iters", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("aclnn-stress: error: --num-iters 0: ")
+    assert "161002" not in err and "use --num-iters >= 1" in err
 
 
 def test_render_on_a_terminal_shows_progress_and_flags():

@@ -175,6 +175,37 @@ def test_max_case_bytes_refuses_a_bigger_case_before_it_runs(pytester, where):
     assert "case 'big': its tensors take 786.4 kB (786432 bytes)" in out
     assert "over --stress-max-case-bytes (65.5 kB)" in out
     assert "FAILED test_sizes.py::test_big" in out
+    assert "During handling" not in out  # the ConfigError is not chained into the failure
+
+
+def test_a_bad_case_dict_fails_its_test_with_one_line(pytester):
+    """stress_run's failure after a ConfigError is its one line: no chained exception text."""
+    pytester.makepyfile(
+        test_bad="def test_bad(stress_run):\n"
+        '    stress_run([{"id": "bad", "op": "add", "shape": "2x3"}])\n'
+    )
+    result = pytester.runpytest(*FAST)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.lines
+    at = next(i for i, line in enumerate(out) if line.startswith("___") and "test_bad" in line)
+    assert out[at + 1] == (
+        "stress_run: test_bad.py::test_bad: case 'bad', field 'shape': expected a list of "
+        "integers (a shape), got '2x3'"
+    )
+    assert out[at + 2].startswith("===")  # the section ends there
+    assert "During handling" not in result.stdout.str()
+
+
+def test_a_backend_that_cannot_load_fails_with_one_line(pytester, monkeypatch):
+    """No CANN here: the stress tests fail with the loader's line, nothing chained to it."""
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(pytester.path / "no-cann"))
+    pytester.makepyfile(test_cann="def test_x(stress_run):\n    stress_run()\n")
+    result = pytester.runpytest(*FAST, "--stress-backend", "cann")
+    result.assert_outcomes(errors=1)  # at the fixture's setup
+    out = result.stdout.lines
+    at = next(i for i, line in enumerate(out) if "ERROR at setup of test_x" in line)
+    assert out[at + 1].startswith("stress: cannot load the backend: ")  # why: one line
+    assert out[at + 2].startswith("===")  # the section is that one line
 
 
 def test_a_bad_ini_max_case_bytes_is_a_usage_error(pytester):

@@ -78,3 +78,32 @@ def test_a_damaged_call_record_is_one_line_naming_it(tmp_path: Path) -> None:
     (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=rf"results.jsonl: line {n + 1}\b.*status.*'fine'"):
         build_report(read_results(tmp_path / "results.jsonl"))
+
+
+def test_the_typed_reader_checks_and_builds_each_record_once() -> None:
+    """``read_results(typed=True)``: call and phase-end lines come typed, equal to what
+    ``from_json`` builds from the dict reader's records; other records stay dicts."""
+    typed = {"call": CallRecord, "phase-end": PhaseResult}
+    plain = list(read_results(FIXTURE / "results.jsonl"))
+    fast = list(read_results(FIXTURE / "results.jsonl", typed=True))
+    assert len(plain) == len(fast)
+    for data, rec in zip(plain, fast, strict=True):
+        kind = typed.get(data["type"])
+        assert rec == (kind.from_json(data) if kind else data)
+    assert sum(isinstance(r, CallRecord) for r in fast) > 100
+
+
+@pytest.mark.parametrize(
+    ("kind", "drop"), [("call", "phase"), ("call", "case"), ("phase-end", "phase")]
+)
+@pytest.mark.parametrize("typed", [False, True])
+def test_a_record_without_a_field_it_needs_names_its_line(tmp_path, kind, drop, typed) -> None:
+    lines = (FIXTURE / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    n = next(i for i, ln in enumerate(lines) if f'"type":"{kind}"' in ln)
+    data = json.loads(lines[n])
+    del data[drop]
+    lines[n] = json.dumps(data)
+    path = tmp_path / "results.jsonl"
+    path.write_text("\n\n".join(lines) + "\n", encoding="utf-8")  # blank lines count too
+    with pytest.raises(ConfigError, match=rf"line {2 * n + 1} \({kind} record\), field '{drop}'"):
+        list(read_results(path, typed=typed))

@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stress import __version__
-from stress.baseline.record import recording_summary
-from stress.baseline.store import Baseline, backend_tag, default_baseline_path
+from stress.baseline.store import backend_tag, default_baseline_path
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.engine.budget import check_case_sizes, default_max_case_bytes
@@ -27,7 +25,9 @@ from stress.engine.isolate import ChildResult, run_child
 from stress.engine.phase_end import phase_end
 from stress.engine.reproducer import Reproducer
 from stress.engine.resume import Resumed
-from stress.engine.rundir import claim_baseline, claim_run_dir, new_out_dir
+from stress.engine.run_baseline import run_baseline
+from stress.engine.run_header import run_header
+from stress.engine.rundir import claim_run_dir, new_out_dir
 from stress.engine.schedule import (
     NEVER_EARLY,
     Scheduler,
@@ -41,9 +41,9 @@ from stress.engine.schedule import (
 from stress.engine.session_ui import SessionUI
 from stress.errors import ConfigError
 from stress.model import PhaseStatus
-from stress.records import CALL, RECORDED, CallRecord, PhaseResult, RecordedCase, RunReport
+from stress.records import CALL, CallRecord, PhaseResult, RunReport
 from stress.report.document import report_from, write_reports
-from stress.report.journal import RESULTS_FILE, RESULTS_SCHEMA, ResultWriter, read_results
+from stress.report.journal import RESULTS_FILE, ResultWriter, read_results
 from stress.report.tally import JournalTally
 
 __all__ = ["Session", "SessionUI", "new_out_dir"]
@@ -185,11 +185,11 @@ class Session:
         self._check_sizes(info["info"].get("device_memory"))
         fingerprint = info["fingerprint"]
         path = self.baseline_path or self.default_baseline(fingerprint)
-        baseline, warnings = self._baseline(Path(path), fingerprint)
+        baseline, warnings = run_baseline(self, Path(path), fingerprint)
         tally = self.tally = JournalTally()  # the journal graded as it is written
         with ResultWriter(out / RESULTS_FILE, on_write=tally.add) as writer:
             if self.resume is None:
-                self.header = self._header(info, path, baseline)
+                self.header = run_header(self, info, path, baseline)
                 writer.write(self.header)
             else:  # the stopped run's records count, its finished phases are not run again
                 self.header = self.resume.header
@@ -229,67 +229,6 @@ class Session:
                 writer.sync()
                 report = write_reports(out, tally)
         return report
-
-    def _baseline(self, path: Path, fingerprint: dict[str, Any]) -> tuple[Baseline, list[str]]:
-        """The run's baseline (recorded first with ``--record-baseline`` when missing) and the
-        incompatibilities that ``--force`` lets pass."""
-        if not path.exists():
-            if not self.record_missing:
-                raise ConfigError(
-                    f"{path}: no baseline; record one with `aclnn-stress baseline record` "
-                    "(or pass --record-baseline)"
-                )
-            self._record_missing(path)
-        baseline = Baseline.load(path)
-        warnings = baseline.check_compatible(
-            fingerprint,
-            [*self.cases, *self.control_cases],
-            deterministic=self.config.deterministic,
-            canary=self.config.canary,
-            force=self.force,
-        )
-        return baseline, warnings
-
-    def _record_missing(self, path: Path) -> None:
-        """Record the missing baseline ``path``, unless another run records it now (one line,
-        exit 2) or did while this one waited."""
-        claim = claim_baseline(path, self.ui.message)
-        try:
-            if path.exists():
-                self.ui.message(f"{path}: recorded meanwhile by another run; using it")
-                return
-            self.ui.message(f"no baseline at {path}: recording it now")
-            recorded: list[RecordedCase] = []
-            self.recording = path
-            self.record_baseline(
-                path,
-                lambda r: (
-                    recorded.append(RecordedCase.from_json(r))
-                    if r.get("type") == RECORDED
-                    else None
-                ),
-            )
-            self.recording = None
-            self.ui.message(recording_summary(path, recorded))
-        finally:
-            claim.release()
-
-    def _header(self, info: dict[str, Any], path: Path, baseline: Baseline) -> dict[str, Any]:
-        """The journal's first record: everything grading and re-rendering need."""
-        return {
-            "type": "run",
-            "schema": RESULTS_SCHEMA,
-            "version": __version__,
-            "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            "config": self.config.to_json(),
-            "backend": {**info["fingerprint"], "device_count": info["info"].get("device_count")},
-            "corpus": list(self.corpus),
-            "control": list(self.control),
-            "cases": [c.to_json() for c in self.cases],
-            "control_cases": [c.to_json() for c in self.control_cases],
-            "baseline": {"path": str(path), "cases": baseline.summary()},
-            "faults": os.environ.get("ACLSIM_FAULTS", "") or self.env.get("ACLSIM_FAULTS", ""),
-        }
 
     def _run_phases(self, writer: ResultWriter, baseline: str) -> float | None:
         """Run the scheduled phases (stopping early under fail-fast; once the burst failed,

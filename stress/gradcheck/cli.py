@@ -19,6 +19,7 @@ from stress.errors import ConfigError
 from stress.gradcheck.check import check_options, gradcheck
 from stress.gradcheck.elements import DEFAULT_EPS, parse_element, parse_eps
 from stress.gradcheck.pair import DEFAULT_OP, GradPair, load_pair
+from stress.ops.shape_expr import parse_dim
 from stress.ops.spec import Param
 
 _HELP = """\
@@ -207,6 +208,7 @@ def _check_size(pair: GradPair, params: dict[str, Any], option_of: dict[str, str
                 f"{opt} {params[name]}: the gradient check needs at least one element; use "
                 f"{opt} >= 1"
             )
+    _check_nonempty(pair, params, option_of)
     shapes = pair.shapes(params)
     nbytes = sum(math.prod(s) for s in shapes.values()) * 8 * _X_COPIES
     limit = default_max_case_bytes()
@@ -218,6 +220,35 @@ def _check_size(pair: GradPair, params: dict[str, Any], option_of: dict[str, str
             f"about {human(nbytes)}, over a quarter of host memory ({human(limit)}); use "
             "smaller dimensions"
         )
+
+
+def _check_nonempty(pair: GradPair, params: dict[str, Any], option_of: dict[str, str]) -> None:
+    """No tensor of the backward empty for a dimension variable at 0 (mHC's --num-iters 0
+    empties the saved sumOut and normOut): one line naming the option, before the operator
+    would refuse the case with its own status."""
+    from stress.ops.resolve import resolve
+
+    dims = {d.name: d for d in pair.backward_decl.dims}
+    zero = {name for name in dims if params.get(name) == 0}
+    if not zero:
+        return
+    values = resolve(pair.backward_decl, params)
+    for tensor, raw in pair.backward_decl.params.items():
+        declared = raw.get("shape") if isinstance(raw, dict) else None
+        shape = getattr(values.get(tensor), "shape", None)
+        if not isinstance(declared, list) or shape is None or len(shape) != len(declared):
+            continue
+        for item, size in zip(declared, shape, strict=True):
+            names = zero & set(parse_dim(item).names) if size == 0 else set()
+            if names:
+                name = min(names)
+                default = pair.spec.case.get(name, dims[name].default)
+                hint = f" (its default: {default})" if default else ""
+                raise ConfigError(
+                    f"{option_of[name]} 0: leaves {pair.name}'s {tensor} empty (shape "
+                    f"[{', '.join(map(str, declared))}] = {tuple(shape)}); the gradient check "
+                    f"needs non-empty tensors; use {option_of[name]} >= 1{hint}"
+                )
 
 
 def _parse_case(pair: GradPair, args: argparse.Namespace) -> tuple[dict[str, Any], dict]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,44 +154,21 @@ class Run:
         return f"diagnosis: {self.diagnosis} — {self.explanation}"
 
 
-def read_journal(path: Path) -> tuple[JournalTally, bool]:
+def read_journal(path: Path) -> JournalTally:
     """The journal streamed into a :class:`~stress.report.tally.JournalTally` that keeps the
     calls the report draws (through :func:`stress.report.journal.read_results`, which skips a
-    truncated last line), and whether its last line was truncated."""
+    truncated last line and says so: the tally's ``truncated``)."""
     from stress.report.journal import read_results
 
     tally = sampling_tally()
-    tally.feed(read_results(path))
-    return tally, _last_line_cut(path)
+    tally.feed(read_results(path, typed=True))
+    return tally
 
 
 def sampling_tally() -> JournalTally:
     """A tally that also keeps what the page draws: each phase's first calls, the failing
     calls listed per case."""
     return JournalTally(keep_calls=TIMELINE_CALLS, failing=FAILING_CALLS_SHOWN)
-
-
-def _last_line_cut(path: Path) -> bool:
-    """The file's last non-blank line is not a whole JSON object (read from the end)."""
-    with open(path, "rb") as fh:
-        size = fh.seek(0, os.SEEK_END)
-        start = max(0, size - (1 << 20))
-        fh.seek(start)
-        tail = fh.read().rstrip()
-    if b"\n" in tail or start == 0:
-        last = tail.rsplit(b"\n", 1)[-1]
-    else:  # a last line over 1 MiB: read it whole
-        from stress.files import read_lines
-
-        last = b""
-        for _, text, _ in read_lines(path, "result file"):
-            last = text.encode() if text.strip() else last
-    if not last.strip():
-        return False
-    try:
-        return not isinstance(json.loads(last), dict)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        return True
 
 
 def _call(rec: CallRecord) -> Call:
@@ -284,9 +260,7 @@ def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
     calls the page draws; ``tally``: the journal already read into a :func:`sampling_tally`."""
     run_dir = Path(run_dir)
     if tally is None:
-        tally, truncated = read_journal(run_dir / JOURNAL)
-    else:
-        truncated = _last_line_cut(run_dir / JOURNAL)
+        tally = read_journal(run_dir / JOURNAL)
     header = tally.header
     if not header:
         raise ConfigError(f"{run_dir / JOURNAL}: no 'run' header record; not a run journal")
@@ -324,7 +298,7 @@ def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
         reproducer=end.get("reproducer") or {},
         notes=g.notes,
         gradchecks=tuple(load_gradcheck(p) for p in sorted(run_dir.glob("gradcheck*.json"))),
-        truncated=truncated,
+        truncated=tally.truncated,
         sanitizer=tuple(read_jsonl(run_dir / SANITIZE_LOG)),
         n_calls=tally.call_records,
         phase_calls=counts,

@@ -122,7 +122,7 @@ class StressRun:
                 try:
                     out.append(case_from_fields(c, source=node.nodeid))
                 except ConfigError as exc:
-                    pytest.fail(f"stress_run: {exc}", pytrace=False)
+                    raise pytest.fail.Exception(f"stress_run: {exc}", pytrace=False) from None
             else:
                 pytest.fail(f"stress_run: {c!r} is not a case, a case id or a dict", pytrace=False)
         return out
@@ -151,7 +151,8 @@ class StressRun:
         try:
             result = self.runner.run(chosen, ctl, nodeid=node.nodeid, phases=phases, **options)
         except ConfigError as exc:
-            pytest.fail(f"stress_run: {exc}", pytrace=False)
+            # from None: the failure is this one line, without the ConfigError chained above it
+            raise pytest.fail.Exception(f"stress_run: {exc}", pytrace=False) from None
         self.results.append(result)
         node.user_properties.append(("stress_results", str(result.out_dir)))
         node.user_properties.append(("stress_diagnosis", result.diagnosis))

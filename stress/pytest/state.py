@@ -120,7 +120,8 @@ class State:
                 rt = acl.runtime(self.backend)
                 fingerprint, count = backend_fingerprint(rt), rt.device_count
         except ConfigError as exc:
-            pytest.fail(f"stress: cannot load the backend: {exc}", pytrace=False)
+            why = f"stress: cannot load the backend: {exc}"
+            raise pytest.fail.Exception(why, pytrace=False) from None
         if count < 1:
             pytest.fail("stress: the backend reports no devices", pytrace=False)
         device = (self.device_base + self.worker_index) % count

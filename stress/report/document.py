@@ -14,6 +14,7 @@ from typing import Any
 from stress.baseline.store import atomic_write_bytes
 from stress.engine.coverage import describe
 from stress.errors import ConfigError
+from stress.files import load_json
 from stress.model import Diagnosis, PhaseStatus, Verdict, schema
 from stress.records import RunReport
 from stress.report.journal import RESULTS_FILE, read_results
@@ -89,7 +90,7 @@ def read_tally(path: Path, tally: JournalTally | None = None) -> JournalTally:
     """The journal ``path`` streamed line by line into ``tally`` (a new :class:`JournalTally`
     by default); one line naming the file when it holds no run header."""
     tally = tally if tally is not None else JournalTally()
-    tally.feed(read_results(path))
+    tally.feed(read_results(path, typed=True))  # each line checked and parsed once
     if not tally.header:
         raise ConfigError(
             f"{path}: no results (the run was stopped before it wrote its header); nothing to "
@@ -227,9 +228,8 @@ def write_reports(
             sample = sampling_tally()
         tally = read_tally(out_dir / RESULTS_FILE, sample)
     report = report_from(tally)
-    sanitized = out_dir / "sanitize.json"  # `aclnn-stress sanitize DIR` findings survive re-renders
-    if sanitized.is_file():
-        found = json.loads(sanitized.read_text(encoding="utf-8")).get("report")
+    found = _sanitizer_findings(out_dir / "sanitize.json")
+    if found is not None:
         report = report.replace(extra={**report.extra, "sanitizer": found})
     document = json.dumps(report.to_json(), indent=1) + "\n"
     atomic_write_bytes(out_dir / "report.json", document.encode())
@@ -239,3 +239,15 @@ def write_reports(
 
         render_html(out_dir, tally=tally if tally.keep_calls else None)
     return report
+
+
+def _sanitizer_findings(path: Path) -> Any:
+    """The summary ``aclnn-stress sanitize DIR`` left in ``path`` for report.json (re-renders
+    keep it), None without the file; a bad file is one line (exit 2)."""
+    if not path.is_file():
+        return None
+    fix = "rerun `aclnn-stress sanitize DIR`, or remove the file"
+    summary = load_json(path, "sanitizer summary", fix=fix)
+    if not isinstance(summary, dict):
+        raise ConfigError(f"{path}: the sanitizer summary is not a JSON object; {fix}")
+    return summary.get("report")

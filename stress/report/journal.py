@@ -23,9 +23,9 @@ from stress.errors import ConfigError
 from stress.files import MAX_DEPTH, nesting_depth, read_lines
 from stress.model import schema
 from stress.records import CallRecord, PhaseResult
-from stress.report.journal_schema import check_record
+from stress.report.journal_schema import check_record, parse_record
 
-__all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "ResultWriter", "read_results"]
+__all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "JournalReader", "ResultWriter", "read_results"]
 
 RESULTS_SCHEMA = schema("results")
 RESULTS_FILE = "results.jsonl"
@@ -97,31 +97,61 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def read_results(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Records of a result file, read one line at a time; a truncated or corrupt *last* line
-    is skipped.
+class JournalReader(Iterator[Any]):
+    """The records of a result file, read one line at a time (:func:`read_results`); once it
+    has read the file to its end, ``truncated`` says whether it skipped a cut last line.
+    ``typed``: call and phase-end lines come as :class:`CallRecord` / :class:`PhaseResult`,
+    checked and built in one pass (:func:`~stress.report.journal_schema.parse_record`)."""
 
-    A corrupt line elsewhere means the file was edited or mixed up: that is an error naming the
-    line.
+    def __init__(self, path: str | Path, *, typed: bool = False) -> None:
+        path = Path(path)
+        self.path = path / RESULTS_FILE if path.is_dir() else path
+        self.truncated = False
+        self.typed = typed
+        self._records = self._read()
+
+    def __next__(self) -> Any:
+        return next(self._records)
+
+    def _read(self) -> Iterator[Any]:
+        path = self.path
+        lines = read_lines(path, "result file", fix="run `aclnn-stress run --out DIR` first")
+        for number, line, last in lines:
+            if not line.strip():
+                continue
+            if nesting_depth(line) > MAX_DEPTH:  # no record nests so deep, cut or whole
+                raise ConfigError(
+                    f"{path}: line {number} nests more than {MAX_DEPTH} deep; not a journal "
+                    "record (the file is damaged or not an aclnn-stress result file)"
+                )
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                if last and line.lstrip().startswith("{"):  # a record's start: cut mid-write
+                    self.truncated = True
+                    return
+                raise ConfigError(
+                    f"{path}: line {number} is not a JSON record; the file is damaged or not "
+                    "an aclnn-stress result file"
+                ) from None
+            if not isinstance(record, dict) or "type" not in record:
+                raise ConfigError(
+                    f"{path}: line {number} has no 'type'; not an aclnn-stress result"
+                )
+            if self.typed:
+                yield parse_record(record, path, number)
+            else:
+                check_record(record, path, number)
+                yield record
+
+
+def read_results(path: str | Path, *, typed: bool = False) -> JournalReader:
+    """Records of a result file (or of ``DIR/results.jsonl``), read one line at a time, as
+    dicts (``typed``: call and phase-end records typed); a truncated *last* line (the start of
+    a JSON object, as a kill mid-write leaves it) is skipped (the reader's ``truncated`` says
+    so).
+
+    Any other line that is not a record (corrupt, nested deeper than any record, not an
+    object) means the file was edited, mixed up or is no journal: an error naming the line.
     """
-    path = Path(path)
-    if path.is_dir():
-        path = path / RESULTS_FILE
-    lines = read_lines(path, "result file", fix="run `aclnn-stress run --out DIR` first")
-    for number, line, last in lines:
-        if not line.strip():
-            continue
-        try:
-            if nesting_depth(line) > MAX_DEPTH:
-                raise ValueError("nested too deep")
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            if last:
-                return  # the run was killed mid-write
-            raise ConfigError(
-                f"{path}: line {number} is not a JSON record; the file is damaged"
-            ) from None
-        if not isinstance(record, dict) or "type" not in record:
-            raise ConfigError(f"{path}: line {number} has no 'type'; not an aclnn-stress result")
-        check_record(record, path, number)
-        yield record
+    return JournalReader(path, typed=typed)

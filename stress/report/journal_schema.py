@@ -1,4 +1,5 @@
-"""The schema of a results journal's records, checked as each line is read back.
+"""The schema of a results journal's records, checked as each line is read back (and, by
+:func:`parse_record`, a call or phase-end line built into its typed record in the same pass).
 
 ``results.jsonl`` is data: a report re-rendered from a damaged or hand-edited journal must end
 in one line naming the line and the field, not in a traceback deep inside the grading. One table
@@ -15,8 +16,9 @@ from typing import Any
 
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status
+from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, json_fields
 
-__all__ = ["check_record"]
+__all__ = ["check_record", "parse_record"]
 
 _NoneT = type(None)
 _Table = dict[str, tuple[tuple[type, ...], Any]]
@@ -108,12 +110,42 @@ _TABLES: dict[str, _Table] = {
 }
 
 
-#: Fields a record of the type cannot do without.
-_REQUIRED = {"call": ("case", "status")}
+#: Fields a record of the type cannot do without (its typed record needs them).
+_REQUIRED = {CALL: ("phase", "case", "status"), PHASE_END: ("phase",)}
+
+#: The record types read back typed: their class, the enum of ``status``, defaults.
+_TYPED: dict[str, tuple[type, type, dict[str, Any]]] = {
+    CALL: (CallRecord, Status, {}),
+    PHASE_END: (PhaseResult, PhaseStatus, {"status": PhaseStatus.DONE, "variant": ""}),
+}
 
 
 def check_record(record: Mapping[str, Any], path: Path, line: int) -> None:
     """Refuse a record whose known fields have the wrong type or value (one line)."""
+    _checked(record, path, line, None)
+
+
+def parse_record(
+    record: Mapping[str, Any], path: Path, line: int
+) -> Mapping[str, Any] | CallRecord | PhaseResult:
+    """:func:`check_record`, and a ``call`` or ``phase-end`` record built into its typed record
+    in the same pass over its fields (checked once: nothing parses it again); other records
+    come back as they are."""
+    typed = _TYPED.get(record.get("type"))  # type: ignore[arg-type]
+    if typed is None:
+        _checked(record, path, line, None)
+        return record
+    cls, status, defaults = typed
+    known, extra = _checked(record, path, line, json_fields(cls))
+    known = {**defaults, **known}
+    known["status"] = status(known["status"])  # its value checked above
+    return cls(**known, extra=extra)
+
+
+def _checked(
+    record: Mapping[str, Any], path: Path, line: int, names: frozenset[str] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Check ``record``; with ``names``, also split it into those fields and the rest."""
     kind = record.get("type")
     if not isinstance(kind, str):
         raise ConfigError(f"{path}: line {line}, field 'type': expected a string; file damaged")
@@ -123,17 +155,27 @@ def check_record(record: Mapping[str, Any], path: Path, line: int) -> None:
                 f"{path}: line {line} ({kind} record), field '{name}': missing; the journal is "
                 "damaged or from another tool"
             )
-    for name, (types, check) in _TABLES.get(kind, {}).items():
-        if name not in record:
+    table = _TABLES.get(kind, {})
+    known: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for name, value in record.items():
+        spec = table.get(name)
+        if spec is not None:
+            types, check = spec
+            wrong = not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+            verdict = "" if wrong else (check(value) if check else True)
+            if wrong or verdict is not True:
+                what = verdict or "expected " + " or ".join(
+                    "null" if t is _NoneT else t.__name__ for t in types
+                )
+                raise ConfigError(
+                    f"{path}: line {line} ({kind} record), field '{name}': {what}, found "
+                    f"{value!r:.40}; the journal is damaged or from another tool"
+                )
+        if names is None:
             continue
-        value = record[name]
-        wrong = not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
-        verdict = "" if wrong else (check(value) if check else True)
-        if wrong or verdict is not True:
-            what = verdict or "expected " + " or ".join(
-                "null" if t is _NoneT else t.__name__ for t in types
-            )
-            raise ConfigError(
-                f"{path}: line {line} ({kind} record), field '{name}': {what}, found "
-                f"{value!r:.40}; the journal is damaged or from another tool"
-            )
+        if name in names:
+            known[name] = value
+        elif name != "type":
+            extra[name] = value
+    return known, extra

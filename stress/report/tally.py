@@ -28,6 +28,7 @@ from stress.engine.grading import (
 from stress.errors import ConfigError
 from stress.model import Diagnosis, PhaseStatus
 from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, PhaseVerdict
+from stress.report.journal import JournalReader
 
 __all__ = ["GradedJournal", "JournalTally", "PhaseSample"]
 
@@ -78,10 +79,15 @@ class JournalTally:
         self.call_records = 0  # every call line, warm-up and ungraded ones included
         self.keep_calls = keep_calls
         self.keep_failing = failing
+        self.truncated = False  # the journal read back ended in a cut line (skipped)
 
     def feed(self, records: Iterable[Mapping[str, Any] | CallRecord | PhaseResult]) -> None:
+        """Fold every record in; a :class:`~stress.report.journal.JournalReader` also tells
+        whether the journal's last line was cut (``truncated``: the reader's one answer)."""
         for rec in records:
             self.add(rec)
+        if isinstance(records, JournalReader):
+            self.truncated = records.truncated
 
     def add(self, rec: Mapping[str, Any] | CallRecord | PhaseResult) -> None:
         """Fold one record in (a ``phase-start`` of a phase seen before is a ``--resume``
