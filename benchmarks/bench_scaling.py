@@ -5,8 +5,9 @@ recorded first (not timed: it is a one-off per corpus), then ``aclnn-stress run 
 with the phases that scale with N (serial, shuffled, isolated, interleaved, mixed; no control).
 Per N: wall time of the run, seconds per phase, pair coverage (report.json ``coverage``), peak
 RSS of the run and its phase children (``resource.getrusage(RUSAGE_CHILDREN)`` in a fresh
-wrapper process per N, so the maximum is this N's), and the corpus bytes (RSS should grow at
-most linearly in them).
+wrapper process per N, so the maximum is this N's) and the peak of each role in the run's
+process tree (session, fork server, phase children: :class:`RoleRss`), and the corpus bytes
+(RSS should grow at most linearly in them).
 
 Full run (issue #15):
     .venv/bin/python benchmarks/bench_scaling.py --sizes 10,30,100,300 --budget 20
@@ -21,6 +22,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -46,11 +48,16 @@ def one(n: int, budget: float, op: str, work: Path) -> dict:
     record_s = time.monotonic() - t0
     out = work / f"run-{n}"
     t0 = time.monotonic()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [*CLI, "run", "--corpus", str(corpus), "--baseline", str(base), "--budget", str(budget),
          "--phases", PHASES, "--seed", "1", "--out", str(out), "--quiet"],
-        capture_output=True, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    roles = RoleRss(proc.pid)
+    watcher = threading.Thread(target=roles.watch, args=(proc,), daemon=True)
+    watcher.start()
+    proc.communicate()
+    watcher.join()
     wall = time.monotonic() - t0
     report = json.loads((out / "report.json").read_text())
     rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -68,7 +75,61 @@ def one(n: int, budget: float, op: str, work: Path) -> dict:
         "calls": report["calls"],
         "coverage": report.get("coverage", {}),
         "peak_rss_mib": round(rss_kib / 1024, 1),
+        "peak_rss_by_role_mib": roles.peaks(),
     }
+
+
+#: The process tree of a run, by depth below the CLI process.
+ROLES = ("session", "fork server", "phase children")
+
+
+class RoleRss:
+    """Peak resident memory of each role of a run's process tree (the session, the fork server,
+    the phase children), from each process's ``VmHWM`` (its own high-water mark) read every
+    20 ms while the run lasts: the attribution ``ru_maxrss`` of the whole tree cannot give.
+    Pages a forked process shares with its parent count in both (RSS, not PSS)."""
+
+    def __init__(self, root: int) -> None:
+        self.root = root
+        self.peak = dict.fromkeys(ROLES, 0)
+
+    def watch(self, proc: subprocess.Popen) -> None:
+        while proc.poll() is None:
+            for pid, depth in self._tree():
+                role = ROLES[min(depth, len(ROLES) - 1)]
+                self.peak[role] = max(self.peak[role], _hwm_kib(pid))
+            time.sleep(0.02)
+
+    def _tree(self) -> list[tuple[int, int]]:
+        parents: dict[int, int] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                parents[int(entry.name)] = int(stat[1])
+        found, frontier = [(self.root, 0)], [(self.root, 0)]
+        while frontier:
+            pid, depth = frontier.pop()
+            for child, parent in parents.items():
+                if parent == pid:
+                    found.append((child, depth + 1))
+                    frontier.append((child, depth + 1))
+        return found
+
+    def peaks(self) -> dict[str, float]:
+        return {role: round(kib / 1024, 1) for role, kib in self.peak.items()}
+
+
+def _hwm_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _table(rows: list[dict], budget: float) -> str:
@@ -80,8 +141,9 @@ def _table(rows: list[dict], budget: float) -> str:
         "| N | corpus KiB | run wall s | "
         + " | ".join(f"{p} s" for p in phases)
         + " | serial / shuffled / isolated cases run | interleaved pairs run / total (min "
-        "partners) | mixed pairs run / total (min; target) | PCT schedules | peak RSS MiB |",
-        "|---:|---:|---:|" + "---:|" * len(phases) + "---|---|---|---:|---:|",
+        "partners) | mixed pairs run / total (min; target) | PCT schedules | peak RSS MiB | "
+        "session / fork server / phase child peak MiB |",
+        "|---:|---:|---:|" + "---:|" * len(phases) + "---|---|---|---:|---:|---|",
     ]
     for r in rows:
         ci = r["coverage"].get("interleaved", {})
@@ -97,7 +159,9 @@ def _table(rows: list[dict], budget: float) -> str:
             + f" | {ci.get('pairs_run')} / {ci.get('pairs_total')} ({ci.get('min_partners')}) | "
             f"{cm.get('pairs_run')} / {cm.get('pairs_total')} ({cm.get('min_partners')}; "
             f"{cm.get('target')}) | "
-            f"{ci.get('schedules')} | {r['peak_rss_mib']} |"
+            f"{ci.get('schedules')} | {r['peak_rss_mib']} | "
+            + " / ".join(str(v) for v in r.get("peak_rss_by_role_mib", {}).values())
+            + " |"
         )
     return "\n".join(lines) + "\n"
 

@@ -195,3 +195,19 @@ def test_the_burst_opens_free_running_on_per_thread_streams_and_ends_with_the_se
         assert any("fill" in r for r in concurrent)  # the aligned rounds follow
         share = sum(r["case"] in control for r in opening) / len(opening)
         assert share < 0.35, share  # mostly the corpus under test; the control alongside
+
+
+def test_the_budget_left_is_divided_net_of_the_overhead_the_steps_measured():
+    config = RunConfig(budget_s=20.0)
+    s = Scheduler(config, plan(config))
+    mixed = len(s.steps) - 1
+    before = s.duration(mixed, 10.0)
+    assert before == pytest.approx(10.0 - STEP_OVERHEAD_S)  # the estimate, nothing measured yet
+    iso = [st.phase for st in s.steps].index("isolated")
+    s.observe(iso, wall_s=4.5, given_s=2.0)  # a big corpus: 2.5 s of child start and inputs
+    s.observe(0, wall_s=1.0, given_s=None)  # a step given no seconds says nothing
+    assert s.step_overhead == pytest.approx(2.5)
+    assert s.duration(mixed, 10.0) == pytest.approx(10.0 - 2.5)
+    s.observe(iso, wall_s=2.1, given_s=2.0)  # cheaper steps never push it under the floor
+    s.observe(iso, wall_s=2.0, given_s=2.0)
+    assert s.step_overhead == pytest.approx(max(STEP_OVERHEAD_S, 2.6 / 3))

@@ -12,16 +12,17 @@ or hang: with ``fail_fast`` (the default) the run stops there and says which pha
 Budget. Without ``--budget`` every concurrent phase runs ``--duration`` seconds (the burst
 :data:`BURST_SECONDS`). With ``--budget S`` the scheduler gives the burst a tenth of S (at most
 :data:`BURST_SECONDS` per stream policy) and, before each later concurrent phase, divides what
-is left of S (less an estimated :data:`STEP_OVERHEAD_S` per remaining phase for the child's
-start-up and the single-threaded phases) evenly among the concurrent phases and the interleaved
-phase still to run (the interleaved phase samples pairs to fit its share, with the coverage
-:mod:`stress.engine.pairs` states).
+is left of S (less an estimated overhead per remaining phase for the child's start-up and the
+single-threaded phases: :data:`STEP_OVERHEAD_S`, or more once the steps run so far measured
+more, as a big corpus's children spend longer on their inputs) evenly among the concurrent
+phases and the interleaved phase still to run (the interleaved phase samples pairs to fit its
+share, with the coverage :mod:`stress.engine.pairs` states).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, STREAM_POLICIES, RunConfig
@@ -237,6 +238,22 @@ class Scheduler:
 
     config: RunConfig
     steps: list[Step]
+    #: seconds each timed step took beyond the seconds it was given (:meth:`observe`)
+    overheads: list[float] = field(default_factory=list)
+
+    def observe(self, index: int, wall_s: float, given_s: float | None) -> None:
+        """Learn what step ``index`` cost beyond the ``given_s`` seconds of calls it was given
+        (its child's start, its inputs, its serial passes); only timed steps say."""
+        if given_s is not None and self.steps[index].phase in TIMED_PHASES:
+            self.overheads.append(max(0.0, wall_s - given_s))
+
+    @property
+    def step_overhead(self) -> float:
+        """The overhead expected of each step still to run: the measured mean, at least
+        :data:`STEP_OVERHEAD_S`."""
+        if not self.overheads:
+            return STEP_OVERHEAD_S
+        return max(STEP_OVERHEAD_S, sum(self.overheads) / len(self.overheads))
 
     def duration(self, index: int, elapsed: float) -> float | None:
         """Seconds for concurrent step ``index`` given ``elapsed`` seconds since the run began
@@ -261,7 +278,7 @@ class Scheduler:
             return cfg.duration if cfg.duration is not None else DEFAULT_DURATION
         rest = self.steps[index:]
         concurrent = sum(1 for s in rest if s.phase in TIMED_PHASES)
-        left = cfg.budget_s - elapsed - STEP_OVERHEAD_S * len(rest)
+        left = cfg.budget_s - elapsed - self.step_overhead * len(rest)
         return max(MIN_PHASE_S, left / max(1, concurrent))
 
     def config_for(self, index: int, elapsed: float) -> RunConfig:

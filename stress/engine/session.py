@@ -243,7 +243,9 @@ class Session:
             if self.resume and (step.phase, step.variant) in self.resume.done:
                 ran.append(step.phase)
                 continue
+            began = time.monotonic()
             self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
+            scheduler.observe(i, time.monotonic() - began, config.duration)
             ran.append(step.phase)
             graded = self.tally.graded(final=False)  # the diagnosis, no report
             diagnosis = graded.diagnosis
