@@ -355,3 +355,26 @@ def test_a_crashed_phase_shows_the_call_in_flight(tmp_path):
     mixed = next(s for s in root.iter("testsuite") if s.get("name") == "aclnn-stress.mixed")
     failed = [(tc.get("name"), tc.find("failure")) for tc in mixed.iter("testcase")]
     assert [(n, f.get("type")) for n, f in failed if f is not None] == [("beta", "CRASH")]
+
+
+def test_a_big_corpus_heatmap_is_capped_and_keeps_the_failing_pair(tmp_path):
+    from stress.htmlreport.charts import HEATMAP_CASES
+
+    ids = [f"case{i:02d}" for i in range(HEATMAP_CASES + 12)]
+    d = _run(tmp_path, calls=400, case_ids=ids, victim=ids[-1], aggressor=ids[-2])
+    dom = _dom(render_html(d))
+    cells = list(dom.find_id("heatmap").iter("rect"))
+    assert len(cells) == HEATMAP_CASES**2
+    failing = [
+        (c.attrs["data-victim"], c.attrs["data-aggressor"])
+        for c in cells
+        if "failing" in c.classes()
+    ]
+    assert failing == [(ids[-1], ids[-2])]  # the last cases, kept because their pair failed
+    note = dom.find_id("heatmap-capped").all_text()
+    assert f"{HEATMAP_CASES} of {len(ids)} victims" in note
+
+
+def test_a_small_corpus_heatmap_is_whole_and_says_nothing_of_a_cap(tmp_path):
+    dom = _dom(render_html(_run(tmp_path)))
+    assert dom.find_id("heatmap-capped") is None

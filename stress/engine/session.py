@@ -40,6 +40,7 @@ from stress.engine.schedule import (
 )
 from stress.engine.session_ui import SessionUI
 from stress.errors import ConfigError
+from stress.htmlreport.load import sampling_tally
 from stress.model import PhaseStatus
 from stress.records import CALL, CallRecord, PhaseResult, RunReport
 from stress.report.document import report_from, write_reports
@@ -186,7 +187,9 @@ class Session:
         fingerprint = info["fingerprint"]
         path = self.baseline_path or self.default_baseline(fingerprint)
         baseline, warnings = run_baseline(self, Path(path), fingerprint)
-        tally = self.tally = JournalTally()  # the journal graded as it is written
+        # the journal graded as it is written, with the bounded sample of calls the HTML
+        # report draws (so the report is rendered without reading the journal back)
+        tally = self.tally = sampling_tally()
         with ResultWriter(out / RESULTS_FILE, on_write=tally.add) as writer:
             if self.resume is None:
                 self.header = run_header(self, info, path, baseline)

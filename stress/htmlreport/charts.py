@@ -34,6 +34,10 @@ CELL = 22  # px per heatmap cell
 LABEL = 110  # px for heatmap row/column labels
 TIMELINE_WIDTH = 1000.0
 LANE = 14  # px per worker lane
+#: The most victims (rows) and aggressors (columns) the heatmap draws: a 300-case corpus's full
+#: matrix is 90 000 cells, a 24 MB page that takes seconds to render and to open. Cases with a
+#: wrong result come first, then the most exercised; report.json keeps every pair.
+HEATMAP_CASES = 40
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,15 @@ class Heatmap:
     height: int
     label: int
     size: int
+    total_victims: int = 0  # how many the run had (more than drawn when capped)
+    total_aggressors: int = 0
+
+    @property
+    def capped(self) -> bool:
+        return (self.total_victims, self.total_aggressors) != (
+            len(self.victims),
+            len(self.aggressors),
+        )
 
 
 def _heat(failures: int, calls: int) -> str:
@@ -71,8 +84,9 @@ def _heat(failures: int, calls: int) -> str:
 
 def heatmap(run: Run) -> Heatmap:
     """The victim (rows) x aggressor (columns) matrix of wrong results in ``interleaved``."""
-    victims, aggressors = run.victims, run.aggressors
     by_pair = {(c.victim, c.aggressor): c for c in run.pairs}
+    victims = _shown(run.victims, by_pair, 0)
+    aggressors = _shown(run.aggressors, by_pair, 1)
     cells = []
     for i, v in enumerate(victims):
         for j, a in enumerate(aggressors):
@@ -101,7 +115,24 @@ def heatmap(run: Run) -> Heatmap:
         LABEL + CELL * len(victims) + 4,
         LABEL,
         CELL,
+        len(run.victims),
+        len(run.aggressors),
     )
+
+
+def _shown(names: tuple[str, ...], by_pair: dict, side: int) -> tuple[str, ...]:
+    """At most :data:`HEATMAP_CASES` of ``names`` (victims: side 0, aggressors: side 1), in
+    their order: those in a pair with a wrong result first, then the most called."""
+    if len(names) <= HEATMAP_CASES:
+        return tuple(names)
+    failures: dict[str, int] = defaultdict(int)
+    calls: dict[str, int] = defaultdict(int)
+    for pair, c in by_pair.items():
+        failures[pair[side]] += c.failures
+        calls[pair[side]] += c.calls
+    ranked = sorted(names, key=lambda n: (failures[n] == 0, -calls[n]))
+    keep = set(ranked[:HEATMAP_CASES])
+    return tuple(n for n in names if n in keep)
 
 
 @dataclass(frozen=True)
