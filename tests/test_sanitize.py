@@ -338,3 +338,32 @@ def test_racecheck_sees_the_staging_pool_hand_over(tmp_path, faults):
     assert all(
         c.file == "nb_scratch_pool.c" and c.stage == "kernel" for f in found for c in f.calls
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("{", "corrupt sanitizer summary, not valid JSON"),
+        ("[1, 2]", "is not a JSON object"),
+        ('{"findings": 3}', "'findings' is not a list of objects"),
+        ('{"reruns": [1]}', "'reruns' is not a list of objects"),
+        ("[" * 5000 + "]" * 5000, "nests more than"),
+    ],
+)
+def test_a_bad_earlier_sanitize_summary_is_one_line_naming_it(tmp_path, text, says):
+    from stress.errors import ConfigError
+    from stress.sanitize.rerun import _earlier
+
+    (tmp_path / "sanitize.json").write_text(text)
+    with pytest.raises(ConfigError, match=says) as err:
+        _earlier(tmp_path, "tsan")
+    assert "sanitize.json" in str(err.value) and "remove it to start over" in str(err.value)
+
+
+def test_an_earlier_summary_keeps_the_other_tools_records(tmp_path):
+    from stress.sanitize.rerun import _earlier
+
+    (tmp_path / "sanitize.json").write_text(
+        json.dumps({"findings": [{"via": "tsan", "k": 1}, {"k": 2}], "reruns": [{"via": "tsan"}]})
+    )
+    assert _earlier(tmp_path, "tsan") == ([{"k": 2}], [])

@@ -179,13 +179,18 @@ def _earlier(run_dir: Path, tool: str) -> tuple[list[dict[str, Any]], list[dict[
     path = run_dir / "sanitize.json"
     if not path.is_file():
         return [], []
-    try:
-        old = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path}: not JSON ({e.msg}); remove it to start over") from e
-    keep = [r for r in old.get("findings", []) if r.get("via", SHADOW) != tool]
-    runs = [r for r in old.get("reruns", []) if r.get("via", SHADOW) != tool]
-    return keep, runs
+    fix = "remove it to start over"
+    old = load_json(path, "sanitizer summary", fix=fix)
+    if not isinstance(old, dict):
+        raise ConfigError(f"{path}: the sanitizer summary is not a JSON object; {fix}")
+
+    def entries(field: str) -> list[dict[str, Any]]:
+        listed = old.get(field, [])
+        if not isinstance(listed, list) or not all(isinstance(r, dict) for r in listed):
+            raise ConfigError(f"{path}: '{field}' is not a list of objects; {fix}")
+        return [r for r in listed if r.get("via", SHADOW) != tool]
+
+    return entries("findings"), entries("reruns")
 
 
 def _write(run_dir: Path, report: dict[str, Any], result: SanitizeResult, tool: str) -> None:
