@@ -23,6 +23,10 @@ Protocol: the parent sends one datagram per job on a ``SOCK_SEQPACKET`` socket w
 descriptors attached (the job file, the record pipe's write end, the stderr file, and one end of
 a fresh status socket). On the status socket the server answers ``{"pid": N}`` once forked and
 ``{"returncode": R}`` (as :attr:`subprocess.Popen.returncode`) once it reaped the child.
+
+This module is the session's side (start the server, send it jobs); the server's loop is
+:mod:`stress.engine.forkserver_loop`. The session forks the server from itself when it may
+(:func:`may_fork_here`), else starts ``python -m stress.engine.forkserver``.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import selectors
 import signal
 import socket
 import subprocess
@@ -40,26 +43,16 @@ import time
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
+
+from stress.engine.forkserver_loop import backend_loaded, serve
 
 __all__ = ["SAFE_ENV_PREFIXES", "ForkServer", "ForkServerGone", "ForkedChild", "fork_server"]
 
-MAX_MESSAGE = 1 << 20
 #: Environment variables a job may set differently from the server's start environment: the
 #: simulator reads them in ``aclInit`` (after the fork), nothing reads them at interpreter start
 #: or import time (ACLSIM_FAULTS, ACLSIM_DEVICES, ACLSIM_DEVICE_MEMORY, ACLSIM_SANITIZE[_LOG]).
 SAFE_ENV_PREFIXES = ("ACLSIM_FAULTS", "ACLSIM_DEVICE", "ACLSIM_SANITIZE")
-_BACKEND_LIBRARIES = ("libaclsim", "libascendcl", "libnnopbase", "libopapi")
-#: What a job imports: :mod:`stress.engine.jobs` and (measured) a burst child's lazy imports;
-#: none of them loads the backend library.
-_JOB_IMPORTS = (
-    "stress.engine.jobs",
-    "stress.sim",
-    "stress.engine.replay",
-    "numpy.random",
-    "concurrent.futures",
-)
 
 
 class ForkServerGone(RuntimeError):
@@ -132,8 +125,7 @@ class ForkServer:
     def serves(self, env: dict[str, str]) -> bool:
         """Whether a job with the full environment ``env`` may be forked from this server: it
         differs from the server's only in variables read after the fork."""
-        keys = {k for k in env.keys() | self.env.keys() if env.get(k) != self.env.get(k)}
-        return self._proc.poll() is None and all(k.startswith(SAFE_ENV_PREFIXES) for k in keys)
+        return self._proc.poll() is None and _differ_safely(env, self.env)
 
     def spawn(
         self, job_fd: int, record_fd: int, err_fd: int, env: dict[str, str], timeout: float = 300
@@ -179,9 +171,14 @@ def may_fork_here(env: dict[str, str]) -> bool:
     it has one thread (a fork keeps only the calling thread: a lock another thread holds would
     stay locked forever), it has not loaded the backend, and ``env`` differs from its own
     environment only in what the simulator reads after the fork (:data:`SAFE_ENV_PREFIXES`)."""
-    if threading.active_count() != 1 or _backend_loaded():
+    if threading.active_count() != 1 or backend_loaded():
         return False
-    keys = {k for k in env.keys() | os.environ.keys() if env.get(k) != os.environ.get(k)}
+    return _differ_safely(env, dict(os.environ))
+
+
+def _differ_safely(a: dict[str, str], b: dict[str, str]) -> bool:
+    """Whether environments ``a`` and ``b`` differ only in :data:`SAFE_ENV_PREFIXES`."""
+    keys = {k for k in a.keys() | b.keys() if a.get(k) != b.get(k)}
     return all(k.startswith(SAFE_ENV_PREFIXES) for k in keys)
 
 
@@ -285,150 +282,6 @@ def fork_server(
     finally:
         if server is not None:
             server.close()
-
-
-# -- the server side --------------------------------------------------------------------------
-def _backend_loaded() -> bool:
-    try:
-        maps = Path("/proc/self/maps").read_text()
-    except OSError:
-        return False
-    return any(name in maps for name in _BACKEND_LIBRARIES)
-
-
-def _prepare() -> None:
-    """Import what every job imports and hash the simulator's sources once (the key of its
-    build); nothing here loads the backend."""
-    import importlib
-
-    for name in _JOB_IMPORTS:
-        importlib.import_module(name)
-    from stress.sim import SimBuildError, _build
-
-    try:
-        _build.freeze_build_key()
-    except (SimBuildError, OSError):
-        pass  # no compiler (a CANN host): the simulator is not used, or its job says why
-
-
-def _warm(spec: dict[str, Any]) -> None:
-    """Parse the run's corpus (the operator catalogue and declarations stay parsed in every
-    forked child); done after the first job is forked (the backend-info job needs none)."""
-    if spec.get("corpus"):
-        from stress.corpus.parse import load_corpus
-
-        try:
-            load_corpus(spec["corpus"], tuple(spec.get("include_dirs", ())))
-        except Exception:
-            pass
-
-
-def _in_child(sock: socket.socket, fds: list[int], env: dict[str, str], others: list[int]) -> None:
-    """The forked child: set up as an exec'd child would be, run the job, never return."""
-    job_fd, record_fd, err_fd, status_fd = fds
-    try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        os.setpgid(0, 0)
-        sock.close()
-        for fd in (status_fd, *others):
-            os.close(fd)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.dup2(err_fd, 1)
-        os.dup2(err_fd, 2)
-        os.close(null)
-        os.close(err_fd)
-        os.environ.clear()
-        os.environ.update(env)
-        from stress.engine.isolate import child_main
-
-        child_main(f"/dev/fd/{job_fd}", record_fd)
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-        sys.stderr.flush()
-    os._exit(3)
-
-
-def serve(fd: int, warm: dict[str, Any]) -> None:
-    """The server loop: fork a child per job datagram until the parent closes the socket."""
-    from stress.engine.isolate import die_with_parent
-
-    die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the session alone handles Ctrl-C
-    _prepare()
-    sock = socket.socket(fileno=fd)
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    sel = selectors.DefaultSelector()
-    sel.register(sock, selectors.EVENT_READ)
-    sel.register(wake_r, selectors.EVENT_READ)
-    status: dict[int, int] = {}  # child pid -> its status socket
-    warmed = False
-    while True:
-        for key, _ in sel.select(timeout=None if warmed else 0):
-            if key.fileobj is sock:
-                message, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, 4)
-                if not message:
-                    os._exit(0)  # the session closed its end: children still running die
-                _fork_job(sock, fds, json.loads(message)["env"], status, [wake_r, wake_w])
-            else:
-                os.read(wake_r, 4096)
-        _reap(status)
-        if not warmed:
-            warmed = True
-            _warm(warm)
-
-
-def _fork_job(
-    sock: socket.socket, fds: list[int], env: dict[str, str], status: dict[int, int], own: list[int]
-) -> None:
-    """Fork the child of one job (or refuse it, answering no pid, if this process has loaded
-    the backend: the parent then starts that child cold)."""
-    from stress.engine.isolate import PARENT_ENV
-
-    if len(fds) != 4 or _backend_loaded():
-        for fd in fds:
-            os.close(fd)
-        return
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # the child's, as in a fresh python
-    pid = os.fork()
-    if pid == 0:
-        _in_child(sock, fds, {**env, PARENT_ENV: str(os.getppid())}, [*own, *status.values()])
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        os.setpgid(pid, pid)
-    except OSError:
-        pass  # the child already did, or already ended
-    for fd in fds[:3]:
-        os.close(fd)
-    status[pid] = fds[3]
-    _answer(fds[3], {"pid": pid})
-
-
-def _answer(fd: int, message: dict[str, Any]) -> None:
-    try:
-        os.write(fd, json.dumps(message).encode())
-    except OSError:
-        pass  # the parent stopped waiting
-
-
-def _reap(status: dict[int, int]) -> None:
-    while status:
-        try:
-            pid, code = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        fd = status.pop(pid, None)
-        if fd is not None:
-            _answer(fd, {"returncode": os.waitstatus_to_exitcode(code)})
-            os.close(fd)
 
 
 if __name__ == "__main__":
