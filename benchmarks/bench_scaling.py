@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,21 +102,20 @@ class RoleRss:
             time.sleep(0.02)
 
     def _tree(self) -> list[tuple[int, int]]:
-        parents: dict[int, int] = {}
+        children: dict[int, list[int]] = defaultdict(list)
         for entry in Path("/proc").iterdir():
             if entry.name.isdigit():
                 try:
                     stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
                 except OSError:
                     continue
-                parents[int(entry.name)] = int(stat[1])
+                children[int(stat[1])].append(int(entry.name))
         found, frontier = [(self.root, 0)], [(self.root, 0)]
         while frontier:
             pid, depth = frontier.pop()
-            for child, parent in parents.items():
-                if parent == pid:
-                    found.append((child, depth + 1))
-                    frontier.append((child, depth + 1))
+            below = [(child, depth + 1) for child in children.get(pid, ())]
+            found += below
+            frontier += below
         return found
 
     def peaks(self) -> dict[str, float]:

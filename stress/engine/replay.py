@@ -215,7 +215,7 @@ class WorkerPool:
             try:
                 while not halt.is_set():
                     n = next(starts)
-                    if errors or budget.exhausted(started, n // width):
+                    if budget.exhausted(started, n // width):  # an error has set halt
                         halt.set()
                         return
                     task(worker, n)
