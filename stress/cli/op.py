@@ -16,7 +16,20 @@ from typing import Any
 
 from stress.errors import ConfigError
 
-__all__ = ["add_cli", "list_operators"]
+__all__ = ["ROLE_RULE", "add_cli", "list_operators"]
+
+ROLE_RULE = """\
+Roles: a tensor or tensor list parameter's role is the first of these that applies
+(the header's const-ness, names and @param tags are each wrong alone in real headers):
+  1. not const: output (inout if its name ends in Ref)
+  2. const, name ends in Ref: inout
+  3. tagged @param [in] / [out] / [in,out] in the header's doc comment: as tagged
+  4. named gradOut, gradOutput or grad_output (+Optional): input, a backward's
+     upstream gradient (torch's convention), although the name ends in Out
+  5. named out or ending in Out / OutOptional: output
+  6. else: input
+A name ending in Optional may be NULL. Every other parameter is an attr. Where
+the rule is wrong for an operator, its declaration says so: [op] roles = { p = "input" }."""
 
 
 def add_cli(subparsers: Any) -> None:
@@ -34,7 +47,9 @@ def add_cli(subparsers: Any) -> None:
         description="Print the operators an aclnn header declares: each parameter's name (as a "
         "declaration's [params] names it), C type and role (input, output, inout, attr); --json "
         "prints the contract as data.",
-        epilog="Exit codes: 0 done, 2 usage/configuration error (header not found or unreadable).",
+        epilog=ROLE_RULE + "\n\nExit codes: 0 done, 2 usage/configuration error (header not "
+        "found or unreadable).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     ).set_defaults(func=_cmd_inspect)
     ls = sub.add_parser(
         "list",
