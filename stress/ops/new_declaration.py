@@ -14,7 +14,7 @@ from stress.ops.header import find_header, read_header
 from stress.ops.signature import HeaderInfo, OpSignature
 from stress.ops.skeleton import guess_skeleton, render_skeleton, snake_name
 
-__all__ = ["default_function", "new_declaration"]
+__all__ = ["default_function", "header_ref", "new_declaration"]
 
 
 def default_function(info: HeaderInfo, function: str | None) -> OpSignature:
@@ -32,7 +32,7 @@ def default_function(info: HeaderInfo, function: str | None) -> OpSignature:
     return next((op for op in info.ops if snake_name(op.name) == stem), info.ops[0])
 
 
-def _header_ref(given: str, found: Path, out: Path | None) -> str:
+def header_ref(given: str, found: Path, out: Path | None) -> str:
     """What the written file's ``[op] header`` says: the name as given when it was found in the
     include dirs (``aclnnop/aclnn_add.h``), else the path relative to the output's folder."""
     if not Path(given).is_file():
@@ -60,5 +60,5 @@ def new_declaration(
     doc = op_doc(text, sig.line, sig.names)
     from stress.ops import names as known_ops  # the built-in operators' names are taken
 
-    sk = guess_skeleton(sig, doc, _header_ref(header, found, out), frozenset(known_ops()))
+    sk = guess_skeleton(sig, doc, header_ref(header, found, out), frozenset(known_ops()))
     return render_skeleton(sk), sig.name

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -358,10 +359,14 @@ def _checks(g: _Guesser, dims: tuple[tuple[str, int, int, int], ...]) -> tuple[t
     return tuple(checks), fix
 
 
-def render_skeleton(sk: Skeleton) -> str:
-    """The declaration file's text."""
-    name = sk.name
-    out = [
+def render_skeleton(
+    sk: Skeleton,
+    cases: Sequence[tuple[str, Mapping[str, Any]]] | None = None,
+    head: Sequence[str] = (),
+) -> str:
+    """The declaration file's text: its one skeleton case, or ``cases`` ((comment, table)
+    pairs, e.g. imported ones) after the ``head`` comment lines."""
+    out = list(head) or [
         f"# {sk.function}: a declaration skeleton written by `aclnn-stress op new` from its",
         "# header. Its values are guesses that run as written on a typical operator; check:",
     ]
@@ -371,7 +376,7 @@ def render_skeleton(sk: Skeleton) -> str:
         "[op]",
         f"header = {toml_value(sk.header)}",
         f"function = {toml_value(sk.function)}",
-        f"name = {toml_value(name)}",
+        f"name = {toml_value(sk.name)}",
         "",
     ]
     if sk.dims:
@@ -385,9 +390,13 @@ def render_skeleton(sk: Skeleton) -> str:
     for e in sk.params:
         line = f"{e.name} = {e.value}"
         out.append(f"{line:<{min(width, 60)}}  # {_short(e.comment)}")
-    out += ["", "[[case]]", f'id = "{name.replace("_", "-")}-skeleton"']
-    out += [f"{n} = {v}" for n, _, _, v in sk.dims]
-    out += ["seed = 1", ""]
+    if cases is None:
+        skeleton_case = {"id": f"{sk.name.replace('_', '-')}-skeleton"}
+        cases = [("", {**skeleton_case, **{n: v for n, _, _, v in sk.dims}, "seed": 1})]
+    for comment, table in cases:
+        out += ["", *(f"# {c}" for c in comment.splitlines() if c), "[[case]]"]
+        out += [f"{k} = {toml_value(v)}" for k, v in table.items()]
+    out.append("")
     return "\n".join(out)
 
 
