@@ -76,7 +76,7 @@ def _add_new(sub: Any) -> None:
         "written: every parameter by its header name with its role, tensors over small named "
         "dims, dtypes from the doc comment (else float32/float16), typed attribute defaults, "
         "one case, and comments naming what to check (shapes that must agree, legal ranges). "
-        "Run it with: aclnn-stress run --corpus FILE --control none --record-baseline",
+        "Run it with: aclnn-stress run --corpus FILE --record-baseline",
         epilog="Exit codes: 0 written, 2 usage/configuration error (header not found or "
         "unreadable, no such function, FILE exists).",
     )
@@ -119,7 +119,7 @@ def _cmd_new(args: argparse.Namespace) -> int:
         out.write_text(text, encoding="utf-8")
         print(
             f"aclnn-stress: wrote {out} ({function}); check its CHECK lines, then: "
-            f"aclnn-stress run --corpus {out} --control none --record-baseline",
+            f"aclnn-stress run --corpus {out} --record-baseline",
             file=sys.stderr,
         )
     return 0
