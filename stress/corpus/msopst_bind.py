@@ -48,7 +48,7 @@ class _Unbound(Exception):
     """A sub-case field with no parameter to take it (the message is the warning)."""
 
 
-def _assign(items: Sequence[Any], params: list[CParam], where: str, side: str):
+def _assign(items: Sequence[Any], params: list[CParam]):
     """{param name: item} by name, then in order; the indices of items left over."""
     bound: dict[str, Any] = {}
     free = [p.name for p in params]
@@ -107,13 +107,13 @@ def bind_case(
     inputs = [p for p in tensors if p.role in ("input", "inout")]
     outputs = [p for p in tensors if p.role == "output"]
     warnings = []
-    ins, left = _assign(case.inputs, inputs, where, "input_desc")
+    ins, left = _assign(case.inputs, inputs)
     if left:
         raise _Unbound(
             f"{where}, field 'input_desc[{left[0]}]': {sig.name} has no tensor "
             f"input left for it (inputs: {', '.join(p.name for p in inputs)})"
         )
-    outs, left = _assign(case.outputs, outputs, where, "output_desc")
+    outs, left = _assign(case.outputs, outputs)
     for i in left:
         warnings.append(
             f"{whole}, field 'output_desc[{i}]': {sig.name} has no tensor output "
@@ -126,7 +126,7 @@ def bind_case(
     for name, t in {**ins, **outs}.items():
         table[name] = _tensor_value(t)
     attrs = [p for p in sig.params if p.role == "attr"]
-    bound, left = _assign(case.attrs, attrs, where, "attr")
+    bound, left = _assign(case.attrs, attrs)
     for i in left:
         warnings.append(
             f"{whole}, field 'attr[{i}]' ({case.attrs[i].name}): {sig.name} has no "

@@ -24,9 +24,7 @@ and guessed shapes to change when the case fails with the operator's status.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +37,7 @@ from stress.ops.doc_comment import (
 )
 from stress.ops.shape_expr import parse_dim
 from stress.ops.signature import CParam, OpSignature
+from stress.ops.skeleton_toml import render_skeleton, toml_value
 
 __all__ = ["Entry", "Skeleton", "guess_skeleton", "render_skeleton", "snake_name"]
 
@@ -91,19 +90,6 @@ class Skeleton:
 def snake_name(function: str) -> str:
     """``aclnnSoftmaxBackward`` -> ``softmax_backward`` (a declaration's default name)."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", function.removeprefix("aclnn")).lower()
-
-
-def toml_value(value: Any) -> str:
-    """``value`` as a TOML inline value (strings, bools, numbers, lists, inline tables)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
 
 
 class _Guesser:
@@ -357,49 +343,3 @@ def _checks(g: _Guesser, dims: tuple[tuple[str, int, int, int], ...]) -> tuple[t
         + (f" and the guessed shapes of {guessed} to legal ones" if guessed else "")
     )
     return tuple(checks), fix
-
-
-def render_skeleton(
-    sk: Skeleton,
-    cases: Sequence[tuple[str, Mapping[str, Any]]] | None = None,
-    head: Sequence[str] = (),
-) -> str:
-    """The declaration file's text: its one skeleton case, or ``cases`` ((comment, table)
-    pairs, e.g. imported ones) after the ``head`` comment lines."""
-    out = list(head) or [
-        f"# {sk.function}: a declaration skeleton written by `aclnn-stress op new` from its",
-        "# header. Its values are guesses that run as written on a typical operator; check:",
-    ]
-    out += [f"# - {c}" for c in sk.checks]
-    out += [
-        f"# {sk.fix}",
-        "[op]",
-        f"header = {toml_value(sk.header)}",
-        f"function = {toml_value(sk.function)}",
-        f"name = {toml_value(sk.name)}",
-        "",
-    ]
-    if sk.dims:
-        out.append("[dims]  # small ranges: generated cases draw from them")
-        out += [f"{n} = {toml_value([lo, hi])}" for n, lo, hi, _ in sk.dims]
-        out.append("")
-    if sk.dtypes:
-        out += ["[dtypes]", f"T = {toml_value(list(sk.dtypes))}  # dtypes from {sk.dtype_note}", ""]
-    out.append("[params]  # every header parameter by its C name, in C order")
-    width = max((len(f"{e.name} = {e.value}") for e in sk.params), default=0)
-    for e in sk.params:
-        line = f"{e.name} = {e.value}"
-        out.append(f"{line:<{min(width, 60)}}  # {_short(e.comment)}")
-    if cases is None:
-        skeleton_case = {"id": f"{sk.name.replace('_', '-')}-skeleton"}
-        cases = [("", {**skeleton_case, **{n: v for n, _, _, v in sk.dims}, "seed": 1})]
-    for comment, table in cases:
-        out += ["", *(f"# {c}" for c in comment.splitlines() if c), "[[case]]"]
-        out += [f"{k} = {toml_value(v)}" for k, v in table.items()]
-    out.append("")
-    return "\n".join(out)
-
-
-def _short(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
