@@ -143,3 +143,22 @@ def test_op_new_errors_are_one_line(tmp_path):
     printed = stress_cli("op", "new", str(SIM / "aclnn_softmax.h"))
     assert printed.returncode == 0 and 'function = "aclnnSoftmax"' in printed.stdout
     assert f'header = "{(SIM / "aclnn_softmax.h").resolve()}"' in printed.stdout  # a path
+
+
+def _fixture_functions() -> list[tuple[str, str]]:
+    return [(h.name, op.name) for h in sorted(HEADERS.glob("aclnn_*.h"))
+            for op in read_header(h).ops]  # fmt: skip
+
+
+@pytest.mark.parametrize(("header", "function"), _fixture_functions())
+def test_every_fixture_operator_gets_a_valid_declaration(tmp_path, header, function):
+    """Every trap of the fixture headers (tensor lists, scalar lists, strings, float and bool
+    arrays, dtypes, const attributes, untagged backwards) writes a file that loads."""
+    from stress.ops.new_declaration import new_declaration
+
+    out = tmp_path / "d.toml"
+    text, name = new_declaration(str(HEADERS / header), function, out)
+    out.write_text(text)
+    decl = load_declaration(out)
+    assert name == function == decl.function and len(decl.cases) == 1
+    assert set(decl.params) == set(decl.signature.names)
