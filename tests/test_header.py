@@ -45,6 +45,13 @@ EXPECTED = {
         "bias:i hPre:i hcBeforeNorm:i invRms:i sumOut:i normOut:i hcEps:a gradX:o gradPhi:o "
         "gradAlpha:o gradBias:o"
     },
+    # no @param tags: the upstream gradients are inputs by name (rule 4), before "...Out"
+    "aclnn_untagged_backward.h": {
+        "aclnnBatchNormBackward": "gradOut:i input:i weight:i saveMean:i saveInvstd:i "
+        "training:a eps:a outputMask:a gradInput:o gradWeight:o gradBias:o",
+        "aclnnGeluBackward": "gradOutput:i self:i saveOut:o gradInput:o",
+        "aclnnTanhBackward": "grad_output:i gradOutOptional:i? output:i gradOut:o",
+    },
     "aclnn_foreach_add_scalar_list.h": {"aclnnForeachAddScalarList": "x:i scalars:a out:o"},
     # the rule cannot see in-place writes without "Ref" or tags: declarations override these
     "aclnn_generated_inplace.h": {
@@ -297,15 +304,20 @@ def test_argtypes_from_the_header_match_the_documented_signature(header, op):
     assert phase2_argtypes(sig) == (_P, ctypes.c_uint64, _P, _P)
 
 
-def test_untagged_const_grad_out_is_read_as_an_output():
-    """The rule's limit: an untagged const incoming gradient named gradOut reads as an output
-    (the real BatchNormBackward prototype has one); its declaration must say roles.gradOut."""
+def test_untagged_const_grad_out_is_an_input():
+    """Rule 4: an untagged const incoming gradient named gradOut is an input although its name
+    ends in "Out" (the real BatchNormBackward prototype has one); a tag still wins over it."""
     text = (
         "aclnnStatus aclnnBnBackGetWorkspaceSize(const aclTensor *gradOut, const aclTensor *x,"
         " aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor);\n"
         "aclnnStatus aclnnBnBack(void *w, uint64_t s, aclOpExecutor *e, aclrtStream st);\n"
     )
-    assert _summary(read_header_text(text, "bn.h").ops[0]) == "gradOut:o x:i gradInput:o"
+    assert _summary(read_header_text(text, "bn.h").ops[0]) == "gradOut:i x:i gradInput:o"
+    tagged = "/** @param [out] gradOut: written */\n" + text
+    assert _summary(read_header_text(tagged, "bn.h").ops[0]) == "gradOut:o x:i gradInput:o"
+    assert role_of("gradOut", "tensor", True, None) == ("input", False)
+    assert role_of("gradOut", "tensor", False, None) == ("output", False)  # non-const: rule 1
+    assert role_of("gradHOut", "tensor", True, None) == ("output", False)  # only those names
 
 
 def test_headers_are_found_in_an_install_and_its_custom_packages(tmp_path, monkeypatch):

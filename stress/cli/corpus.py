@@ -87,10 +87,11 @@ def _comma_list(text: str) -> list[str]:
 
 
 def add_cli(subparsers: Any) -> None:
-    """Add the ``corpus`` subcommand (``corpus generate``) to ``aclnn-stress``'s subparsers."""
+    """Add the ``corpus`` subcommand (``corpus generate``, ``corpus import-msopst``) to
+    ``aclnn-stress``'s subparsers."""
     p = subparsers.add_parser(
         "corpus",
-        help="generate corpus files (valid cases or constraint violations)",
+        help="generate corpus files (valid cases or constraint violations) or import msOpST's",
         description="Work with corpus files.",
     )
     sub = p.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
@@ -136,6 +137,69 @@ def add_cli(subparsers: Any) -> None:
     g.add_argument("--out", metavar="FILE", help="where to write (default: standard output)")
     g.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     g.set_defaults(func=_cmd_generate)
+    _add_import_msopst(sub)
+
+
+def _add_import_msopst(sub: Any) -> None:
+    m = sub.add_parser(
+        "import-msopst",
+        help="turn an msOpST case file (msopst create's JSON) into a declared corpus",
+        description="Turn msOpST's case-definition JSON into a declared corpus of the aclnn "
+        "function HEADER declares: each input_desc binds to the tensor input of its name, else "
+        "to the next in C order (output_desc to the outputs, attr to the attributes); the "
+        "type, format, shape, data_distribute and value_range alternatives of a case are "
+        "multiplied into sub-cases as msOpST does. What cannot be mapped (a format other than "
+        "ND, a fuzz case, a value from a .bin file) is a warning naming the case and the "
+        "field, and that case is skipped. Parameters the cases do not give take the `op new` "
+        "skeleton's defaults.",
+        epilog="Exit codes: 0 written, 2 usage/configuration error (not an msOpST file, header "
+        "not found, no case imported).",
+    )
+    m.add_argument("cases", metavar="CASES.json", help="an msOpST case-definition file")
+    m.add_argument(
+        "--op",
+        dest="header",
+        metavar="HEADER",
+        required=True,
+        help="the aclnn_*.h header declaring the function, e.g. aclnnop/aclnn_add.h",
+    )
+    m.add_argument(
+        "--function",
+        metavar="NAME",
+        help="the aclnn function (default: the one named after the header)",
+    )
+    m.add_argument(
+        "-o", "--out", dest="out", metavar="FILE", help="where to write (default: standard output)"
+    )
+    m.add_argument("--force", action="store_true", help="overwrite an existing -o file")
+    m.add_argument(
+        "-I",
+        dest="include",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="extra include folder for the header (repeatable)",
+    )
+    m.add_argument(
+        "-D",
+        dest="define",
+        action="append",
+        default=[],
+        metavar="NAME[=V]",
+        help="define a macro for reading the header",
+    )
+    m.set_defaults(func=_cmd_import_msopst)
+
+
+def _cmd_import_msopst(args: argparse.Namespace) -> int:
+    from stress.corpus.msopst_bind import import_msopst
+
+    out = Path(args.out) if args.out not in (None, "-") else None
+    text, n, warnings = import_msopst(Path(args.cases), args.header, args.function, out,
+                                      args.include, args.define)  # fmt: skip
+    for line in warnings:
+        print(f"aclnn-stress: warning: {line}", file=sys.stderr)
+    return _write(args, text, f"{n} cases imported from {args.cases}")
 
 
 def _add_bound_options(g: argparse.ArgumentParser) -> None:

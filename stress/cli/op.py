@@ -1,9 +1,11 @@
 """``aclnn-stress op``: what the framework reads from aclnn headers.
 
 ``op inspect HEADER [--json] [-I DIR] [-D NAME=V]`` prints the operators one header declares
-(stress/ops/inspect.py); ``op list [--json] [-I DIR]`` lists every operator found in the
-backend's headers (``include/aclnnop/aclnn_*.h`` of the CANN root or simulator, custom
-packages' ``op_api/include``, and any ``-I`` folder), with the header that declares it.
+(stress/ops/inspect.py); ``op new HEADER [--function NAME] [-o FILE]`` writes a declaration
+skeleton for one of them (stress/ops/skeleton.py); ``op list [--json] [-I DIR]`` lists every
+operator found in the backend's headers (``include/aclnnop/aclnn_*.h`` of the CANN root or
+simulator, custom packages' ``op_api/include``, and any ``-I`` folder), with the header that
+declares it.
 """
 
 from __future__ import annotations
@@ -16,14 +18,27 @@ from typing import Any
 
 from stress.errors import ConfigError
 
-__all__ = ["add_cli", "list_operators"]
+__all__ = ["ROLE_RULE", "add_cli", "list_operators"]
+
+ROLE_RULE = """\
+Roles: a tensor or tensor list parameter's role is the first of these that applies
+(the header's const-ness, names and @param tags are each wrong alone in real headers):
+  1. not const: output (inout if its name ends in Ref)
+  2. const, name ends in Ref: inout
+  3. tagged @param [in] / [out] / [in,out] in the header's doc comment: as tagged
+  4. named gradOut, gradOutput or grad_output (+Optional): input, a backward's
+     upstream gradient (torch's convention), although the name ends in Out
+  5. named out or ending in Out / OutOptional: output
+  6. else: input
+A name ending in Optional may be NULL. Every other parameter is an attr. Where
+the rule is wrong for an operator, its declaration says so: [op] roles = { p = "input" }."""
 
 
 def add_cli(subparsers: Any) -> None:
-    """Add ``op inspect`` and ``op list`` to ``aclnn-stress``'s subparsers."""
+    """Add ``op inspect``, ``op new`` and ``op list`` to ``aclnn-stress``'s subparsers."""
     from stress.ops.inspect import build_parser
 
-    p = subparsers.add_parser("op", help="read operators from aclnn headers (inspect, list)")
+    p = subparsers.add_parser("op", help="read operators from aclnn headers (inspect, new, list)")
     sub = p.add_subparsers(dest="op_command", metavar="ACTION", required=True)
     inspect = build_parser()
     sub.add_parser(
@@ -34,8 +49,11 @@ def add_cli(subparsers: Any) -> None:
         description="Print the operators an aclnn header declares: each parameter's name (as a "
         "declaration's [params] names it), C type and role (input, output, inout, attr); --json "
         "prints the contract as data.",
-        epilog="Exit codes: 0 done, 2 usage/configuration error (header not found or unreadable).",
+        epilog=ROLE_RULE + "\n\nExit codes: 0 done, 2 usage/configuration error (header not "
+        "found or unreadable).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     ).set_defaults(func=_cmd_inspect)
+    _add_new(sub)
     ls = sub.add_parser(
         "list",
         help="every operator in the backend's headers",
@@ -48,6 +66,63 @@ def add_cli(subparsers: Any) -> None:
     ls.add_argument("-I", dest="include", action="append", default=[], metavar="DIR",
                     help="also scan this folder's aclnn_*.h")  # fmt: skip
     ls.set_defaults(func=_cmd_list)
+
+
+def _add_new(sub: Any) -> None:
+    new = sub.add_parser(
+        "new",
+        help="write a declaration skeleton for an operator of a header",
+        description="Write a declaration for one operator of an aclnn header that runs as "
+        "written: every parameter by its header name with its role, tensors over small named "
+        "dims, dtypes from the doc comment (else float32/float16), typed attribute defaults, "
+        "one case, and comments naming what to check (shapes that must agree, legal ranges). "
+        "Run it with: aclnn-stress run --corpus FILE --record-baseline",
+        epilog="Exit codes: 0 written, 2 usage/configuration error (header not found or "
+        "unreadable, no such function, FILE exists).",
+    )
+    new.add_argument("header", help="an aclnn_*.h path, or e.g. aclnnop/aclnn_add.h (-I)")
+    new.add_argument(
+        "--function",
+        metavar="NAME",
+        help="the operator (default: the one named after the header, else the first it declares)",
+    )
+    new.add_argument(
+        "-o", dest="output", metavar="FILE", help="write the declaration here (default: print it)"
+    )
+    new.add_argument(
+        "-I",
+        dest="include",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="add an include dir (searched for the header and its #includes)",
+    )
+    new.add_argument(
+        "-D",
+        dest="define",
+        action="append",
+        default=[],
+        metavar="NAME[=V]",
+        help="define a macro (e.g. an unknown visibility macro: -D MY_API=)",
+    )
+    new.set_defaults(func=_cmd_new)
+
+
+def _cmd_new(args: argparse.Namespace) -> int:
+    from stress.ops.new_declaration import new_declaration
+
+    out = Path(args.output) if args.output else None
+    text, function = new_declaration(args.header, args.function, out, args.include, args.define)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+        print(
+            f"aclnn-stress: wrote {out} ({function}); check its CHECK lines, then: "
+            f"aclnn-stress run --corpus {out} --record-baseline",
+            file=sys.stderr,
+        )
+    return 0
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:

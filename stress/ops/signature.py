@@ -14,8 +14,12 @@ combines them in the one order that fits all of them:
 1. a non-const tensor (or tensor list) is an output, in-out if its name ends in ``Ref``;
 2. a const one is in-out if its name ends in ``Ref``,
 3. else follows the ``@param [in]/[out]`` tag where the header documents it,
-4. else is an output if named ``out`` or ending in ``Out`` / ``OutOptional``,
-5. else an input.
+4. else is an input if named ``gradOut``, ``gradOutput`` or ``grad_output`` (optionally
+   ending in ``Optional``): a backward's upstream gradient, an input of every backward (torch's
+   convention) although its name ends in ``Out`` (``aclnnBatchNormBackward``'s untagged
+   ``const aclTensor *gradOut``),
+5. else is an output if named ``out`` or ending in ``Out`` / ``OutOptional``,
+6. else an input.
 
 A name ending in ``Optional`` may be NULL. Only tensors and tensor lists have input / output /
 inout roles; every other parameter is an ``attr``.
@@ -30,6 +34,7 @@ from typing import Any, Literal
 __all__ = [
     "KINDS",
     "ROLES",
+    "UPSTREAM_GRADIENTS",
     "CParam",
     "HeaderInfo",
     "OpSignature",
@@ -67,6 +72,7 @@ KINDS: dict[tuple[str, int], str] = {
 }
 
 _TENSOR_KINDS = frozenset({"tensor", "tensor_list"})
+UPSTREAM_GRADIENTS = frozenset({"gradOut", "gradOutput", "grad_output"})  # rule 4: inputs
 
 
 def role_of(name: str, kind: str, const: bool, tag: str | None) -> tuple[str, bool]:
@@ -80,6 +86,8 @@ def role_of(name: str, kind: str, const: bool, tag: str | None) -> tuple[str, bo
         return "output", optional
     if tag is not None:
         return {"in": "input", "out": "output", "inout": "inout"}[tag], optional
+    if name.removesuffix("Optional") in UPSTREAM_GRADIENTS:
+        return "input", optional
     if name == "out" or name.endswith(("Out", "OutOptional")):
         return "output", optional
     return "input", optional

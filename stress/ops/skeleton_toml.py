@@ -1,0 +1,73 @@
+"""The text of a declaration skeleton (:class:`~stress.ops.skeleton.Skeleton`): TOML values
+written inline, the CHECK and FIX comments, ``[op]``, ``[dims]``, ``[dtypes]``, ``[params]``
+with a comment per parameter, and its cases (the skeleton's one, or imported ones)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stress.ops.skeleton import Skeleton
+
+__all__ = ["render_skeleton", "toml_value"]
+
+
+def toml_value(value: Any) -> str:
+    """``value`` as a TOML inline value (strings, bools, numbers, lists, inline tables)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+
+
+def render_skeleton(
+    sk: Skeleton,
+    cases: Sequence[tuple[str, Mapping[str, Any]]] | None = None,
+    head: Sequence[str] = (),
+) -> str:
+    """The declaration file's text: its one skeleton case, or ``cases`` ((comment, table)
+    pairs, e.g. imported ones) after the ``head`` comment lines."""
+    out = list(head) or [
+        f"# {sk.function}: a declaration skeleton written by `aclnn-stress op new` from its",
+        "# header. Its values are guesses that run as written on a typical operator; check:",
+    ]
+    out += [f"# - {c}" for c in sk.checks]
+    out += [
+        f"# {sk.fix}",
+        "[op]",
+        f"header = {toml_value(sk.header)}",
+        f"function = {toml_value(sk.function)}",
+        f"name = {toml_value(sk.name)}",
+        "",
+    ]
+    if sk.dims:
+        out.append("[dims]  # small ranges: generated cases draw from them")
+        out += [f"{n} = {toml_value([lo, hi])}" for n, lo, hi, _ in sk.dims]
+        out.append("")
+    if sk.dtypes:
+        out += ["[dtypes]", f"T = {toml_value(list(sk.dtypes))}  # dtypes from {sk.dtype_note}", ""]
+    out.append("[params]  # every header parameter by its C name, in C order")
+    width = max((len(f"{e.name} = {e.value}") for e in sk.params), default=0)
+    for e in sk.params:
+        line = f"{e.name} = {e.value}"
+        out.append(f"{line:<{min(width, 60)}}  # {_short(e.comment)}")
+    if cases is None:
+        skeleton_case = {"id": f"{sk.name.replace('_', '-')}-skeleton"}
+        cases = [("", {**skeleton_case, **{n: v for n, _, _, v in sk.dims}, "seed": 1})]
+    for comment, table in cases:
+        out += ["", *(f"# {c}" for c in comment.splitlines() if c), "[[case]]"]
+        out += [f"{k} = {toml_value(v)}" for k, v in table.items()]
+    out.append("")
+    return "\n".join(out)
+
+
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
