@@ -35,7 +35,7 @@ NAIVE = [sys.executable, str(Path(__file__).with_name("naive_harness.py"))]
 _FW_FIRST = re.compile(r"first failure: ([0-9.]+) s after the start, case (\S+) in (\w+)")
 _NAIVE_FIRST = re.compile(
     r"naive: first failure ([0-9.]+) s after exec \(([0-9.]+) s after the harness start\), "
-    r"case (\S+): (.*)"
+    r"case (\S+): (.*?)(?: \[after \d+ calls\])?$"
 )
 
 

@@ -61,6 +61,8 @@ class Stop:
         self.event = threading.Event()
         self._lock = threading.Lock()
 
+        self.calls = 0  # calls finished, all workers
+
     def fail(self, case: str, why: str) -> None:
         with self._lock:
             if self.event.is_set():
@@ -68,7 +70,8 @@ class Stop:
             now = time.monotonic()
             print(
                 f"naive: first failure {now - _exec_t0():.3f} s after exec "
-                f"({now - _HARNESS_START:.3f} s after the harness start), case {case}: {why}",
+                f"({now - _HARNESS_START:.3f} s after the harness start), case {case}: {why} "
+                f"[after {self.calls} calls]",
                 flush=True,
             )
             self.event.set()
@@ -121,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
         stream = streams[w % len(streams)]
         rng = np.random.default_rng([args.seed, w])
         while not stop.event.is_set() and time.monotonic() < deadline:
+            with stop._lock:
+                if args.max_calls and stop.calls >= args.max_calls:
+                    return
+                stop.calls += 1
             case = cases[int(rng.integers(len(cases)))]
             busy[w] = (case.id, time.monotonic())
             try:
@@ -145,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         t.join()
     if stop.event.is_set():
         return 1
-    print(f"naive: clean, {sum(counts)} calls in {args.duration:g} s", flush=True)
+    print(f"naive: clean, {sum(counts)} calls", flush=True)
     return 0
 
 
@@ -158,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--stream", choices=("shared", "per-thread"), default="shared")
     ap.add_argument("--call-timeout", type=float, default=10.0)
+    ap.add_argument("--max-calls", type=int, default=0, help="stop after N calls (0: no limit)")
     ap.add_argument("--backend", default="sim")
     args = ap.parse_args(argv)
     if args.threads < 1 or not args.duration > 0 or not args.call_timeout > 0:
