@@ -76,6 +76,17 @@ def render(rows: list[dict], state: dict) -> str:
         f"end; `{state.get('command')}`; commit {state.get('commit')}; medians over the runs "
         "that detected; —: no run did)"
     )
+    startups = [
+        f"{r['fault']} {r['framework_median_startup_s']:.2f} s"
+        for r in rows
+        if r.get("framework_median_startup_s") is not None
+    ]
+    if startups:
+        md.append("")
+        md.append(
+            "Framework start-up before `Session.run` (from exec minus in-process, median per "
+            "fault): " + ", ".join(startups) + "."
+        )
     misses = [r for r in rows if _naive_missed(r)]
     if misses:
         md.append("")
@@ -85,7 +96,19 @@ def render(rows: list[dict], state: dict) -> str:
                 r["fault"], f"not seen within its budget of {r.get('naive_budget_s')} s"
             )
             md.append(f"- {r['fault']}: {reason}")
+    partial = [r for r in rows if _one_policy(r)]
+    if partial:
+        md.append("")
+        md.append("Found by the naive harness under one stream policy only:")
+        for r in partial:
+            md.append(f"- {r['fault']}: only with {_one_policy(r)} streams")
     return "\n".join(md) + "\n"
+
+
+def _one_policy(row: dict) -> str:
+    """The one stream policy under which the naive harness found the fault, or ""."""
+    found = [s for s in ("shared", "per-thread") if row.get(f"naive_{s}_detected")]
+    return found[0] if len(found) == 1 and row["fault"] != "(clean)" else ""
 
 
 def _naive_missed(row: dict) -> bool:

@@ -28,6 +28,7 @@ run are kept (same method only), so ``--faults`` fills in gaps.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -37,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from detect_runs import framework_run, gradcheck_run, naive_run
-from detect_table import METHOD, write_results
+from detect_table import METHOD, render, write_results
 from machine import machine_state, with_end_load
 
 from stress.config import RunConfig
@@ -61,6 +62,13 @@ def _median(values: list) -> float | None:
     return round(statistics.median(values), 3) if values else None
 
 
+def startup(run: dict) -> float | None:
+    """Seconds from exec to ``Session.run`` in one framework run: its first failure from exec
+    minus the same failure in-process (None when it found nothing)."""
+    a, b = run.get("first_failure_exec_s"), run.get("first_failure_inprocess_s")
+    return None if a is None or b is None else round(a - b, 3)
+
+
 def record_baseline(fault: str, path: Path) -> None:
     """The serial baseline on the faulty backend (setup: not timed)."""
     Session(RunConfig(seed=0), CORPUS, CONTROL, env={"ACLSIM_FAULTS": fault}).record_baseline(path)
@@ -77,6 +85,7 @@ def measure_fault(fault: str, seeds: int, work: Path, args: argparse.Namespace) 
         r = framework_run(fault, seed, CORPUS, CONTROL, baseline, out, args.phase_duration)
         r["detected"] = r["diagnosis"] != "clean"
         r["correct"] = r["diagnosis"] == EXPECTED[fault]
+        r["startup_s"] = startup(r)
         fw.append(r)
         print(
             f"{name:17} seed {seed:2} framework: {r['diagnosis']:25} first failure "
@@ -108,6 +117,7 @@ def measure_fault(fault: str, seeds: int, work: Path, args: argparse.Namespace) 
         else sum(r["diagnosis"] == "clean" for r in fw),
         "framework_median_exec_s": _median([r["first_failure_exec_s"] for r in fw]),
         "framework_median_inprocess_s": _median([r["first_failure_inprocess_s"] for r in fw]),
+        "framework_median_startup_s": _median([r["startup_s"] for r in fw]),
         "framework_median_wall_s": _median([r["wall_s"] for r in fw]),
         "framework_median_diagnosis_inprocess_s": _median(
             [r["diagnosis_inprocess_s"] for r in fw if r["correct"]]
@@ -141,7 +151,16 @@ def main() -> int:
     )
     ap.add_argument("--out", default="benchmarks/results")
     ap.add_argument("--label", default="", help='machine state label, e.g. "idle"')
+    ap.add_argument(
+        "--render-only", action="store_true", help="only re-render detection.md from the json"
+    )
     args = ap.parse_args()
+    if args.render_only:
+        doc = json.loads((Path(args.out) / "detection.json").read_text())
+        text = render(doc["rows"], doc["machine"])
+        (Path(args.out) / "detection.md").write_text(text)
+        print(text, end="")
+        return 0
     faults = [f.strip() for f in args.faults.split(",") if f.strip()]
     unknown = sorted(set(faults) - set(FAULTS))
     if unknown or args.seeds < 1:
