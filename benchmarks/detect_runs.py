@@ -90,6 +90,13 @@ def timed_process(cmd: list[str], env: dict[str, str], timeout: float) -> Timed:
     return Timed(tuple(lines), proc.returncode, round(wall, 3), killed.is_set())
 
 
+def _broken(what: str, run: Timed) -> str:
+    """The one-line error for a side that did not run (exit status and its last output)."""
+    tail = " | ".join(line for _, line in run.lines[-3:])
+    state = "timed out" if run.timed_out else f"exit {run.returncode}"
+    return f"detection: {what} did not run ({state}): {tail}"
+
+
 def _journal_first(out: Path) -> tuple[str | None, float | None]:
     """The first failing call record's phase, and its in-process time (Session.run based)."""
     if not (out / "results.jsonl").exists():
@@ -125,7 +132,9 @@ def framework_run(
     cmd += ["--out", str(out)]
     run = timed_process(cmd, {"ACLSIM_FAULTS": fault}, timeout=900)
     report = _report(out)
-    diagnosis = report.get("diagnosis", f"no report (exit {run.returncode})")
+    if "diagnosis" not in report:  # the CLI itself failed: a broken benchmark, not a finding
+        raise SystemExit(_broken("aclnn-stress run", run))
+    diagnosis = report["diagnosis"]
     first = run.first(_FW_FIRST)
     phase, journal_s = _journal_first(out)
     return {
@@ -143,6 +152,8 @@ def gradcheck_run(fault: str, args: list[str]) -> dict:
     """``aclnn-stress gradcheck`` with the declaration's own [gradcheck] case and sample
     (deterministic: one input set), timed from exec to its exit (the verdict comes last)."""
     run = timed_process([*CLI, "gradcheck", *args], {"ACLSIM_FAULTS": fault}, timeout=900)
+    if run.returncode not in (0, 1):
+        raise SystemExit(_broken("aclnn-stress gradcheck", run))
     return {
         "command": "aclnn-stress gradcheck " + " ".join(args),
         "exit": run.returncode,
@@ -167,7 +178,9 @@ def naive_run(
     cmd += ["--call-timeout", f"{call_timeout:g}"]
     run = timed_process(cmd, {"ACLSIM_FAULTS": fault}, timeout=budget + call_timeout + 120)
     first = run.first(_NAIVE_FIRST)
-    crashed = run.returncode < 0 or (run.returncode not in (0, 1) and first is None)
+    crashed = run.returncode < 0  # killed by a signal (the simulated crash: SIGSEGV)
+    if run.timed_out or (first is None and run.returncode > 0):
+        raise SystemExit(_broken("the naive harness", run))
     result = {
         "stream": stream,
         "exit": run.returncode,
