@@ -76,7 +76,7 @@ bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 # Every simulated fault x 10 seeds, the CLI vs the naive harness under both stream policies,
-# each a process from exec: about 1.5 h on the idle 2-core machine. Regenerates
+# each a process from exec: about 1 to 1.5 h on the idle 2-core machine. Regenerates
 # benchmarks/results/detection.{json,md}, the README's table.
 DETECT_ARGS ?= --seeds 10 --label idle
 bench-detect: $(STAMP)

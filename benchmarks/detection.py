@@ -21,7 +21,7 @@ Writes ``benchmarks/results/detection.json`` (machine state, command, every run)
 ``detection.md`` (the README's table) after every fault; rows of faults not measured in this
 run are kept (same method only), so ``--faults`` fills in gaps.
 
-    .venv/bin/python benchmarks/detection.py --seeds 10          # the README's table (~1.5 h)
+    .venv/bin/python benchmarks/detection.py --seeds 10 --label idle  # README's table, 1-1.5 h
     .venv/bin/python benchmarks/detection.py --seeds 1 --faults tiling-race,crash   # a smoke
 """
 
