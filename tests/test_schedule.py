@@ -193,9 +193,8 @@ def test_the_burst_opens_free_running_on_per_thread_streams_and_ends_with_the_se
         assert {mine[i]["case"] for i in serial} == cases | control  # every case, once
         concurrent = mine[: serial[0]]
         opening = concurrent[:40]
-        assert opening and not any(
-            "fill" in r for r in opening
-        )  # free-running: no aligned rounds yet
+        # free-running: no aligned rounds yet
+        assert opening and not any("fill" in r for r in opening)
         assert any("fill" in r for r in concurrent)  # the aligned rounds follow
         share = sum(r["case"] in control for r in opening) / len(opening)
         assert share < 0.35, share  # mostly the corpus under test; the control alongside
