@@ -14,7 +14,8 @@ all: test
 help:
 	@echo "make test     create .venv, install, ruff, run the test suite (short stress included)"
 	@echo "make stress   create .venv, install, run the stress protocol over the shipped corpus"
-	@echo "make lint     ruff (lint and format check) over the package, tests, benchmarks, examples"
+	@echo "make lint     ruff (lint and format check) over the package, tests, benchmarks, examples;"
+	@echo "              the README/docs figures against benchmarks/results (check_figures.py)"
 	@echo "make bench    run the benchmarks in benchmarks/"
 	@echo "make bench-detect   detection power per simulated fault vs a naive harness (long)"
 	@echo "make browser  install Debian's chromium for the HTML report's browser tests (as root)"
@@ -69,12 +70,15 @@ hostile: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check stress tests benchmarks examples
 	$(VENV)/bin/ruff format --check stress tests benchmarks examples
+	$(PY) benchmarks/check_figures.py
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-# Every simulated fault x 10 seeds, framework vs naive harness: about an hour on 2 cores.
-DETECT_ARGS ?=
+# Every simulated fault x 10 seeds, the CLI vs the naive harness under both stream policies,
+# each a process from exec: about 1 to 1.5 h on the idle 2-core machine. Regenerates
+# benchmarks/results/detection.{json,md}, the README's table.
+DETECT_ARGS ?= --seeds 10 --label idle
 bench-detect: $(STAMP)
 	$(PY) benchmarks/detection.py $(DETECT_ARGS)
 

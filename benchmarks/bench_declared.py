@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("STRESS_BACKEND", "sim")
 
 from bench_throughput import bare_loop, engine_mixed  # noqa: E402
+from machine import machine_state  # noqa: E402
 
 from stress import acl  # noqa: E402
 from stress.corpus.parse import load_corpus_file  # noqa: E402
@@ -55,6 +56,7 @@ def main() -> int:
         "median_calls_per_s": med,
         "ratio_engine_declared_over_bare_ctypes": med["engine_declared"] / med["bare_ctypes"],
         "cpu_count": os.cpu_count(),
+        "machine": machine_state(),
     }
     print(json.dumps(result, indent=2))
     if args.json:

@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import machine_state
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -55,6 +57,7 @@ def main() -> int:
             "seconds_median": round(statistics.median(times), 3),
             "seconds": [round(t, 3) for t in times],
             "python": platform.python_version(),
+            "machine": machine_state(),
         }
     print(json.dumps(result))
     if args.out:

@@ -29,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from machine import machine_state  # noqa: E402
+
 from stress.sim import _build  # noqa: E402
 
 SCRIPT = ROOT / "tests" / "scripts" / "third_party_mhc_backward.py"
@@ -133,6 +135,7 @@ def main() -> int:
         "cli_mhc_s_off_min": min(cli_off),
         "cli_mhc_s_on_min": min(cli_on),
         "cli_mhc_on_slowdown": min(cli_on) / min(cli_off),
+        "machine": machine_state(),
     }
     for k, v in result.items():
         print(f"{k:28s} {v:.4g}" if isinstance(v, float) else f"{k:28s} {v}")

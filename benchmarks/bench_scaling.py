@@ -27,6 +27,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from machine import machine_state, with_end_load
+
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "stress"]
 PHASES = "serial,shuffled,isolated,interleaved,mixed"
@@ -178,6 +180,7 @@ def main() -> int:
     if args.one is not None:
         print(json.dumps(one(args.one, args.budget, args.op, Path(args.work))))
         return 0
+    state = machine_state()
     rows = []
     with tempfile.TemporaryDirectory(prefix="scaling-") as tmp:
         for n in (int(s) for s in args.sizes.split(",")):
@@ -191,6 +194,7 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     doc = {"budget_s": args.budget, "op": args.op, "sizes": args.sizes, "rows": rows}
+    doc["machine"] = with_end_load(state)
     (out / "scaling.json").write_text(json.dumps(doc, indent=2) + "\n")
     (out / "scaling.md").write_text(_table(rows, args.budget))
     print(_table(rows, args.budget), end="")

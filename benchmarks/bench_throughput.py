@@ -8,8 +8,12 @@ and free. The bare loop does exactly that with the raw ctypes functions and noth
 engine adds its pool with barrier-aligned rounds, per-call records, canary counting and baseline
 matching. The ratio engine/bare is the engine's efficiency (target >= 0.8).
 
+Protocol: ``--rounds`` (default 5) paired rounds per corpus, the order alternating between
+rounds; medians with min–max; writes ``benchmarks/results/throughput.json`` and ``.md`` with
+the machine state (load average, nproc) and the command.
+
     .venv/bin/python benchmarks/bench_throughput.py [--corpus corpus/control.toml]
-        [--threads 8] [--duration 5] [--json out.json]
+        [--threads 8] [--duration 5] [--rounds 5] [--out benchmarks/results] [--label idle]
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import ctypes
 import hashlib
 import json
+import statistics
 import sys
 import threading
 import time
@@ -26,6 +31,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from machine import machine_state, with_end_load
 
 from stress import acl
 from stress.config import RunConfig
@@ -144,39 +152,103 @@ def engine_mixed(rt, cases, threads: int, duration: float) -> float:
     return calls[0] / elapsed
 
 
+def _spread(values: list[float]) -> dict:
+    return {
+        "median": round(statistics.median(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+    }
+
+
+def measure(rt, corpus: str, threads: int, duration: float, rounds: int) -> dict:
+    """``rounds`` paired samples of both sides, the order alternating (bare first in even
+    rounds, the engine first in odd ones), so neither side always runs on a warmer machine."""
+    cases = [c for c in load_corpus([corpus]) if not c.negative]
+    probe = PhaseRunner(rt, RunConfig(), cases, [], None, lambda r: None)
+    probe.prepare_inputs(cases)
+    inputs = {c.id: probe.inputs.get(c) for c in cases}
+    samples = []
+    for i in range(rounds):
+        sides = ("bare", "engine") if i % 2 == 0 else ("engine", "bare")
+        got = {}
+        for side in sides:
+            if side == "bare":
+                got[side] = bare_loop(rt, cases, inputs, threads, duration)
+            else:
+                got[side] = engine_mixed(rt, cases, threads, duration)
+        samples.append({"order": list(sides), **{k: round(v, 1) for k, v in got.items()}})
+        print(
+            f"{corpus} round {i + 1} ({' then '.join(sides)}): bare {got['bare']:8.1f} "
+            f"calls/s  engine(mixed) {got['engine']:8.1f} calls/s  "
+            f"ratio {got['engine'] / got['bare']:.2f}",
+            flush=True,
+        )
+    return {
+        "corpus": corpus,
+        "threads": threads,
+        "duration_s": duration,
+        "rounds": rounds,
+        "bare_calls_per_s": _spread([x["bare"] for x in samples]),
+        "engine_calls_per_s": _spread([x["engine"] for x in samples]),
+        "ratio": _spread([x["engine"] / x["bare"] for x in samples]),
+        "samples": samples,
+    }
+
+
+def _md(rows: list[dict], state: dict) -> str:
+    def cell(d: dict, fmt: str) -> str:
+        return f"{d['median']:{fmt}} ({d['min']:{fmt}}–{d['max']:{fmt}})"
+
+    lines = [
+        "| corpus | bare ctypes loop, calls/s | engine `mixed`, calls/s | ratio engine / bare |",
+        "|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| `{r['corpus']}` | {cell(r['bare_calls_per_s'], '.0f')} | "
+            f"{cell(r['engine_calls_per_s'], '.0f')} | {cell(r['ratio'], '.2f')} |"
+        )
+    r0 = rows[0] if rows else {}
+    lines += [
+        "",
+        f"(median (min–max) of {r0.get('rounds')} paired rounds of {r0.get('duration_s')} s per "
+        f"side, order alternating; {r0.get('threads')} threads; "
+        f"{state.get('label') or 'machine state not labelled'}; {state.get('date')}; nproc "
+        f"{state.get('nproc')}; load average {state.get('loadavg_start')} at the start, "
+        f"{state.get('loadavg_end')} at the end; `{state.get('command')}`; commit "
+        f"{state.get('commit')})",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", action="append")
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--duration", type=float, default=5.0)
-    ap.add_argument("--json", help="write the numbers to this file")
+    ap.add_argument("--rounds", type=int, default=5, help="paired rounds (default 5, >= 1)")
+    ap.add_argument("--out", default="benchmarks/results", help="throughput.json / .md here")
+    ap.add_argument("--label", default="", help='machine state label, e.g. "idle"')
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error("--rounds must be >= 1")
+    state = machine_state(args.label)
     rt = acl.runtime()
     rt.set_deterministic(True)
-    rows = []
-    for corpus in args.corpus or ["corpus/control.toml", "corpus/mhc.toml"]:
-        cases = [c for c in load_corpus([corpus]) if not c.negative]
-        probe = PhaseRunner(rt, RunConfig(), cases, [], None, lambda r: None)
-        probe.prepare_inputs(cases)
-        inputs = {c.id: probe.inputs.get(c) for c in cases}
-        bare = bare_loop(rt, cases, inputs, args.threads, args.duration)
-        engine = engine_mixed(rt, cases, args.threads, args.duration)
-        rows.append(
-            {
-                "corpus": corpus,
-                "threads": args.threads,
-                "bare_calls_per_s": round(bare, 1),
-                "engine_calls_per_s": round(engine, 1),
-                "ratio": round(engine / bare, 3),
-            }
-        )
-        print(
-            f"{corpus}: bare {bare:8.1f} calls/s  engine(mixed) {engine:8.1f} calls/s  "
-            f"ratio {engine / bare:.2f}",
-            flush=True,
-        )
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    corpora = args.corpus or [
+        "tests/data/add_under_test.toml",
+        "corpus/control.toml",
+        "corpus/mhc.toml",
+    ]
+    rows = [measure(rt, c, args.threads, args.duration, args.rounds) for c in corpora]
+    state = with_end_load(state)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    doc = {"machine": state, "rows": rows}
+    (out / "throughput.json").write_text(json.dumps(doc, indent=1) + "\n")
+    text = _md(rows, state)
+    (out / "throughput.md").write_text(text)
+    print(text, end="")
     return 0
 
 

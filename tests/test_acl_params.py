@@ -58,7 +58,7 @@ def test_scalar_list_owns_its_members(rt):
     members = [acl.Scalar(rt, float(i), np.float32) for i in range(4)]
     with acl.ScalarList(rt, members) as sl:
         assert len(sl) == 4 and _size(rt, "aclGetScalarListSize", sl.handle) == 4
-        assert all(m.closed for m in members)  # handed over
+        assert members and all(m.closed for m in members)  # handed over
     assert rt.live_objects()["scalars"] == live["scalars"]
 
 

@@ -67,7 +67,8 @@ def test_bounds_options_and_violation_subsets(tmp_path):
     wide = tmp_path / "wide.toml"  # C widened past [dims] up to [generate] legal
     assert _generate(*args, "--dim", "C=2048:4096", "--dim", "B=1:1", "--dim", "S=1:2",
                      "--out", str(wide)) == 0  # fmt: skip
-    assert all(2048 <= c.params["C"] <= 4096 for c in load_corpus_file(wide))
+    widened = load_corpus_file(wide)
+    assert widened and all(2048 <= c.params["C"] <= 4096 for c in widened)
     inv = tmp_path / "inv.toml"
     assert _generate(*args, "--invalid", "--violations", "n,num-iters", "--out", str(inv)) == 0
     cases = load_corpus_file(inv)

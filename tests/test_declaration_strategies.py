@@ -109,7 +109,7 @@ def test_dimension_multiples_are_kept(tmp_path):
         tmp_path, RMS.replace("H = [1, 4096]", "H = { range = [1, 4096], multiple = 128 }")
     )
     cases = generate_cases(decl, 10, seed=2, max_elements=1 << 16)
-    assert all(c.dims["H"] % 128 == 0 and c.dims["H"] >= 128 for c in cases)
+    assert cases and all(c.dims["H"] % 128 == 0 and c.dims["H"] >= 128 for c in cases)
 
     @settings(max_examples=20, deadline=None)
     @given(declared_cases(decl))

@@ -164,7 +164,7 @@ def test_merge_shows_hosts_and_failure_rate(tmp_path):
     assert rates[("gamma", "interleaved")] == "0.333"
     assert rates[("beta", "serial")] == "0.000"
     links = [a.attrs["href"] for a in dom.find_id("merged-grid").iter("a")]
-    assert all((tmp_path / "merged" / h.split("#")[0]).exists() for h in links)
+    assert links and all((tmp_path / "merged" / h.split("#")[0]).exists() for h in links)
 
 
 def test_merge_refuses_runs_of_different_corpora(tmp_path):
@@ -258,7 +258,7 @@ def test_gradcheck_sweep_converges_to_the_bias_or_below_the_threshold(tmp_path):
         # be 20x 0.01 -> 0.005, here it is 1x) ...
         dx = [x0 - x1 for x0, x1 in itertools.pairwise(xs)]
         logs = [math.log(h0 / h1) for h0, h1 in itertools.pairwise(_STEPS)]
-        assert all(
+        assert dx and all(
             abs(d / lg - dx[0] / logs[0]) < 0.01 * dx[0] / logs[0]
             for d, lg in zip(dx, logs, strict=True)
         )

@@ -30,6 +30,7 @@ def test_after_k_rounds_every_case_has_k_distinct_victims_and_aggressors() -> No
         for a, b in rnd:
             aggressors[a].add(b)
             victims[b].add(a)
+    assert n > 0
     assert all(len(aggressors[c]) == MIN_PARTNERS for c in range(n))
     assert all(len(victims[c]) == MIN_PARTNERS for c in range(n))
     assert all(c not in aggressors[c] for c in range(n))  # self-pairs come last

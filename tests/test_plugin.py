@@ -26,6 +26,7 @@ import stress.engine.session  # noqa: F401
 from stress.baseline.shared import BaselineStore
 from stress.baseline.store import Baseline, CaseBaseline
 from stress.config import DEFAULTS, PYTEST_DURATION
+from tests._sim_available import skip_or_fail
 
 # In-process pytester runs restore sys.modules afterwards, dropping modules first imported by the
 # inner session: a later inner session would then import stress.acl.runtime afresh and create a
@@ -604,7 +605,7 @@ def test_a_simulator_fault_fails_the_shipped_corpus_with_a_readable_message(pyte
     known = _known_faults()
     fault = next((f for f in CONTAMINATION_FAULTS if f in known), None)
     if fault is None:
-        pytest.skip(f"the simulator has none of {CONTAMINATION_FAULTS} (known: {known or 'none'})")
+        skip_or_fail(f"the simulator has none of {CONTAMINATION_FAULTS} (known: {known or 'none'})")
     pytester.makepyfile(
         test_inner_fault="""
         import pytest

@@ -60,7 +60,8 @@ def test_tiling_ring_needs_three_calls_and_never_fires_for_a_pair():
 def test_tiling_ring_is_silent_without_the_fault():
     res = result_of("", RING)
     assert res["pairs_bad"] == 0 and res["late_bad"] == 0
-    assert all(all(r) for r in res["deep"].values())
+    deep = res["deep"]
+    assert deep and all(r and all(r) for r in deep.values())
 
 
 def test_pct_orders_are_complete_ordered_and_seeded():

@@ -1,0 +1,118 @@
+"""Check that the benchmark figures quoted in README.md and docs/ come from result files.
+
+A quoted figure lives in a block that names its result file(s):
+
+    <!-- figures: benchmarks/results/detection.md benchmarks/results/detection.json -->
+    ... prose and tables with numbers ...
+    <!-- /figures -->
+
+Every number in the block (outside `inline code`, which holds commands and options) must
+appear in one of the named files, at the precision quoted (``1.59`` matches ``1.5928``; digit
+groups such as ``10 000`` are read as one number). Every ``benchmarks/results/...`` path that
+README.md or docs/ mention must exist. Run by ``make lint``; exit 1 lists each figure that is
+not found, with its file and line.
+
+    .venv/bin/python benchmarks/check_figures.py [FILE.md ...]
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OPEN = re.compile(r"<!--\s*figures:\s*(.+?)\s*-->")
+CLOSE = re.compile(r"<!--\s*/figures\s*-->")
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
+GROUPED = re.compile(r"(?<=\d)[ \u202f\u2009](?=\d{3}(?!\d))")
+CODE = re.compile(r"`[^`]*`")
+RESULT_PATH = re.compile(r"benchmarks/results/[\w./*-]+")
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers of ``text``, digit groups joined (``10 000`` is ``10000``)."""
+    return NUMBER.findall(GROUPED.sub("", text))
+
+
+def _matches(figure: str, values: list[Decimal]) -> bool:
+    places = len(figure.split(".")[1]) if "." in figure else 0
+    want = Decimal(figure)
+    quantum = Decimal(1).scaleb(-places)
+    return any(v.quantize(quantum) == want for v in values if abs(v) < Decimal(10) ** 15)
+
+
+def _values(paths: list[Path]) -> list[Decimal]:
+    out = []
+    for p in paths:
+        for n in numbers(p.read_text(errors="replace")):
+            try:
+                out.append(Decimal(n))
+            except InvalidOperation:
+                continue
+    return out
+
+
+def _rel(p: Path) -> Path:
+    return p.relative_to(ROOT) if p.is_relative_to(ROOT) else p
+
+
+def check_file(md: Path) -> list[str]:
+    """Problems in one Markdown file: figures not found, result paths that do not exist."""
+    problems: list[str] = []
+    lines = md.read_text().splitlines()
+    name = _rel(md)
+    for i, line in enumerate(lines, 1):
+        for path in RESULT_PATH.findall(line):
+            path = path.rstrip(".,;:)")
+            if "*" in path:
+                found = list(ROOT.glob(path))
+            else:
+                found = [ROOT / path] if (ROOT / path).exists() else []
+            if not found:
+                problems.append(f"{name}:{i}: {path} does not exist")
+    block: tuple[int, list[Path]] | None = None
+    for i, line in enumerate(lines, 1):
+        opened = OPEN.search(line)
+        if opened:
+            files = [ROOT / f for f in opened.group(1).split()]
+            missing = [f for f in files if not f.exists()]
+            for f in missing:
+                problems.append(f"{name}:{i}: figures block names {_rel(f)}: missing")
+            block = (i, [f for f in files if f.exists()])
+            values = _values(block[1])
+            continue
+        if CLOSE.search(line):
+            block = None
+            continue
+        if block is None or not block[1]:
+            continue
+        for figure in numbers(CODE.sub("", line)):
+            if not _matches(figure, values):
+                where = ", ".join(str(_rel(f)) for f in block[1])
+                problems.append(f"{name}:{i}: figure {figure} is not in {where}")
+    if block is not None:
+        problems.append(f"{name}:{block[0]}: figures block not closed (<!-- /figures -->)")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    files = [Path(a).resolve() for a in args] or [
+        ROOT / "README.md",
+        *sorted(ROOT.glob("docs/*.md")),
+    ]
+    problems = [p for f in files for p in check_file(f)]
+    for p in problems:
+        print(p)
+    blocks = sum(len(OPEN.findall(f.read_text())) for f in files)
+    if problems:
+        print(f"check_figures: {len(problems)} problem(s) in {len(files)} file(s)")
+        return 1
+    print(f"check_figures: {blocks} figures block(s) in {len(files)} file(s) match their results")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""benchmarks/detect_runs.py times each side as a process from exec: the first-failure line's
+arrival against a monotonic stamp taken before exec, which the process also gets (issue 32)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import detect_runs  # noqa: E402
+from detect_table import render  # noqa: E402
+
+CHILD = """
+import os, time
+time.sleep(0.3)
+own = time.monotonic() - float(os.environ["BENCH_EXEC_T0"])
+print(f"naive: first failure {own:.3f} s after exec (0.100 s after the harness start), "
+      "case c1: differs from the serial baseline [after 7 calls]")
+time.sleep(0.2)
+"""
+
+
+def test_the_first_failure_is_timed_from_exec_by_its_arrival():
+    run = detect_runs.timed_process([sys.executable, "-c", CHILD], {}, timeout=60)
+    assert run.returncode == 0 and not run.timed_out
+    first = run.first(detect_runs._NAIVE_FIRST)
+    assert first is not None
+    arrival, match = first
+    own = float(match.group(1))
+    # the child's own clock against the same stamp: after its 0.3 s sleep, before the arrival
+    assert 0.3 <= own <= arrival + 0.0005 < run.wall_s  # own: printed to 3 decimals
+    assert run.wall_s >= 0.5  # the process ran on after the line: the wall is its exit
+    assert match.group(3) == "c1" and match.group(4) == "differs from the serial baseline"
+
+
+def test_a_killed_process_is_timed_out():
+    run = detect_runs.timed_process(
+        [sys.executable, "-c", "import time; time.sleep(30)"], {}, timeout=0.5
+    )
+    assert run.timed_out and run.returncode != 0 and run.wall_s < 20
+
+
+def _row(fault: str, shared: int, per_thread: int) -> dict:
+    run = {"first_failure_exec_s": 2.0, "detected": True, "first_failure_phase": "burst"}
+    naive = {"first_failure_exec_s": 1.0, "detected": True}
+    return {
+        "fault": fault,
+        "expected": "x",
+        "seeds": 1,
+        "framework_detected": 1,
+        "framework_correct": 1,
+        "framework_median_exec_s": 2.0,
+        "framework_median_startup_s": 0.5,
+        "naive_shared_detected": shared,
+        "naive_per-thread_detected": per_thread,
+        "naive_budget_s": 9.0,
+        "naive_shared_median_exec_s": 1.0 if shared else None,
+        "naive_per-thread_median_exec_s": 1.0 if per_thread else None,
+        "framework_runs": [run],
+        "naive_runs": {
+            "shared": [naive] if shared else [],
+            "per-thread": [naive] if per_thread else [],
+        },
+    }
+
+
+def test_the_table_names_what_the_naive_harness_missed_and_why():
+    text = render(
+        [_row("tiling-race", 1, 1), _row("add-race", 0, 1), _row("mystery", 0, 0)],
+        {"label": "test", "loadavg_start": [1.0], "loadavg_end": [2.0], "nproc": 2},
+    )
+    assert (
+        "| tiling-race | x | 1/1 | 1/1 | 2.00 s | 1/1 / 1/1 | 1.00 s / 1.00 s | 2.00 / 2.00 |"
+        in text
+    )
+    assert "- mystery: not seen within its budget of 9.0 s" in text
+    assert "- add-race: only with per-thread streams" in text
+    assert "test; None; nproc 2; load average [1.0] at the start, [2.0] at the end" in text
