@@ -86,6 +86,14 @@ typedef struct {
 /* 0, or an error code after aclsim_kernel_fail (out of host memory). */
 MHC_HIDDEN int mhc_input_open(aclsim_kernel_ctx *k, int index, mhc_input *in);
 MHC_HIDDEN void mhc_input_close(mhc_input *in);
+/* Inputs 0 .. n-1 into in[] (zeroed first; stops at the first failure): 0 or the error; close
+ * all n whatever it returned. */
+MHC_HIDDEN int mhc_inputs_open(aclsim_kernel_ctx *k, mhc_input *in, int n);
+MHC_HIDDEN void mhc_inputs_close(mhc_input *in, int n);
+/* The kernel's per-thread host scratch, threads * floats_per_thread floats (free() it), or NULL
+ * with *rc set by aclsim_kernel_fail (out of host memory). */
+MHC_HIDDEN float *mhc_thread_scratch(aclsim_kernel_ctx *k, int threads, size_t floats_per_thread,
+                                     int *rc);
 /* Address of element 0 of an output's (contiguous) view. */
 MHC_HIDDEN void *mhc_output_ptr(const aclsim_kernel_ctx *k, int index);
 

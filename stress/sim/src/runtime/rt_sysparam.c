@@ -40,6 +40,15 @@ static int check_opt(const char *api, int32_t opt)
     return 0;
 }
 
+/* A getter's arguments: the option, then the output pointer. */
+static int check_get(const char *api, int32_t opt, const int64_t *value)
+{
+    int rc = check_opt(api, opt);
+    if (!rc && !value)
+        rc = aclsim_set_error(ACL_ERROR_INVALID_PARAM, "%s: value is NULL", api);
+    return rc;
+}
+
 ACLSIM_API aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
 {
     int rc = check_opt("aclrtSetSysParamOpt", (int32_t)opt);
@@ -51,11 +60,9 @@ ACLSIM_API aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
 
 ACLSIM_API aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
 {
-    int rc = check_opt("aclrtGetSysParamOpt", (int32_t)opt);
+    int rc = check_get("aclrtGetSysParamOpt", (int32_t)opt, value);
     if (rc)
         return rc;
-    if (!value)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclrtGetSysParamOpt: value is NULL");
     *value = (int64_t)atomic_load(&g_opts[opt]);
     return ACL_SUCCESS;
 }
@@ -89,11 +96,9 @@ ACLSIM_API aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
 
 ACLSIM_API aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
 {
-    int rc = check_opt("aclrtCtxGetSysParamOpt", (int32_t)opt);
+    int rc = check_get("aclrtCtxGetSysParamOpt", (int32_t)opt, value);
     if (rc)
         return rc;
-    if (!value)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclrtCtxGetSysParamOpt: value is NULL");
     rt_context *c = current_for("aclrtCtxGetSysParamOpt", &rc);
     if (!c)
         return rc;

@@ -29,10 +29,7 @@ int bwd_kernel(aclsim_kernel_ctx *k)
     const bwd_attrs *a = k->attrs;
     const mhc_tiling *t = bwd_tiling(k); /* crash: a freed tiling object faults here */
     mhc_input in[N_IN];
-    memset(in, 0, sizeof in);
-    int rc = 0;
-    for (int i = 0; i < N_IN && !rc; i++)
-        rc = mhc_input_open(k, i, &in[i]);
+    int rc = mhc_inputs_open(k, in, N_IN);
     bwd_run r = {
         .t = t,
         .gh = in[IN_GHIN].p,
@@ -84,11 +81,8 @@ int bwd_kernel(aclsim_kernel_ctx *k)
         }
     }
     if (!rc) {
-        size_t per_thread = (size_t)(2 * MHC_TILE * t->K + MHC_TILE * t->C);
-        r.scratch = malloc((size_t)t->threads * per_thread * sizeof(float));
-        if (!r.scratch)
-            rc = aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
-                                    k->op);
+        r.scratch = mhc_thread_scratch(k, t->threads,
+                                       (size_t)(2 * MHC_TILE * t->K + MHC_TILE * t->C), &rc);
     }
     if (!rc) {
         atomic_init(&r.next_block, 0);
@@ -125,8 +119,7 @@ int bwd_kernel(aclsim_kernel_ctx *k)
         pthread_mutex_destroy(&r.out_mu);
     }
     free(r.scratch);
-    for (int i = 0; i < N_IN; i++)
-        mhc_input_close(&in[i]);
+    mhc_inputs_close(in, N_IN);
     return rc;
 }
 

@@ -140,6 +140,30 @@ void mhc_input_close(mhc_input *in)
     in->p = NULL;
 }
 
+int mhc_inputs_open(aclsim_kernel_ctx *k, mhc_input *in, int n)
+{
+    int rc = 0;
+    memset(in, 0, (size_t)n * sizeof *in);
+    for (int i = 0; i < n && !rc; i++)
+        rc = mhc_input_open(k, i, &in[i]);
+    return rc;
+}
+
+void mhc_inputs_close(mhc_input *in, int n)
+{
+    for (int i = 0; i < n; i++)
+        mhc_input_close(&in[i]);
+}
+
+float *mhc_thread_scratch(aclsim_kernel_ctx *k, int threads, size_t floats_per_thread, int *rc)
+{
+    float *p = malloc((size_t)threads * floats_per_thread * sizeof(float));
+    if (!p)
+        *rc = aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
+                                 k->op);
+    return p;
+}
+
 void *mhc_output_ptr(const aclsim_kernel_ctx *k, int index)
 {
     const aclsim_tensor_desc *d = &k->outputs[index];

@@ -217,10 +217,8 @@ int fwd_kernel(aclsim_kernel_ctx *k)
 {
     const fwd_attrs *a = k->attrs;
     const mhc_tiling *t = &a->tiling;
-    mhc_input in[4] = {{0}};
-    int rc = 0;
-    for (int i = 0; i < 4 && !rc; i++)
-        rc = mhc_input_open(k, i, &in[i]);
+    mhc_input in[4];
+    int rc = mhc_inputs_open(k, in, 4);
     fwd_run r = {
         .t = t,
         .x = in[IN_X].p,
@@ -239,18 +237,13 @@ int fwd_kernel(aclsim_kernel_ctx *k)
             r.sum = mhc_output_ptr(k, OUT_SUM);
             r.norm = mhc_output_ptr(k, OUT_NORM);
         }
-        size_t per_thread = (size_t)(MHC_TILE * t->K + t->C);
-        r.scratch = malloc((size_t)t->threads * per_thread * sizeof(float));
-        if (!r.scratch)
-            rc = aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
-                                    k->op);
+        r.scratch = mhc_thread_scratch(k, t->threads, (size_t)(MHC_TILE * t->K + t->C), &rc);
     }
     if (!rc) {
         atomic_init(&r.next_block, 0);
         mhc_parallel(t->threads, fwd_thread, &r);
     }
     free(r.scratch);
-    for (int i = 0; i < 4; i++)
-        mhc_input_close(&in[i]);
+    mhc_inputs_close(in, 4);
     return rc;
 }
