@@ -1,12 +1,12 @@
 /*
  * mhc_common.h - shared by the two mHC operator files (op_mhc_pre_sinkhorn.c,
  * op_mhc_pre_sinkhorn_backward.c) and implemented in op_mhc_common.c (hidden symbols of
- * libopapi).
+ * libopapi).  Their shared phase-1 checks: mhc_checks.h.
  *
  * Contents:
  *   constants      the A2/A3 constraints (N = 4, 20 Sinkhorn iterations, C % 128 == 0, ...)
  *   mhc_tiling     what phase 1 computes for the kernel: shape numbers, blocks, threads
- *   validation     phase-1 checks that set "<api>: <arg>: <constraint>, got <value>" messages
+ *   executors      the tensors of a phase 1's executor, inputs then outputs
  *   kernel helpers input views (non-contiguous inputs are gathered), row conversions between
  *                  bf16/fp16 and fp32, a small pthread fan-out that runs the kernel's blocks
  *   vectors        an 8 x float GCC vector type with fixed-order arithmetic
@@ -63,22 +63,16 @@ typedef struct {
 /* Fill blocks / tokens_per_block / threads for M tokens.  partial_floats_per_block > 0 limits the
  * number of blocks so that blocks * partial_floats_per_block * 4 <= MHC_PARTIALS_CAP. */
 MHC_HIDDEN void mhc_tiling_blocks(mhc_tiling *t, uint64_t partial_floats_per_block);
+/* The shape numbers (B, S, M, C, K, N, D) and x_dtype from x (B, S, N, C); the rest untouched. */
+MHC_HIDDEN void mhc_tiling_shape(mhc_tiling *t, const aclsim_tensor_desc *x);
 
-/* ---- phase-1 validation (each returns 0, or 161002 with the message set) --------------------- */
-MHC_HIDDEN int mhc_check_dtype(const char *api, const char *arg, const aclsim_tensor_desc *d,
-                               int allow_half /* 1: BF16 or FLOAT16, 0: FLOAT */);
-MHC_HIDDEN int mhc_check_rank(const char *api, const char *arg, const aclsim_tensor_desc *d,
-                              int ndim, const char *layout /* e.g. "[B, S, N, C]" */);
-/* Exact view shape; layout names the dims in the message ("[B, S, C]"). */
-MHC_HIDDEN int mhc_check_shape(const char *api, const char *arg, const aclsim_tensor_desc *d,
-                               const int64_t *want, int ndim, const char *layout);
-/* N (dim 2) == 4, 0 < C < 100000, C % 128 == 0 for x (B, S, N, C). */
-MHC_HIDDEN int mhc_check_x_dims(const char *api, const aclsim_tensor_desc *x);
-/* ND-like formats only (no NC1HWC0 / FRACTAL_* private formats). */
-MHC_HIDDEN int mhc_check_format(const char *api, const char *arg, const aclsim_tensor_desc *d);
-/* Outputs are written in place: their views must be contiguous. */
-MHC_HIDDEN int mhc_check_contiguous_output(const char *api, const char *arg,
-                                           const aclsim_tensor_desc *d);
+/* ---- executors ------------------------------------------------------------------------------ */
+/* Add d[0 .. n_in) as inputs and d[n_in .. n) as outputs, named names[i]: 0 or the error. */
+MHC_HIDDEN int mhc_executor_add_tensors(aclsim_executor *ex, const char *const *names,
+                                        const aclsim_tensor_desc *d, int n_in, int n);
+
+/* ---- views ---------------------------------------------------------------------------------- */
+
 /* 1 if the view is row-major contiguous (strides of size-1 dims are ignored). */
 MHC_HIDDEN int mhc_is_contiguous(const aclsim_tensor_desc *d);
 
@@ -92,6 +86,14 @@ typedef struct {
 /* 0, or an error code after aclsim_kernel_fail (out of host memory). */
 MHC_HIDDEN int mhc_input_open(aclsim_kernel_ctx *k, int index, mhc_input *in);
 MHC_HIDDEN void mhc_input_close(mhc_input *in);
+/* Inputs 0 .. n-1 into in[] (zeroed first; stops at the first failure): 0 or the error; close
+ * all n whatever it returned. */
+MHC_HIDDEN int mhc_inputs_open(aclsim_kernel_ctx *k, mhc_input *in, int n);
+MHC_HIDDEN void mhc_inputs_close(mhc_input *in, int n);
+/* The kernel's per-thread host scratch, threads * floats_per_thread floats (free() it), or NULL
+ * with *rc set by aclsim_kernel_fail (out of host memory). */
+MHC_HIDDEN float *mhc_thread_scratch(aclsim_kernel_ctx *k, int threads, size_t floats_per_thread,
+                                     int *rc);
 /* Address of element 0 of an output's (contiguous) view. */
 MHC_HIDDEN void *mhc_output_ptr(const aclsim_kernel_ctx *k, int index);
 

@@ -1,8 +1,11 @@
 /*
  * sanitize.h - the simulator sanitizer (ACLSIM_SANITIZE=initcheck,racecheck,memcheck), exported
- * by libascendcl (rt_sanitize.c: shadow state, findings, log; rt_sanitize_order.c: stream /
- * event / synchronisation ordering for racecheck).  docs/sanitizer.md describes the checks and
- * the findings format.
+ * by libascendcl: rt_sanitize_state.c (the tools on, the lock, the thread's place),
+ * rt_sanitize.c (configuration, the shadow entries), rt_sanitize_access.c (initcheck and
+ * racecheck of each access), rt_sanitize_mem.c (memcheck), rt_sanitize_order.c (stream / event /
+ * synchronisation ordering for racecheck), rt_sanitize_calls.c (calls and stages),
+ * rt_sanitize_report.c (findings, log).  docs/sanitizer.md describes the checks and the findings
+ * format.
  *
  * Every hook in the other files is guarded by `if (aclsim_sanitize_on)`: off, a hook costs one
  * predictable branch.  aclsim_sanitize_on is a bit mask of ACLSIM_SAN_* tools, set at aclInit.
@@ -124,7 +127,7 @@ ACLSIM_INTERNAL void aclsim_san_event_sync(const void *event);
     } while (0)
 
 
-#ifdef ACLSIM_SAN_PRIVATE /* shared by rt_sanitize.c and rt_sanitize_order.c only */
+#ifdef ACLSIM_SAN_PRIVATE /* shared by the rt_sanitize*.c files of libascendcl only */
 #include <pthread.h>
 #define SAN_ACTORS 64
 typedef struct {

@@ -1,8 +1,7 @@
 /*
- * rt_context.c - devices, contexts, the per-thread current context, system parameters.
+ * rt_context.c - devices and contexts: their creation and teardown, and the APIs that set and get
+ * the calling thread's current one (kept in rt_current.c; system parameters: rt_sysparam.c).
  *
- * - The current context is thread-local and stored as a handle: a context destroyed by another
- *   thread simply stops resolving (the thread then has "no context", 107002), nothing dangles.
  * - aclrtSetDevice(d) uses the device's default context, shared by every thread that sets d and
  *   reference-counted across all aclrtSetDevice/aclrtResetDevice calls of the process; it
  *   becomes the calling thread's current context, replacing an explicit one.  When the count
@@ -10,24 +9,10 @@
  * - aclrtCreateContext creates an explicit context (with its own default stream) and makes it
  *   current.  aclrtDestroyContext refuses default contexts, destroys the context's streams,
  *   and clears the calling thread's current context if it was this one.
- * - System parameters (aclSysParamOpt): a process-level value, and an optional per-context
- *   override; aclsim_sys_param() gives the effective one for the calling thread.
  */
-#include <pthread.h>
 #include <stdlib.h>
 
-#include "rt_private.h"
-
-#define N_OPTS 4
-
-typedef struct {
-    aclsim_obj obj;
-    int32_t device;
-    void *default_stream;       /* handle; immutable after creation */
-    pthread_mutex_t mu;         /* guards opt_* */
-    int64_t opt_value[N_OPTS];
-    unsigned char opt_set[N_OPTS];
-} rt_context;
+#include "rt_context.h"
 
 typedef struct {
     void *ctx;   /* default context handle, NULL when refs == 0 */
@@ -36,21 +21,12 @@ typedef struct {
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* guards g_devices */
 static rt_device g_devices[RT_MAX_DEVICES];
-static atomic_llong g_opts[N_OPTS];
-static __thread void *tls_ctx;
-
-#define CTX_KINDS (ACLSIM_KIND_BIT(ACLSIM_KIND_CONTEXT) | ACLSIM_KIND_BIT(ACLSIM_KIND_CONTEXT_DEFAULT))
 
 static void context_destroy(aclsim_obj *o)
 {
     rt_context *c = (rt_context *)o;
     pthread_mutex_destroy(&c->mu);
     free(c);
-}
-
-static rt_context *ctx_acquire(void *handle)
-{
-    return (rt_context *)aclsim_obj_acquire(handle, CTX_KINDS);
 }
 
 /* Create a context with its default stream; returns its handle or an error via *rc. */
@@ -74,7 +50,7 @@ static void *context_new(const char *api, int32_t device, int is_default, int *r
     /* default_stream is written before the handle is returned to anyone. */
     *rc = rt_stream_create(api, h, device, 1, &c->default_stream);
     if (*rc) {
-        aclsim_obj_release(aclsim_obj_unregister(h, CTX_KINDS));
+        aclsim_obj_release(aclsim_obj_unregister(h, RT_CTX_KINDS));
         return NULL;
     }
     return h;
@@ -84,69 +60,12 @@ static void *context_new(const char *api, int32_t device, int is_default, int *r
  * from g_devices already if it is a default context. */
 static void context_teardown(void *h)
 {
-    aclsim_obj *o = aclsim_obj_unregister(h, CTX_KINDS);
+    aclsim_obj *o = aclsim_obj_unregister(h, RT_CTX_KINDS);
     if (!o)
         return;
     rt_streams_destroy_for_context(h);
-    if (tls_ctx == h)
-        tls_ctx = NULL;
+    rt_current_forget(h);
     aclsim_obj_release(o);
-}
-
-void *rt_context_default_stream(void *ctx)
-{
-    rt_context *c = ctx_acquire(ctx);
-    if (!c)
-        return NULL;
-    void *s = c->default_stream;
-    aclsim_obj_release(&c->obj);
-    return s;
-}
-
-void *aclsim_current_context(void)
-{
-    void *h = tls_ctx;
-    if (!h)
-        return NULL;
-    rt_context *c = ctx_acquire(h);
-    if (!c) {
-        tls_ctx = NULL; /* destroyed meanwhile (possibly by another thread) */
-        return NULL;
-    }
-    aclsim_obj_release(&c->obj);
-    return h;
-}
-
-int32_t aclsim_current_device(void)
-{
-    rt_context *c = ctx_acquire(tls_ctx);
-    if (!c)
-        return -1;
-    int32_t d = c->device;
-    aclsim_obj_release(&c->obj);
-    return d;
-}
-
-int64_t aclsim_sys_param(int32_t opt)
-{
-    if (opt < 0 || opt >= N_OPTS)
-        return 0;
-    rt_context *c = ctx_acquire(tls_ctx);
-    if (c) {
-        pthread_mutex_lock(&c->mu);
-        int set = c->opt_set[opt];
-        int64_t v = c->opt_value[opt];
-        pthread_mutex_unlock(&c->mu);
-        aclsim_obj_release(&c->obj);
-        if (set)
-            return v;
-    }
-    return (int64_t)atomic_load(&g_opts[opt]);
-}
-
-int aclsim_deterministic(void)
-{
-    return aclsim_sys_param(ACL_OPT_DETERMINISTIC) != 0;
 }
 
 static int check_device(const char *api, int32_t deviceId)
@@ -177,7 +96,7 @@ ACLSIM_API aclError aclrtSetDevice(int32_t deviceId)
         }
     }
     d->refs++;
-    tls_ctx = d->ctx;
+    rt_current_set(d->ctx);
     pthread_mutex_unlock(&g_lock);
     return ACL_SUCCESS;
 }
@@ -230,7 +149,7 @@ ACLSIM_API aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
     void *h = context_new("aclrtCreateContext", deviceId, 0, &rc);
     if (!h)
         return rc;
-    tls_ctx = h;
+    rt_current_set(h);
     *context = h;
     return ACL_SUCCESS;
 }
@@ -239,7 +158,7 @@ ACLSIM_API aclError aclrtDestroyContext(aclrtContext context)
 {
     if (!context)
         return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: context is NULL");
-    rt_context *c = ctx_acquire(context);
+    rt_context *c = rt_ctx_acquire(context);
     if (!c)
         return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
                                 "aclrtDestroyContext: context %p is not a live context (destroyed "
@@ -262,13 +181,13 @@ ACLSIM_API aclError aclrtSetCurrentContext(aclrtContext context)
 {
     if (!context)
         return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: context is NULL");
-    rt_context *c = ctx_acquire(context);
+    rt_context *c = rt_ctx_acquire(context);
     if (!c)
         return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
                                 "aclrtSetCurrentContext: context %p is not a live context "
                                 "(destroyed, or its device was reset)",
                                 context);
-    tls_ctx = context;
+    rt_current_set(context);
     aclsim_obj_release(&c->obj);
     return ACL_SUCCESS;
 }
@@ -285,77 +204,3 @@ ACLSIM_API aclError aclrtGetCurrentContext(aclrtContext *context)
     return ACL_SUCCESS;
 }
 
-/* ---- system parameters --------------------------------------------------------------------- */
-
-static int check_opt(const char *api, int32_t opt)
-{
-    if (opt < 0 || opt >= N_OPTS)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
-                                "%s: opt %d is not an aclSysParamOpt (0 DETERMINISTIC, "
-                                "1 ENABLE_DEBUG_KERNEL, 2 STRONG_CONSISTENCY, 3 "
-                                "ENABLE_KERNEL_EARLY_START)",
-                                api, (int)opt);
-    return 0;
-}
-
-ACLSIM_API aclError aclrtSetSysParamOpt(aclSysParamOpt opt, int64_t value)
-{
-    int rc = check_opt("aclrtSetSysParamOpt", (int32_t)opt);
-    if (rc)
-        return rc;
-    atomic_store(&g_opts[opt], (long long)value);
-    return ACL_SUCCESS;
-}
-
-ACLSIM_API aclError aclrtGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
-{
-    int rc = check_opt("aclrtGetSysParamOpt", (int32_t)opt);
-    if (rc)
-        return rc;
-    if (!value)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclrtGetSysParamOpt: value is NULL");
-    *value = (int64_t)atomic_load(&g_opts[opt]);
-    return ACL_SUCCESS;
-}
-
-static rt_context *current_for(const char *api, int *rc)
-{
-    rt_context *c = ctx_acquire(tls_ctx);
-    if (!c)
-        *rc = aclsim_set_error(ACL_ERROR_RT_CONTEXT_NULL,
-                               "%s: no current context in this thread (call aclrtSetDevice or "
-                               "aclrtSetCurrentContext first)",
-                               api);
-    return c;
-}
-
-ACLSIM_API aclError aclrtCtxSetSysParamOpt(aclSysParamOpt opt, int64_t value)
-{
-    int rc = check_opt("aclrtCtxSetSysParamOpt", (int32_t)opt);
-    if (rc)
-        return rc;
-    rt_context *c = current_for("aclrtCtxSetSysParamOpt", &rc);
-    if (!c)
-        return rc;
-    pthread_mutex_lock(&c->mu);
-    c->opt_value[opt] = value;
-    c->opt_set[opt] = 1;
-    pthread_mutex_unlock(&c->mu);
-    aclsim_obj_release(&c->obj);
-    return ACL_SUCCESS;
-}
-
-ACLSIM_API aclError aclrtCtxGetSysParamOpt(aclSysParamOpt opt, int64_t *value)
-{
-    int rc = check_opt("aclrtCtxGetSysParamOpt", (int32_t)opt);
-    if (rc)
-        return rc;
-    if (!value)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclrtCtxGetSysParamOpt: value is NULL");
-    rt_context *c = current_for("aclrtCtxGetSysParamOpt", &rc);
-    if (!c)
-        return rc;
-    aclsim_obj_release(&c->obj);
-    *value = aclsim_sys_param((int32_t)opt); /* context value if set there, else process value */
-    return ACL_SUCCESS;
-}

@@ -1,5 +1,6 @@
 /*
- * rt_objects.c - opaque handles, reference counts and live-object counters.
+ * rt_objects.c - opaque handles, reference counts and live-object counters (read by
+ * aclsimLiveObjects, rt_live.c, and the sanitizer's leak report).
  *
  * Handles are unique ids, never addresses: 0xA5C in the top 12 bits (a non-canonical address,
  * so a handle dereferenced by mistake faults at once), the kind in the next 4 bits and a 48-bit
@@ -158,36 +159,4 @@ int64_t aclsim_obj_live(aclsim_kind kind)
     if ((int)kind <= 0 || kind >= ACLSIM_KIND_COUNT)
         return 0;
     return (int64_t)atomic_load(&g_live[kind]);
-}
-
-ACLSIM_API int64_t aclsimLiveObjects(int32_t kind)
-{
-    int64_t count, bytes;
-    switch (kind) {
-    case ACLSIM_LIVE_DEVICE_ALLOCATIONS:
-        rt_devmem_stats(&count, &bytes);
-        return count;
-    case ACLSIM_LIVE_DEVICE_BYTES:
-        rt_devmem_stats(&count, &bytes);
-        return bytes;
-    case ACLSIM_LIVE_TENSORS:
-        return aclsim_obj_live(ACLSIM_KIND_TENSOR);
-    case ACLSIM_LIVE_SCALARS:
-        return aclsim_obj_live(ACLSIM_KIND_SCALAR);
-    case ACLSIM_LIVE_EXECUTORS:
-        return aclsim_obj_live(ACLSIM_KIND_EXECUTOR);
-    case ACLSIM_LIVE_STREAMS:
-        return aclsim_obj_live(ACLSIM_KIND_STREAM);
-    case ACLSIM_LIVE_CONTEXTS:
-        return aclsim_obj_live(ACLSIM_KIND_CONTEXT);
-    case ACLSIM_LIVE_ARRAYS:
-        return aclsim_obj_live(ACLSIM_KIND_INT_ARRAY) + aclsim_obj_live(ACLSIM_KIND_FLOAT_ARRAY) +
-               aclsim_obj_live(ACLSIM_KIND_BOOL_ARRAY);
-    case ACLSIM_LIVE_LISTS:
-        return aclsim_obj_live(ACLSIM_KIND_TENSOR_LIST) + aclsim_obj_live(ACLSIM_KIND_SCALAR_LIST);
-    case ACLSIM_LIVE_EVENTS:
-        return aclsim_obj_live(ACLSIM_KIND_EVENT);
-    default:
-        return -1;
-    }
 }

@@ -16,7 +16,6 @@
 #include "rt_private.h"
 #include "sanitize.h"
 
-__thread rt_san_ctx_t rt_san_ctx;
 static atomic_ullong g_calls;
 
 /* Operator names outlive executors in the records: keep one copy of each. */

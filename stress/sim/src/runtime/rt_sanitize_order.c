@@ -24,8 +24,6 @@
 #include "rt_private.h"
 #include "sanitize.h"
 
-pthread_mutex_t rt_san_mu = PTHREAD_MUTEX_INITIALIZER;
-
 static uint32_t g_host[SAN_ACTORS];
 static uint32_t g_stream_vc[SAN_ACTORS][SAN_ACTORS];
 static const void *g_slot_key[SAN_ACTORS]; /* stream using each slot */

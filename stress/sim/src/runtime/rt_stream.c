@@ -2,8 +2,8 @@
  * rt_stream.c - streams: one worker thread per stream executing tasks in FIFO order.
  *
  * Work enqueued on a stream (kernels, aclsimStreamDelay) runs asynchronously on the stream's
- * worker; synchronize waits until everything submitted before the call has completed, then
- * returns (and clears) the stream's sticky error, if a task recorded one.
+ * worker; a task's error is kept as the stream's sticky error, which synchronize
+ * (rt_stream_sync.c) returns and clears.
  *
  * Process exit: workers block in pthread_cond_wait and are never joined by any atexit handler
  * or library destructor, so a process may exit with live streams (exit_group ends them).
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt_private.h"
+#include "rt_stream.h"
 
 typedef struct rt_task {
     struct rt_task *next;
@@ -27,22 +27,6 @@ typedef struct rt_task {
     void (*release)(void *);
     void *san; /* the sanitizer's ordering token (NULL when it is off) */
 } rt_task;
-
-struct aclsim_stream {
-    aclsim_obj obj;
-    void *ctx;       /* owning context handle */
-    int32_t device;
-    pthread_t thread;
-    pthread_mutex_t mu; /* guards everything below */
-    pthread_cond_t work_cv;
-    pthread_cond_t done_cv; /* CLOCK_MONOTONIC */
-    rt_task *head, *tail;
-    uint64_t submitted, completed;
-    int stopping;
-    int err_code;
-    char err_msg[ACLSIM_MSG_CAP];
-    aclsim_stream *list_next; /* g_list, guarded by g_list_lock */
-};
 
 #define STREAM_KINDS (ACLSIM_KIND_BIT(ACLSIM_KIND_STREAM) | ACLSIM_KIND_BIT(ACLSIM_KIND_STREAM_DEFAULT))
 
@@ -266,52 +250,33 @@ int aclsim_stream_enqueue(aclsim_stream *s, aclsim_task_fn fn, void *arg, void (
     return 0;
 }
 
-/* Wait for everything submitted so far; timeout_ms < 0 waits forever.  Returns 0, the sticky
- * error (message set, error cleared) or ACL_ERROR_RT_STREAM_SYNC_TIMEOUT. */
-static int stream_wait(const char *api, aclsim_stream *s, int32_t timeout_ms)
+int rt_streams_of_device(int32_t device, aclsim_stream ***out, size_t *count)
 {
-    struct timespec deadline;
-    if (timeout_ms >= 0) {
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
+    size_t n = 0, cap = 16;
+    aclsim_stream **v = malloc(cap * sizeof *v);
+    if (!v)
+        return -1;
+    pthread_mutex_lock(&g_list_lock);
+    for (aclsim_stream *s = g_list; s; s = s->list_next) {
+        if (s->device != device)
+            continue;
+        if (n == cap) {
+            aclsim_stream **nv = realloc(v, 2 * cap * sizeof *v);
+            if (!nv)
+                break;
+            v = nv;
+            cap *= 2;
         }
+        aclsim_obj_retain(&s->obj);
+        v[n++] = s;
     }
-    pthread_mutex_lock(&s->mu);
-    uint64_t target = s->submitted;
-    while (s->completed < target) {
-        if (timeout_ms < 0) {
-            pthread_cond_wait(&s->done_cv, &s->mu);
-        } else if (pthread_cond_timedwait(&s->done_cv, &s->mu, &deadline) == ETIMEDOUT &&
-                   s->completed < target) {
-            uint64_t pending = target - s->completed;
-            pthread_mutex_unlock(&s->mu);
-            return aclsim_set_error(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
-                                    "%s: stream %p did not finish within %d ms (%llu tasks still "
-                                    "pending)",
-                                    api, aclsim_stream_handle(s), (int)timeout_ms,
-                                    (unsigned long long)pending);
-        }
-    }
-    int code = s->err_code;
-    char msg[ACLSIM_MSG_CAP];
-    if (code) {
-        memcpy(msg, s->err_msg, sizeof msg);
-        s->err_code = 0;
-        s->err_msg[0] = '\0';
-    }
-    pthread_mutex_unlock(&s->mu);
-    if (aclsim_sanitize_on)
-        aclsim_san_sync_stream(s);
-    if (code)
-        return aclsim_set_error(code, "%s: %s", api, msg);
+    pthread_mutex_unlock(&g_list_lock);
+    *out = v;
+    *count = n;
     return 0;
 }
 
-static int resolve_for(const char *api, void *handle, aclsim_stream **out)
+int rt_stream_resolve_for(const char *api, void *handle, aclsim_stream **out)
 {
     int rc = aclsim_stream_resolve(handle, out);
     if (rc == ACL_ERROR_RT_CONTEXT_NULL)
@@ -352,100 +317,5 @@ ACLSIM_API aclError aclrtDestroyStream(aclrtStream stream)
     list_remove(s);
     stop_and_join(s); /* runs what is queued first: destroy synchronizes */
     aclsim_obj_release(&s->obj);
-    return ACL_SUCCESS;
-}
-
-ACLSIM_API aclError aclrtSynchronizeStream(aclrtStream stream)
-{
-    aclsim_stream *s;
-    int rc = resolve_for("aclrtSynchronizeStream", stream, &s);
-    if (rc)
-        return rc;
-    rc = stream_wait("aclrtSynchronizeStream", s, -1);
-    aclsim_stream_put(s);
-    return rc;
-}
-
-ACLSIM_API aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout)
-{
-    if (timeout < -1)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
-                                "aclrtSynchronizeStreamWithTimeout: timeout must be -1 (forever) "
-                                "or >= 0 ms (got %d)",
-                                (int)timeout);
-    aclsim_stream *s;
-    int rc = resolve_for("aclrtSynchronizeStreamWithTimeout", stream, &s);
-    if (rc)
-        return rc;
-    rc = stream_wait("aclrtSynchronizeStreamWithTimeout", s, timeout);
-    aclsim_stream_put(s);
-    return rc;
-}
-
-ACLSIM_API aclError aclrtSynchronizeDevice(void)
-{
-    int32_t dev = aclsim_current_device();
-    if (dev < 0)
-        return aclsim_set_error(ACL_ERROR_RT_CONTEXT_NULL,
-                                "aclrtSynchronizeDevice: no current context in this thread (call "
-                                "aclrtSetDevice or aclrtSetCurrentContext first)");
-    /* Snapshot the device's streams with a reference each, then wait outside the list lock. */
-    size_t n = 0, cap = 16;
-    aclsim_stream **v = malloc(cap * sizeof *v);
-    if (!v)
-        return aclsim_set_error(ACL_ERROR_RT_MEMORY_ALLOCATION,
-                                "aclrtSynchronizeDevice: out of host memory");
-    pthread_mutex_lock(&g_list_lock);
-    for (aclsim_stream *s = g_list; s; s = s->list_next) {
-        if (s->device != dev)
-            continue;
-        if (n == cap) {
-            aclsim_stream **nv = realloc(v, 2 * cap * sizeof *v);
-            if (!nv)
-                break;
-            v = nv;
-            cap *= 2;
-        }
-        aclsim_obj_retain(&s->obj);
-        v[n++] = s;
-    }
-    pthread_mutex_unlock(&g_list_lock);
-    int first = 0;
-    for (size_t i = 0; i < n; i++) {
-        int rc = stream_wait("aclrtSynchronizeDevice", v[i], -1);
-        if (rc && !first)
-            first = rc; /* its message stays pending; later errors are reported on their streams */
-        aclsim_stream_put(v[i]);
-    }
-    free(v);
-    return first;
-}
-
-/* ---- aclsimStreamDelay (test hook) --------------------------------------------------------- */
-
-static int sleep_task(void *arg, char *msg, size_t cap)
-{
-    (void)msg;
-    (void)cap;
-    int32_t ms = (int32_t)(intptr_t)arg;
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-    return 0;
-}
-
-ACLSIM_API aclError aclsimStreamDelay(aclrtStream stream, int32_t ms)
-{
-    if (ms < 0)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclsimStreamDelay: ms must be >= 0 (got %d)",
-                                (int)ms);
-    aclsim_stream *s;
-    int rc = resolve_for("aclsimStreamDelay", stream, &s);
-    if (rc)
-        return rc;
-    rc = aclsim_stream_enqueue(s, sleep_task, (void *)(intptr_t)ms, NULL);
-    aclsim_stream_put(s);
-    if (rc)
-        return aclsim_set_error(rc, "aclsimStreamDelay: stream %p is being destroyed", stream);
     return ACL_SUCCESS;
 }

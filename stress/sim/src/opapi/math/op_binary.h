@@ -1,6 +1,6 @@
 /*
  * op_binary.h - the elementwise binary core shared by aclnnAdd/Adds/InplaceAdd/InplaceAdds and
- * aclnnMul/Muls-style entry points (libopapi, internal).
+ * aclnnMul/InplaceMul entry points (libopapi, internal), and the template that makes them.
  *
  * One phase 1 (op_binary_prepare) validates and builds the executor for
  *   out = self (+ alpha *) other      other a tensor (numpy broadcasting) or a scalar
@@ -33,5 +33,24 @@ typedef struct {
  * caller's; returns the aclnn status. */
 aclnnStatus op_binary_prepare(const op_bin_call *c, uint64_t *workspaceSize,
                               aclOpExecutor **executor);
+
+/* The template every Add / Mul entry point is made from: aclnn<Name>GetWorkspaceSize with the
+ * parameter list `params` (parenthesised, as the CANN header declares it, less workspaceSize and
+ * executor) fills one op_bin_call and runs op_binary_prepare; aclnn<Name> runs the executor.
+ * self_name, kind, inplace and the five call fields are op_bin_call's. */
+#define OP_BIN_UNPAREN(...) __VA_ARGS__
+#define OP_BINARY_ENTRY(name, self_name, kind, inplace, params, self, other, other_scalar,       \
+                        alpha, out)                                                             \
+    ACLSIM_API aclnnStatus name##GetWorkspaceSize(OP_BIN_UNPAREN params, uint64_t *workspaceSize, \
+                                                  aclOpExecutor **executor)                     \
+    {                                                                                           \
+        op_bin_call c = {#name, self_name, kind, inplace, self, other, other_scalar, alpha, out}; \
+        return op_binary_prepare(&c, workspaceSize, executor);                                  \
+    }                                                                                           \
+    ACLSIM_API aclnnStatus name(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, \
+                                aclrtStream stream)                                             \
+    {                                                                                           \
+        return aclsim_executor_run(#name, workspace, workspaceSize, executor, stream);          \
+    }
 
 #endif /* ACLSIM_OP_BINARY_H */

@@ -1,6 +1,7 @@
 /*
- * op_mhc_common.c - helpers shared by the mHC operators (see mhc_common.h).  Compiled into
- * libopapi; every symbol here is hidden.
+ * op_mhc_common.c - helpers shared by the mHC operators (see mhc_common.h): the tiling, the
+ * executor's tensors, input views, bf16/fp16 rows, the thread fan-out.  Their phase-1 checks are
+ * in op_mhc_checks.c.  Compiled into libopapi; every symbol here is hidden.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -54,86 +55,32 @@ void mhc_tiling_blocks(mhc_tiling *t, uint64_t partial_floats_per_block)
     t->threads = (int32_t)threads;
 }
 
-/* ---- validation -------------------------------------------------------------------------------- */
-
-int mhc_check_dtype(const char *api, const char *arg, const aclsim_tensor_desc *d, int allow_half)
+void mhc_tiling_shape(mhc_tiling *t, const aclsim_tensor_desc *x)
 {
-    if (allow_half ? (d->dtype == ACL_BF16 || d->dtype == ACL_FLOAT16) : d->dtype == ACL_FLOAT)
-        return 0;
-    return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: %s: dtype must be %s, got %s", api, arg,
-                            allow_half ? "BF16 or FLOAT16" : "FLOAT",
-                            aclsim_dtype_name(d->dtype));
+    t->B = x->dims[0];
+    t->S = x->dims[1];
+    t->M = t->B * t->S;
+    t->C = x->dims[3];
+    t->K = MHC_N * t->C;
+    t->N = MHC_N;
+    t->D = MHC_D;
+    t->x_dtype = x->dtype;
 }
 
-int mhc_check_rank(const char *api, const char *arg, const aclsim_tensor_desc *d, int ndim,
-                   const char *layout)
+/* ---- executors ---------------------------------------------------------------------------------- */
+
+int mhc_executor_add_tensors(aclsim_executor *ex, const char *const *names,
+                             const aclsim_tensor_desc *d, int n_in, int n)
 {
-    if (d->ndim == ndim)
-        return 0;
-    char b[256];
-    return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: %s: must be %d-D %s, got %d-D shape %s",
-                            api, arg, ndim, layout, (int)d->ndim,
-                            aclsim_shape_str(d->dims, d->ndim, b, sizeof b));
+    int rc = 0;
+    for (int i = 0; i < n_in && !rc; i++)
+        rc = aclsim_executor_add_input(ex, names[i], &d[i]);
+    for (int i = n_in; i < n && !rc; i++)
+        rc = aclsim_executor_add_output(ex, names[i], &d[i]);
+    return rc;
 }
 
-int mhc_check_shape(const char *api, const char *arg, const aclsim_tensor_desc *d,
-                    const int64_t *want, int ndim, const char *layout)
-{
-    int same = d->ndim == ndim;
-    for (int i = 0; same && i < ndim; i++)
-        same = d->dims[i] == want[i];
-    if (same)
-        return 0;
-    char b1[256], b2[256];
-    return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: %s: shape must be %s = %s, got %s", api,
-                            arg, layout, aclsim_shape_str(want, ndim, b1, sizeof b1),
-                            aclsim_shape_str(d->dims, d->ndim, b2, sizeof b2));
-}
-
-int mhc_check_x_dims(const char *api, const aclsim_tensor_desc *x)
-{
-    int64_t n = x->dims[2], c = x->dims[3];
-    if (n != MHC_N)
-        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID, "%s: x: N (dim 2) must be %d, got %lld",
-                                api, MHC_N, (long long)n);
-    if (c <= 0 || c >= MHC_C_LIMIT)
-        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
-                                "%s: x: C (dim 3) must be > 0 and < %d, got %lld", api, MHC_C_LIMIT,
-                                (long long)c);
-    if (c % MHC_C_ALIGN != 0)
-        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
-                                "%s: x: C (dim 3) must be a multiple of %d, got %lld", api,
-                                MHC_C_ALIGN, (long long)c);
-    return 0;
-}
-
-static const char *format_name(int32_t f)
-{
-    switch (f) {
-    case ACL_FORMAT_NC1HWC0: return "NC1HWC0";
-    case ACL_FORMAT_FRACTAL_Z: return "FRACTAL_Z";
-    case ACL_FORMAT_NC1HWC0_C04: return "NC1HWC0_C04";
-    case ACL_FORMAT_FRACTAL_NZ: return "FRACTAL_NZ";
-    case ACL_FORMAT_NDC1HWC0: return "NDC1HWC0";
-    case ACL_FRACTAL_Z_3D: return "FRACTAL_Z_3D";
-    case ACL_FORMAT_FRACTAL_NZ_C0_16: return "FRACTAL_NZ_C0_16";
-    case ACL_FORMAT_FRACTAL_NZ_C0_32: return "FRACTAL_NZ_C0_32";
-    case ACL_FORMAT_FRACTAL_NZ_C0_2: return "FRACTAL_NZ_C0_2";
-    case ACL_FORMAT_FRACTAL_NZ_C0_4: return "FRACTAL_NZ_C0_4";
-    case ACL_FORMAT_FRACTAL_NZ_C0_8: return "FRACTAL_NZ_C0_8";
-    default: return NULL; /* ND-like: ND, NCHW, NHWC, HWCN, NDHWC, NCDHW, NC, NCL */
-    }
-}
-
-int mhc_check_format(const char *api, const char *arg, const aclsim_tensor_desc *d)
-{
-    const char *name = format_name(d->format);
-    if (!name)
-        return 0;
-    return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
-                            "%s: %s: format must be ND (a plain, non-private format), got %s", api,
-                            arg, name);
-}
+/* ---- views --------------------------------------------------------------------------------------- */
 
 int mhc_is_contiguous(const aclsim_tensor_desc *d)
 {
@@ -146,18 +93,6 @@ int mhc_is_contiguous(const aclsim_tensor_desc *d)
         expect *= d->dims[i];
     }
     return 1;
-}
-
-int mhc_check_contiguous_output(const char *api, const char *arg, const aclsim_tensor_desc *d)
-{
-    if (mhc_is_contiguous(d))
-        return 0;
-    char b1[256], b2[256];
-    return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
-                            "%s: %s: outputs are written in place and must be contiguous, got "
-                            "strides %s for shape %s",
-                            api, arg, aclsim_shape_str(d->strides, d->ndim, b1, sizeof b1),
-                            aclsim_shape_str(d->dims, d->ndim, b2, sizeof b2));
 }
 
 /* ---- kernel helpers ---------------------------------------------------------------------------- */
@@ -203,6 +138,30 @@ void mhc_input_close(mhc_input *in)
     free(in->owned);
     in->owned = NULL;
     in->p = NULL;
+}
+
+int mhc_inputs_open(aclsim_kernel_ctx *k, mhc_input *in, int n)
+{
+    int rc = 0;
+    memset(in, 0, (size_t)n * sizeof *in);
+    for (int i = 0; i < n && !rc; i++)
+        rc = mhc_input_open(k, i, &in[i]);
+    return rc;
+}
+
+void mhc_inputs_close(mhc_input *in, int n)
+{
+    for (int i = 0; i < n; i++)
+        mhc_input_close(&in[i]);
+}
+
+float *mhc_thread_scratch(aclsim_kernel_ctx *k, int threads, size_t floats_per_thread, int *rc)
+{
+    float *p = malloc((size_t)threads * floats_per_thread * sizeof(float));
+    if (!p)
+        *rc = aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
+                                 k->op);
+    return p;
 }
 
 void *mhc_output_ptr(const aclsim_kernel_ctx *k, int index)
