@@ -18,10 +18,10 @@ import numpy as np
 from stress import acl
 from stress.baseline import Baseline
 from stress.corpus import load_corpus
+from stress.engine.child import child_main
 from stress.engine.digest import call_digest, digest
 from stress.engine.execute import run_call
 from stress.engine.inputs import InputCache
-from stress.engine.isolate import child_main
 from stress.model import PhaseStatus, Status
 
 

@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 from stress.config import RunConfig
 from stress.corpus import Case, load_corpus
 from stress.errors import ConfigError
+from stress.model import VERSION as __version__
 from stress.model import Diagnosis, Status, Verdict, is_failure
 from stress.records import CallRecord, RunReport
 

@@ -18,19 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from stress.records import CallRecord, PhaseResult, RunReport
+from typing import Any, Protocol
 
 __all__ = [
     "SCHEMAS",
-    "CallRecord",
+    "VERSION",
     "ChildStatus",
     "Diagnosis",
-    "PhaseResult",
     "PhaseStatus",
-    "RunReport",
     "RunVerdict",
     "Status",
     "Verdict",
@@ -163,7 +158,15 @@ class RunVerdict(StrEnum):
     INCOMPLETE = "incomplete"  # the run did not finish and found nothing in what it ran
 
 
-def is_failure(rec: CallRecord | Mapping[str, Any]) -> bool:
+class Judged(Protocol):
+    """What :func:`is_failure` reads of a call record (:class:`stress.records.CallRecord`)."""
+
+    status: Any
+    match: bool | None
+    unwritten: Any
+
+
+def is_failure(rec: Judged | Mapping[str, Any]) -> bool:
     """Whether one call record is a failure: a result that differs from the baseline, a canary
     left in an output, a crash or hang, or an error status that was not expected (a negative
     case's expected status has ``match`` true and is not a failure).
@@ -180,7 +183,8 @@ def is_failure(rec: CallRecord | Mapping[str, Any]) -> bool:
     return not match
 
 
-# -- schema versions ---------------------------------------------------------------------------
+# -- versions --------------------------------------------------------------------------------
+VERSION = "0.1.0"  # the package's (pyproject.toml's); a journal's run header carries it
 SCHEMAS = {
     "results": 1,
     "report": 1,
@@ -206,17 +210,3 @@ def schema_version(doc: Mapping[str, Any], kind: str) -> int:
     if not number.isdigit():
         raise ValueError(f"schema {text!r} is not an aclnn-stress {kind} schema")
     return int(number)
-
-
-# -- the typed records (stress/records.py builds on the enums above) ---------------------------
-_RECORDS = ("CallRecord", "CaseVerdict", "PhaseResult", "PhaseVerdict", "RunReport")
-
-
-def __getattr__(name: str) -> Any:
-    """``from stress.model import CallRecord``: the records live in :mod:`stress.records`
-    (imported lazily, since it imports this module)."""
-    if name in _RECORDS:
-        from stress import records
-
-        return getattr(records, name)
-    raise AttributeError(f"module 'stress.model' has no attribute {name!r}")

@@ -7,8 +7,6 @@ definition, and writes exactly the keys the journal always had: an optional fiel
 with"), and keys this version does not know are kept in ``extra`` and written back, so a
 journal from a newer or older writer survives a round trip. The journal's schema version is
 :data:`stress.model.SCHEMAS` ``["results"]``.
-
-Re-exported by :mod:`stress.model`: ``from stress.model import CallRecord`` works.
 """
 
 from __future__ import annotations

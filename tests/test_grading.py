@@ -11,7 +11,8 @@ from stress.engine.grading import (
     interference_matrix,
     worst,
 )
-from stress.model import CallRecord, is_failure
+from stress.model import is_failure
+from stress.records import CallRecord
 
 
 def call(**fields):

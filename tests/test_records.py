@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from stress.errors import ConfigError
-from stress.model import CallRecord, Diagnosis, PhaseResult, PhaseStatus, RunReport
+from stress.model import Diagnosis, PhaseStatus
+from stress.records import CallRecord, PhaseResult, RunReport
 from stress.report.document import build_report
 from stress.report.journal import read_results
 

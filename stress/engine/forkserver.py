@@ -1,11 +1,11 @@
 """A fork server: one pre-imported process that forks a fresh child per job.
 
-Starting ``python -m stress.engine.isolate`` costs a cold interpreter start and every import
+Starting ``python -m stress.engine.child`` costs a cold interpreter start and every import
 (numpy, ml_dtypes, the engine, the operator catalogue): about a second idle, several under load,
 paid again by every phase. The fork server pays it once per run. It is started with the
 session's environment, imports what a job needs and parses the run's corpus, and then, for each
 job the parent sends, forks a child that sets itself up exactly as an exec'd child would and
-runs :func:`stress.engine.isolate.child_main`:
+runs :func:`stress.engine.child.child_main`:
 
 * its own process group (``killpg`` reaches it and its threads, Ctrl-C at the terminal does
   not), stdin from /dev/null, stdout and stderr to the parent's unnamed file;
@@ -95,7 +95,7 @@ class ForkServer:
     """The parent's handle on a fork server process (see the module doc)."""
 
     def __init__(self, env: dict[str, str], warm: dict[str, Any] | None = None) -> None:
-        from stress.engine.isolate import PARENT_ENV
+        from stress.engine.child import PARENT_ENV
 
         self.env = dict(env)
         self._lock = threading.Lock()

@@ -1,7 +1,7 @@
 """The fork server's own side (:mod:`stress.engine.forkserver` is the session's side: it starts
 the server and sends it jobs): import what a job needs, then for each job datagram fork a child
-that sets itself up as an exec'd ``python -m stress.engine.isolate`` child would and runs
-:func:`stress.engine.isolate.child_main`; reap each child and answer its exit status.
+that sets itself up as an exec'd ``python -m stress.engine.child`` child would and runs
+:func:`stress.engine.child.child_main`; reap each child and answer its exit status.
 
 Nothing here loads the backend: :func:`backend_loaded` is checked before every fork (real CANN
 must never be forked after ``aclInit``).
@@ -88,7 +88,7 @@ def _in_child(sock: socket.socket, fds: list[int], env: dict[str, str], others: 
         os.close(err_fd)
         os.environ.clear()
         os.environ.update(env)
-        from stress.engine.isolate import child_main
+        from stress.engine.child import child_main
 
         child_main(f"/dev/fd/{job_fd}", record_fd)
     except BaseException:
@@ -101,7 +101,7 @@ def _in_child(sock: socket.socket, fds: list[int], env: dict[str, str], others: 
 
 def serve(fd: int, warm: dict[str, Any]) -> None:
     """The server loop: fork a child per job datagram until the parent closes the socket."""
-    from stress.engine.isolate import die_with_parent
+    from stress.engine.child import die_with_parent
 
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the session alone handles Ctrl-C
@@ -136,7 +136,7 @@ def _fork_job(
 ) -> None:
     """Fork the child of one job (or refuse it, answering no pid, if this process has loaded
     the backend: the parent then starts that child cold)."""
-    from stress.engine.isolate import PARENT_ENV
+    from stress.engine.child import PARENT_ENV
 
     if len(fds) != 4 or backend_loaded():
         for fd in fds:

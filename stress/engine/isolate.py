@@ -2,9 +2,10 @@
 
 An operator that crashes takes its process with it, and one that deadlocks cannot be
 interrupted from Python. So each phase (and the baseline recording) runs in a child
-``python -m stress.engine.isolate JOB FD``. The child writes JSON records to the pipe FD: ``begin``
-markers (a call started: case, worker) and the call records themselves. The parent forwards
-call records to the result file as they arrive and tracks which calls are in flight.
+``python -m stress.engine.child JOB FD`` (:mod:`stress.engine.child`; this module is the
+supervising side). The child writes JSON records to the pipe FD: ``begin`` markers (a call
+started: case, worker) and the call records themselves. The parent forwards call records
+to the result file as they arrive and tracks which calls are in flight.
 
 * child exits by a signal  -> ``crash``: every call in flight gets a ``crash`` record naming the
   signal and the tail of the child's stderr;
@@ -17,7 +18,6 @@ The records already written stay: nothing recorded is lost.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import selectors
@@ -29,18 +29,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
+from stress.engine.child import PARENT_ENV
 from stress.engine.forkserver import ForkedChild, ForkServer, ForkServerGone
 from stress.model import ChildStatus, PhaseStatus
 
-__all__ = ["CHILD_COMMAND", "ChildResult", "child_main", "run_child"]
+__all__ = ["CHILD_COMMAND", "ChildResult", "run_child"]
 
 STDERR_TAIL = 2000
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-PARENT_ENV = "ACLNN_STRESS_PARENT_PID"  # the child checks it still has this parent
-CHILD_COMMAND = (sys.executable, "-m", "stress.engine.isolate")
+CHILD_COMMAND = (sys.executable, "-m", "stress.engine.child")
 Child = subprocess.Popen | ForkedChild
 
 
@@ -268,71 +266,3 @@ def _ending(
             end=end,
         )
     return ChildResult(PhaseStatus.DONE, returncode, detail=end.get("detail", ""), end=end)
-
-
-# -- the child side ---------------------------------------------------------------------------
-def _error_object(exc: BaseException) -> dict[str, Any]:
-    """An exception as data for the parent: its type, status code (ACL errors), message, and
-    whether it is the user's to fix (a :class:`~stress.errors.ConfigError`)."""
-    from stress.errors import ConfigError
-
-    return {
-        "type": type(exc).__name__,
-        "code": getattr(exc, "code", None),
-        "message": str(exc),
-        "user": isinstance(exc, ConfigError),
-    }
-
-
-def die_with_parent() -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``), and
-    exit at once if the parent is already gone (it died before the request was made)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass  # not Linux: the parent's killpg still ends us when it can
-    parent = os.environ.get(PARENT_ENV)
-    if parent and parent.isdigit() and os.getppid() != int(parent):
-        os._exit(4)
-
-
-def child_main(job_path: str, fd: int, run: Callable[..., Any] | None = None) -> None:
-    """The child's side: run the job (``run(job, send)``, default :func:`stress.engine.jobs.
-    run_job`), send its records and a ``child-end`` record down ``fd``, exit without teardown."""
-    die_with_parent()
-    out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
-
-    def send(rec: dict[str, Any]) -> None:
-        out.write(json.dumps(rec, separators=(",", ":")) + "\n")
-
-    job = json.loads(Path(job_path).read_text())
-    if job.get("kind") == "phase":  # a phase ends its round on SIGTERM; a recording just dies
-        from stress.engine import stop
-
-        stop.listen()
-    status, detail, extra = ChildStatus.DONE, "", {}
-    try:
-        if run is None:
-            from stress.engine.jobs import run_job as run
-        status, detail, extra = run(job, send)
-    except Exception as exc:
-        from stress.errors import ConfigError
-
-        status = ChildStatus.ERROR
-        detail = f"{type(exc).__name__}: {exc}"
-        extra = {"error": _error_object(exc)}
-        if not isinstance(exc, ConfigError):
-            import traceback
-
-            traceback.print_exc()
-    send({"type": "child-end", "status": status, "detail": detail, **extra})
-    out.flush()
-    sys.stderr.flush()
-    # Skip interpreter teardown: stuck worker threads (after a hang) must not block the exit,
-    # and CANN must not be finalised from exit handlers.
-    os._exit(0 if status in (ChildStatus.DONE, ChildStatus.HUNG) else 3)
-
-
-if __name__ == "__main__":
-    child_main(sys.argv[1], int(sys.argv[2]))

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from stress.config import RunConfig
 from stress.corpus import Case
 from stress.engine.grading import grade_phase
 from stress.engine.shrink import ddmin, write_corpus
 from stress.model import Diagnosis, PhaseStatus, Verdict
 from stress.records import CALL, CallRecord, PhaseVerdict, RunReport
-
-if TYPE_CHECKING:
-    from stress.engine.session import Session
 
 __all__ = ["TRIAL_SECONDS", "Reproducer"]
 
@@ -30,14 +29,30 @@ TRIAL_SECONDS = 2.0  # budget of one trial run (and of the replay command)
 
 
 class Reproducer:
-    """Finds a minimal failing set of cases for one run of ``session``."""
+    """Finds a minimal failing set of a run's ``cases`` under ``config``: each trial is a job
+    run by ``run_job(job, on_record)`` (a supervised child), within ``budget`` seconds in all;
+    ``say`` tells the user, ``env`` is the children's extra environment."""
 
-    def __init__(self, session: Session, out: Path, baseline: str) -> None:
-        self.session = session
-        self.config = session.config
+    def __init__(
+        self,
+        config: RunConfig,
+        cases: Sequence[Case],
+        out: Path,
+        baseline: str,
+        *,
+        budget: float,
+        say: Callable[[str], None],
+        run_job: Callable[[dict[str, Any], Callable[[dict], None]], Any],
+        env: Mapping[str, str],
+    ) -> None:
+        self.config = config
+        self.cases = list(cases)
+        self.say = say
+        self.run_job = run_job
+        self.env = env
         self.baseline = baseline
-        self.by_id = {c.id: c for c in session.cases}
-        self.deadline = time.monotonic() + session.shrink_budget
+        self.by_id = {c.id: c for c in self.cases}
+        self.deadline = time.monotonic() + budget
         self.repro_dir = out / "repro"
         self.trial_corpus = self.repro_dir / "trial.toml"
         self.trials = 0
@@ -51,7 +66,7 @@ class Reproducer:
         if not victims:
             return None
         self.repro_dir.mkdir(exist_ok=True)
-        self.session.ui.message(f"shrinking the failing {phase.name} phase to a minimal reproducer")
+        self.say(f"shrinking the failing {phase.name} phase to a minimal reproducer")
         stream = self._stream(phase)
         if phase.name == "interleaved":
             # a failing pair when one fails; else (a PCT schedule of three calls failed) the
@@ -90,7 +105,7 @@ class Reproducer:
         return None
 
     def _shrink(self, phase: str, stream: str, victim: Case) -> list[Case] | None:
-        others = [] if phase == "isolated" else [c for c in self.session.cases if c.id != victim.id]
+        others = [] if phase == "isolated" else [c for c in self.cases if c.id != victim.id]
 
         def fails(subset: list[Case]) -> bool:
             if time.monotonic() > self.deadline:
@@ -102,7 +117,7 @@ class Reproducer:
             return [victim]
         if others and time.monotonic() < self.deadline:
             chosen = ddmin(others, fails, keep=[victim])
-            if len(chosen) == len(self.session.cases) and not fails(chosen):
+            if len(chosen) == len(self.cases) and not fails(chosen):
                 return None
             return chosen
         return None
@@ -121,7 +136,7 @@ class Reproducer:
             "control": [],
             "baseline": self.baseline,
         }
-        result = self.session._job(job, records.append)
+        result = self.run_job(job, records.append)
         if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG):
             return True
         graded = grade_phase(
@@ -152,7 +167,7 @@ class Reproducer:
                 *replay.to_cli_args(),
             ]
         )
-        faults = os.environ.get("ACLSIM_FAULTS") or self.session.env.get("ACLSIM_FAULTS")
+        faults = os.environ.get("ACLSIM_FAULTS") or self.env.get("ACLSIM_FAULTS")
         if faults:
             command = f"ACLSIM_FAULTS={faults} {command}"
         return {

@@ -8,49 +8,57 @@ baseline the other recorded.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stress.baseline.record import recording_summary
 from stress.baseline.store import Baseline
+from stress.config import RunConfig
+from stress.corpus.parse import Case
 from stress.engine.rundir import claim_baseline
 from stress.errors import ConfigError
 from stress.records import RECORDED, RecordedCase
-
-if TYPE_CHECKING:
-    from stress.engine.session import Session
 
 __all__ = ["record_missing", "run_baseline"]
 
 
 def run_baseline(
-    session: Session, path: Path, fingerprint: dict[str, Any]
+    path: Path,
+    fingerprint: dict[str, Any],
+    cases: Sequence[Case],
+    config: RunConfig,
+    force: bool = False,
+    record: Callable[[Path], None] | None = None,
 ) -> tuple[Baseline, list[str]]:
-    """The run's baseline (recorded first with ``--record-baseline`` when missing) and the
-    incompatibilities that ``--force`` lets pass."""
+    """The baseline at ``path`` for ``cases`` under ``config``, and the incompatibilities that
+    ``force`` lets pass. A missing one is recorded first by ``record(path)``; without a
+    ``record`` (no ``--record-baseline``) it is refused in one line naming the fix."""
     if not path.exists():
-        if not session.record_missing:
+        if record is None:
             raise ConfigError(
                 f"{path}: no baseline; record one with `aclnn-stress baseline record` "
                 "(or pass --record-baseline)"
             )
-        record_missing(session, path)
+        record(path)
     baseline = Baseline.load(path)
     warnings = baseline.check_compatible(
         fingerprint,
-        [*session.cases, *session.control_cases],
-        deterministic=session.config.deterministic,
-        canary=session.config.canary,
-        force=session.force,
+        list(cases),
+        deterministic=config.deterministic,
+        canary=config.canary,
+        force=force,
     )
     return baseline, warnings
 
 
-def record_missing(session: Session, path: Path) -> None:
-    """Record the missing baseline ``path``, unless another run records it now (one line,
-    exit 2) or did while this one waited. ``session.recording`` names it meanwhile (an
-    interrupt then says the baseline was not written)."""
-    say = session.ui.message
+def record_missing(
+    path: Path,
+    say: Callable[[str], None],
+    record: Callable[[Path, Callable[[dict[str, Any]], None]], Any],
+) -> None:
+    """Record the missing baseline ``path`` with ``record(path, on_case)``, unless another run
+    records it now (one line, exit 2) or did while this one waited; ``say`` tells the user."""
     claim = claim_baseline(path, say)
     try:
         if path.exists():
@@ -58,14 +66,12 @@ def record_missing(session: Session, path: Path) -> None:
             return
         say(f"no baseline at {path}: recording it now")
         recorded: list[RecordedCase] = []
-        session.recording = path
-        session.record_baseline(
+        record(
             path,
             lambda r: (
                 recorded.append(RecordedCase.from_json(r)) if r.get("type") == RECORDED else None
             ),
         )
-        session.recording = None
         say(recording_summary(path, recorded))
     finally:
         claim.release()

@@ -8,35 +8,42 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from stress import __version__
 from stress.baseline.store import Baseline
+from stress.config import RunConfig
+from stress.corpus.parse import Case
+from stress.model import VERSION
 from stress.report.journal import RESULTS_SCHEMA
-
-if TYPE_CHECKING:
-    from stress.engine.session import Session
 
 __all__ = ["run_header"]
 
 
 def run_header(
-    session: Session, info: dict[str, Any], path: Path, baseline: Baseline
+    config: RunConfig,
+    corpus: tuple[Sequence[str], Sequence[str]],
+    cases: tuple[Sequence[Case], Sequence[Case]],
+    env: Mapping[str, str],
+    info: dict[str, Any],
+    path: Path,
+    baseline: Baseline,
 ) -> dict[str, Any]:
-    """The header of ``session``'s journal; ``info`` is the backend-info job's answer, ``path``
-    and ``baseline`` the baseline graded against."""
+    """The header of a run's journal: ``corpus`` and ``cases`` are (the corpus, the control
+    corpus), ``env`` the children's extra environment, ``info`` the backend-info job's answer,
+    ``path`` and ``baseline`` the baseline graded against."""
     return {
         "type": "run",
         "schema": RESULTS_SCHEMA,
-        "version": __version__,
+        "version": VERSION,
         "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "config": session.config.to_json(),
+        "config": config.to_json(),
         "backend": {**info["fingerprint"], "device_count": info["info"].get("device_count")},
-        "corpus": list(session.corpus),
-        "control": list(session.control),
-        "cases": [c.to_json() for c in session.cases],
-        "control_cases": [c.to_json() for c in session.control_cases],
+        "corpus": list(corpus[0]),
+        "control": list(corpus[1]),
+        "cases": [c.to_json() for c in cases[0]],
+        "control_cases": [c.to_json() for c in cases[1]],
         "baseline": {"path": str(path), "cases": baseline.summary()},
-        "faults": os.environ.get("ACLSIM_FAULTS", "") or session.env.get("ACLSIM_FAULTS", ""),
+        "faults": os.environ.get("ACLSIM_FAULTS", "") or env.get("ACLSIM_FAULTS", ""),
     }

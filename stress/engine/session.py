@@ -25,7 +25,7 @@ from stress.engine.isolate import ChildResult, run_child
 from stress.engine.phase_end import phase_end
 from stress.engine.reproducer import Reproducer
 from stress.engine.resume import Resumed
-from stress.engine.run_baseline import run_baseline
+from stress.engine.run_baseline import record_missing, run_baseline
 from stress.engine.run_header import run_header
 from stress.engine.rundir import claim_run_dir, new_out_dir
 from stress.engine.schedule import (
@@ -131,6 +131,17 @@ class Session:
         )
         return Path(end.get("path", path))
 
+    def record_missing_baseline(self, path: Path) -> None:
+        """Record the missing baseline ``path`` (:func:`record_missing`); ``recording`` names
+        it meanwhile (an interrupt then says the baseline was not written)."""
+
+        def record(p: Path, on_case: Callable[[dict], None]) -> None:
+            self.recording = p
+            self.record_baseline(p, on_case)
+            self.recording = None
+
+        record_missing(path, self.ui.message, record)
+
     # -- the run ----------------------------------------------------------------------------
     def _check_sizes(self, device_bytes: int | None = None) -> None:
         """Refuse a case over --max-case-bytes (or the default share of host/device memory)."""
@@ -186,13 +197,28 @@ class Session:
         self._check_sizes(info["info"].get("device_memory"))
         fingerprint = info["fingerprint"]
         path = self.baseline_path or self.default_baseline(fingerprint)
-        baseline, warnings = run_baseline(self, Path(path), fingerprint)
+        baseline, warnings = run_baseline(
+            Path(path),
+            fingerprint,
+            [*self.cases, *self.control_cases],
+            self.config,
+            self.force,
+            self.record_missing_baseline if self.record_missing else None,
+        )
         # the journal graded as it is written, with the bounded sample of calls the HTML
         # report draws (so the report is rendered without reading the journal back)
         tally = self.tally = sampling_tally()
         with ResultWriter(out / RESULTS_FILE, on_write=tally.add) as writer:
             if self.resume is None:
-                self.header = run_header(self, info, path, baseline)
+                self.header = run_header(
+                    self.config,
+                    (self.corpus, self.control),
+                    (self.cases, self.control_cases),
+                    self.env,
+                    info,
+                    path,
+                    baseline,
+                )
                 writer.write(self.header)
             else:  # the stopped run's records count, its finished phases are not run again
                 self.header = self.resume.header
@@ -209,9 +235,17 @@ class Session:
                 writer.sync()
                 if self.shrink_budget > 0:
                     try:
-                        reproducer = Reproducer(self, out, str(path)).find(
-                            report_from(tally, final=False)
+                        shrinker = Reproducer(
+                            self.config,
+                            self.cases,
+                            out,
+                            str(path),
+                            budget=self.shrink_budget,
+                            say=self.ui.message,
+                            run_job=self._job,
+                            env=self.env,
                         )
+                        reproducer = shrinker.find(report_from(tally, final=False))
                     except (ConfigError, OSError, ValueError, KeyError) as exc:
                         # the findings stand without a reproducer: say why there is none
                         reproducer = {"verified": False, "note": f"shrinking failed: {exc}"}

@@ -44,7 +44,7 @@ from stress.ops.spec import (
 )
 from stress.ops.values import Distribution
 
-__all__ = ["TensorValue", "check_params", "corpus_cases", "resolve", "to_opspec"]
+__all__ = ["TensorValue", "check_params", "resolve", "to_opspec"]
 
 _ANY = (dict, list, int, float, bool, str)
 
@@ -236,28 +236,3 @@ def to_opspec(
         signature=decl.signature,
         check=lambda p, where: resolve(decl, p, where) and None,
     )
-
-
-def corpus_cases(decl: OpDeclaration, spec: OpSpec | None = None) -> list:
-    """The declaration's [[case]] tables as the engine's :class:`stress.corpus.Case` objects
-    (a case without a seed gets the corpus's id-derived seed)."""
-    # imported here: the corpus imports the op catalogue
-    from stress.corpus.parse import Case, Expect, _default_seed
-
-    spec = spec or to_opspec(decl)
-    out = []
-    for c in decl.cases:
-        where = f"{decl.source}: case '{c.id}'"
-        out.append(
-            Case(
-                id=c.id,
-                op=spec.name,
-                params=spec.parse_params(c.params(), where),
-                seed=_default_seed(c.id) if c.seed is None else c.seed,
-                source=decl.source,
-                expect=None if c.expect is None else Expect(c.expect),
-                description=c.description,
-                spec=spec,
-            )
-        )
-    return out
