@@ -18,12 +18,9 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stress.errors import ConfigError
-
-if TYPE_CHECKING:
-    from stress.engine.replay import Budget
 
 __all__ = [
     "CANARY",
@@ -149,15 +146,6 @@ class RunConfig:
         check_device(self.device, device_count)
 
     # -- derived ---------------------------------------------------------------------------
-    def budget(self, share: int = 1) -> Budget:
-        """The budget of a concurrent phase, or of one of ``share`` cases in ``isolated``."""
-        from stress.engine.replay import Budget
-
-        seconds = self.duration
-        if seconds is None and self.iterations is None:
-            seconds = DEFAULT_DURATION
-        return Budget(seconds=None if seconds is None else seconds / share, rounds=self.iterations)
-
     @property
     def call_timeout_ms(self) -> int:
         return int(self.call_timeout * 1000)

@@ -18,7 +18,8 @@ from stress.corpus.parse import load_corpus
 from stress.engine import execute
 from stress.engine.grading import diagnose, grade_phase
 from stress.engine.isolate import run_child
-from stress.engine.replay import Budget, WorkerPool
+from stress.engine.phase_budget import Budget
+from stress.engine.replay import WorkerPool
 from stress.engine.schedule import no_calls_detail, settled
 from stress.errors import ConfigError
 from stress.model import Diagnosis, PhaseStatus, Status, Verdict

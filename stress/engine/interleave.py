@@ -23,7 +23,8 @@ from stress.corpus.parse import Case
 from stress.engine.execute import CallTimeout, run_interleaved
 from stress.engine.pairs import MIN_PARTNERS, pair_rounds
 from stress.engine.pct import GROUP, groups, pct_order
-from stress.engine.replay import Budget, PoolAborted, Worker, WorkerPool
+from stress.engine.phase_budget import Budget
+from stress.engine.replay import PoolAborted, Worker, WorkerPool
 from stress.model import Status
 
 __all__ = ["PCT_MIN_SCHEDULES", "PCT_SCHEDULES", "InterleavedPhase"]

@@ -45,7 +45,8 @@ from stress.engine.execute import CallTimeout, Outcome, judge, run_call
 from stress.engine.inputs import InputCache
 from stress.engine.interleave import InterleavedPhase
 from stress.engine.pairs import epoch_rounds, mixed_pick
-from stress.engine.replay import Budget, PoolAborted, Worker, WorkerPool
+from stress.engine.phase_budget import Budget, phase_budget
+from stress.engine.replay import PoolAborted, Worker, WorkerPool
 from stress.engine.sampling import MIN_CASES, AtLeastRounds, UntilConfirmed, case_chunks
 from stress.errors import ConfigError
 from stress.model import PhaseStatus, Status
@@ -272,7 +273,7 @@ class PhaseRunner(InterleavedPhase):
         """Each case alone on every thread, ``duration / N`` seconds each; under --budget in a
         seeded order until the share is spent (at least :data:`MIN_CASES` cases)."""
         deadline, ran = self._sampled(), 0
-        budget = self._budget(self.config.budget(share=len(self.cases)))
+        budget = self._budget(phase_budget(self.config, share=len(self.cases)))
         for cases in self._chunks(14):
             if deadline and ran >= MIN_CASES and time.monotonic() > deadline:
                 return
@@ -304,7 +305,7 @@ class PhaseRunner(InterleavedPhase):
             pick = np.random.default_rng([seed, salt, rnd, worker.index, k + 1]).integers(n)
             self._call(phase, worker, rnd, cases[int(pick)], fill=k)
 
-        budget = self.config.budget()
+        budget = phase_budget(self.config)
         if budget.seconds is not None and budget.rounds is None and not self.config.confirm:
             budget = AtLeastRounds(budget.seconds, None, epoch_rounds(n, threads))
         pool.run(task, self._budget(budget), fill=fill)
@@ -324,7 +325,7 @@ class PhaseRunner(InterleavedPhase):
         def free(worker: Worker, k: int) -> None:  # k numbers the calls as they start
             self._call("burst", worker, k // width, self._opening_pick(seed, k))
 
-        opening, rest = _split(self.config.budget(), BURST_OPENING)
+        opening, rest = _split(phase_budget(self.config), BURST_OPENING)
         offset = pool.run_free(free, self._budget(opening))
 
         def pick(worker: Worker, rnd: int) -> Case:

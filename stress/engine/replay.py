@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stress import acl
-from stress.engine import stop
+from stress.engine.phase_budget import Budget
 from stress.errors import ConfigError
 from stress.model import Status
 
-__all__ = ["Budget", "PoolAborted", "Worker", "WorkerPool"]
+__all__ = ["PoolAborted", "Worker", "WorkerPool"]
 
 CONTEXT_POLICIES = ("shared", "per-thread")
 STREAM_POLICIES = ("shared", "per-thread")
@@ -41,21 +41,6 @@ class PoolAborted(Exception):
         super().__init__(reason)
         self.reason = reason
         self.detail = detail or {}
-
-
-@dataclass
-class Budget:
-    """When to stop: after ``rounds`` rounds, after ``seconds``, whichever comes first."""
-
-    seconds: float | None = None
-    rounds: int | None = None
-
-    def exhausted(self, started: float, rounds_done: int) -> bool:
-        if stop.requested.is_set():  # the parent asked the child to stop: end this round
-            return True
-        if self.rounds is not None and rounds_done >= self.rounds:
-            return True
-        return self.seconds is not None and time.monotonic() - started >= self.seconds
 
 
 @dataclass

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stress.engine import stop
-from stress.engine.replay import Budget
+from stress.engine.phase_budget import Budget
 
 __all__ = ["CHUNK", "MIN_CASES", "AtLeastRounds", "UntilConfirmed", "case_chunks"]
 

@@ -28,6 +28,7 @@ from typing import Any
 from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, STREAM_POLICIES, RunConfig
 from stress.engine.grading import BURST_ONLY
 from stress.engine.pct import GROUP
+from stress.engine.phase_budget import phase_budget
 from stress.model import Diagnosis, is_failure
 
 __all__ = [
@@ -101,7 +102,7 @@ NEVER_EARLY = (Diagnosis.CLEAN, Diagnosis.OUT_OF_MEMORY, Diagnosis.INCOMPLETE)
 
 def no_calls_detail(config: RunConfig, phase: str) -> str:
     """Why a phase that ended normally made no call, and the fix."""
-    budget = config.budget()
+    budget = phase_budget(config)
     given = f"{budget.seconds:g} s" if budget.seconds is not None else f"{budget.rounds} rounds"
     return (
         f"{phase} made no call in its budget ({given} on {config.threads} threads): the "
