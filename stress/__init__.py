@@ -149,7 +149,7 @@ def compare(
     actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float
 ) -> tuple[bool, float]:
     """``|a - e| <= atol * max|e| + rtol * |e|`` elementwise: (ok, worst error / allowance)."""
-    from stress.engine.execute import close_enough
+    from stress.engine.judge import close_enough
 
     return close_enough(actual, expected, rtol, atol)
 

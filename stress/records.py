@@ -331,7 +331,7 @@ class RunReport:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunReport:
         """A report from its JSON (``report.json``), or from the document :func:`stress.report.
-        document.build_report` assembles (its ``phases`` already :class:`PhaseVerdict`)."""
+        assemble.build_report` assembles (its ``phases`` already :class:`PhaseVerdict`)."""
         phases = tuple(
             p if isinstance(p, PhaseVerdict) else PhaseVerdict.from_json(p)
             for p in data.get("phases", ())

@@ -17,7 +17,8 @@ from stress import cli
 from stress.config import PHASES, RunConfig
 from stress.engine.session import Session
 from stress.model import Diagnosis, RunVerdict
-from stress.report.document import build_report, write_reports
+from stress.report.assemble import build_report
+from stress.report.document import write_reports
 from stress.report.journal import read_results
 
 ADD = "tests/data/add_under_test.toml"

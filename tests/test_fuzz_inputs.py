@@ -32,7 +32,8 @@ from stress.corpus.parse import load_corpus_file
 from stress.errors import ConfigError
 from stress.htmlreport.synthetic import synthetic_records
 from stress.ops.references import ALLOW_ENV
-from stress.report.document import build_report, render_markdown
+from stress.report.assemble import build_report
+from stress.report.document import render_markdown
 from stress.report.journal import read_results
 
 FUZZ = settings(  # ACLNN_STRESS_FUZZ_EXAMPLES=N for a longer hunt by hand

@@ -17,7 +17,7 @@ import pytest
 from stress.errors import ConfigError
 from stress.model import Diagnosis, PhaseStatus
 from stress.records import CallRecord, PhaseResult, RunReport
-from stress.report.document import build_report
+from stress.report.assemble import build_report
 from stress.report.journal import read_results
 
 FIXTURE = Path(__file__).parent / "data" / "tiling_race_run"

@@ -13,7 +13,7 @@ from stress.errors import ConfigError
 from stress.files import read_lines
 from stress.model import PhaseStatus, Status
 from stress.records import CallRecord, PhaseResult
-from stress.report.document import report_from
+from stress.report.assemble import report_from
 from stress.report.tally import JournalTally
 
 STRESS = Path(__file__).resolve().parents[1] / "stress"

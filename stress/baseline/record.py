@@ -22,8 +22,9 @@ from stress.baseline.store import Baseline, CaseBaseline, OutputBaseline
 from stress.config import CANARY, RunConfig, check_device
 from stress.corpus.parse import Case
 from stress.engine.digest import call_digest, digest
-from stress.engine.execute import Outcome, close_enough, run_call
+from stress.engine.execute import run_call
 from stress.engine.inputs import InputCache
+from stress.engine.judge import Outcome, close_enough
 from stress.errors import ConfigError
 from stress.model import Status
 from stress.records import RecordedCase

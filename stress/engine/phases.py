@@ -41,9 +41,10 @@ from stress import acl
 from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import Case
-from stress.engine.execute import CallTimeout, Outcome, judge, run_call
+from stress.engine.execute import CallTimeout, run_call
 from stress.engine.inputs import InputCache
 from stress.engine.interleave import InterleavedPhase
+from stress.engine.judge import Outcome, judge
 from stress.engine.pairs import epoch_rounds, mixed_pick
 from stress.engine.phase_budget import Budget, phase_budget
 from stress.engine.replay import PoolAborted, Worker, WorkerPool

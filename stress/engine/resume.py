@@ -5,7 +5,7 @@ baseline path; every phase with a ``done`` phase-end is finished and is not run 
 the baseline, which exists by then). The run appends to the same ``results.jsonl``: first a
 ``note`` saying it was resumed, then the phases that had not finished. A phase that starts
 again replaces its unfinished attempt when the journal is graded
-(:func:`stress.report.document.grade_journal`).
+(:func:`stress.report.assemble.grade_journal`).
 """
 
 from __future__ import annotations

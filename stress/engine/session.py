@@ -40,10 +40,10 @@ from stress.engine.schedule import (
 )
 from stress.engine.session_ui import SessionUI
 from stress.errors import ConfigError
-from stress.htmlreport.load import sampling_tally
 from stress.model import PhaseStatus
 from stress.records import CALL, CallRecord, PhaseResult, RunReport
-from stress.report.document import report_from, write_reports
+from stress.report.assemble import report_from
+from stress.report.document import live_tally, write_reports
 from stress.report.journal import RESULTS_FILE, ResultWriter, read_results
 from stress.report.tally import JournalTally
 
@@ -207,7 +207,7 @@ class Session:
         )
         # the journal graded as it is written, with the bounded sample of calls the HTML
         # report draws (so the report is rendered without reading the journal back)
-        tally = self.tally = sampling_tally()
+        tally = self.tally = live_tally()
         with ResultWriter(out / RESULTS_FILE, on_write=tally.add) as writer:
             if self.resume is None:
                 self.header = run_header(

@@ -1,4 +1,6 @@
-"""Reports rendered from the result file alone: ``report.json``, ``report.md``, console tables.
+"""The report's writers: ``report.json``, ``report.md`` and the console tables of a graded
+:class:`~stress.records.RunReport` (assembled by :mod:`stress.report.assemble`), and
+``report.html`` beside them (:mod:`stress.htmlreport`).
 
 Because everything is derived from ``results.jsonl``, ``aclnn-stress report DIR`` re-renders an
 interrupted or killed run exactly as far as it got.
@@ -7,7 +9,6 @@ interrupted or killed run exactly as far as it got.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,88 +16,13 @@ from stress.baseline.store import atomic_write_bytes
 from stress.engine.coverage import describe
 from stress.errors import ConfigError
 from stress.files import load_json
-from stress.model import Diagnosis, PhaseStatus, Verdict, schema
+from stress.model import Diagnosis, Verdict
 from stress.records import RunReport
-from stress.report.journal import RESULTS_FILE, read_results
-from stress.report.tally import GradedJournal, JournalTally, finished
+from stress.report.assemble import read_tally, report_from
+from stress.report.journal import RESULTS_FILE
+from stress.report.tally import JournalTally
 
-__all__ = [
-    "REPORT_SCHEMA",
-    "GradedJournal",
-    "JournalTally",
-    "build_report",
-    "grade_journal",
-    "read_tally",
-    "render_console",
-    "render_markdown",
-    "report_from",
-    "write_reports",
-]
-
-REPORT_SCHEMA = schema("report")
-
-
-def grade_journal(records: Iterable[Mapping[str, Any]], *, final: bool = True) -> GradedJournal:
-    """Group result records by phase (in the order they started), grade each, diagnose
-    (``final``: see :meth:`JournalTally.graded`)."""
-    tally = JournalTally()
-    tally.feed(records)
-    return tally.graded(final=final)
-
-
-def build_report(records: Iterable[Mapping[str, Any]], *, final: bool = True) -> RunReport:
-    """The report (see README "Reports") from result records (``final``: see
-    :meth:`JournalTally.graded`)."""
-    tally = JournalTally()
-    tally.feed(records)
-    return report_from(tally, final=final)
-
-
-def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
-    """The report of a journal folded into ``tally`` (the records themselves are not kept)."""
-    g = tally.graded(final=final)
-    header, phases, run_end = g.header, g.phases, g.run_end
-    diagnosis, explanation, notes = g.diagnosis, g.explanation, list(g.notes)
-    document = {
-        "schema": REPORT_SCHEMA,
-        "backend": header.get("backend", {}),
-        "config": header.get("config", {}),
-        "seed": header.get("config", {}).get("seed"),
-        "corpus": header.get("corpus", []),
-        "baseline": header.get("baseline", {}).get("path"),
-        "started": header.get("started"),
-        "phases": phases,
-        "interference": g.interference,
-        "diagnosis": str(diagnosis),
-        "explanation": explanation,
-        "verdict": str(diagnosis.run_verdict),
-        "complete": finished(run_end),
-        "status": str(run_end.get("status", PhaseStatus.INTERRUPTED))
-        if run_end
-        else str(PhaseStatus.INTERRUPTED),
-        "reproducer": run_end.get("reproducer") if run_end else None,
-        "notes": notes,
-        "calls": sum(p.calls for p in phases),
-        "timing": {
-            "first_detection_s": g.first_failure_s if diagnosis != Diagnosis.CLEAN else None,
-            "diagnosis_s": (run_end.get("timing") or {}).get("diagnosis_s") if run_end else None,
-        },
-        "coverage": tally.coverage.result(header),
-    }
-    return RunReport.from_json(document)
-
-
-def read_tally(path: Path, tally: JournalTally | None = None) -> JournalTally:
-    """The journal ``path`` streamed line by line into ``tally`` (a new :class:`JournalTally`
-    by default); one line naming the file when it holds no run header."""
-    tally = tally if tally is not None else JournalTally()
-    tally.feed(read_results(path, typed=True))  # each line checked and parsed once
-    if not tally.header:
-        raise ConfigError(
-            f"{path}: no results (the run was stopped before it wrote its header); nothing to "
-            "report"
-        )
-    return tally
+__all__ = ["live_tally", "render_console", "render_markdown", "write_reports"]
 
 
 def render_markdown(report: RunReport) -> str:
@@ -209,6 +135,15 @@ def render_console(report: RunReport, console: Any = None, *, cases: bool = True
         console.print(f"  {escape(repro['command'])}", highlight=False, soft_wrap=True)
     style = "green" if report.diagnosis == Diagnosis.CLEAN else "bold red"
     console.print(f"diagnosis: [{style}]{report.diagnosis}[/] — {escape(report.explanation)}")
+
+
+def live_tally() -> JournalTally:
+    """The tally a running session folds its journal into as it writes it: what report.json
+    and report.md need and the bounded sample of calls report.html draws, so no report reads
+    the journal back."""
+    from stress.htmlreport.load import sampling_tally
+
+    return sampling_tally()
 
 
 def write_reports(

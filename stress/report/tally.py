@@ -5,7 +5,7 @@ case, only counts, the first failing records and the digests seen (:class:`CaseT
 interleaved phase's victim x aggressor cells and the pair coverage (:class:`CoverageTally`).
 :class:`JournalTally` folds each record in as it is written (the running session) or read back
 (``aclnn-stress report``, the HTML loader), so memory stays flat however long the run; the
-report is rendered from the tally (:func:`stress.report.document.report_from`). With
+report is rendered from the tally (:func:`stress.report.assemble.report_from`). With
 ``keep_calls`` it also keeps a bounded sample of call records for the HTML report: the first
 ``keep_calls`` of each phase (its timeline) and the first ``failing`` failing calls of each case
 in each phase (the lists a verdict links to), with the totals.
