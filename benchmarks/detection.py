@@ -38,10 +38,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stress.config import RunConfig
-from stress.engine.isolate import run_child
-from stress.engine.session import Session
+from stress.engine.isolation.supervise import run_child
+from stress.engine.run.session import Session
+from stress.journal.results import read_results
 from stress.model import is_failure
-from stress.report.journal import read_results
 from stress.sim.faults import FAULTS
 
 # the run's expected diagnosis per fault (grad-drift: the stress protocol stays clean,

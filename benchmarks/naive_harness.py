@@ -18,10 +18,10 @@ import numpy as np
 from stress import acl
 from stress.baseline import Baseline
 from stress.corpus import load_corpus
-from stress.engine.child import child_main
-from stress.engine.digest import call_digest, digest
-from stress.engine.execute import run_call
-from stress.engine.inputs import InputCache
+from stress.engine.call.execute import run_call
+from stress.engine.call.inputs import InputCache
+from stress.engine.isolation.child import child_main
+from stress.grading.digest import call_digest, digest
 from stress.model import PhaseStatus, Status
 
 

@@ -36,7 +36,7 @@ __all__ = [
     "check_device",
 ]
 
-#: In the order the diagnosis weighs them (see :mod:`stress.engine.schedule`): the fail-fast
+#: In the order the diagnosis weighs them (see :mod:`stress.engine.run.schedule`): the fail-fast
 #: burst first, the control next, so a fail-fast run stops as soon as a diagnosis stands.
 PHASES = ("burst", "control", "serial", "shuffled", "isolated", "interleaved", "mixed")
 CONCURRENT_PHASES = ("burst", "isolated", "mixed", "control")
@@ -80,14 +80,14 @@ class RunConfig:
     device: int = 0
     deterministic: bool = True
     phases: tuple[str, ...] = PHASES
-    fail_fast: bool = True  # stop once a diagnosis stands (see stress.engine.schedule)
+    fail_fast: bool = True  # stop once a diagnosis stands (see stress.engine.run.schedule)
     budget_s: float | None = None  # seconds for the whole run, divided across phases
     include_dirs: tuple[str, ...] = ()  # -I: folders for declarations' headers (absolute)
-    # a case whose tensors take more bytes is refused at load (None: stress.engine.budget's
+    # a case whose tensors take more bytes is refused at load (None: stress.engine.call.case_size's
     # default, a quarter of host memory and of the device memory the runtime reports)
     max_case_bytes: int | None = None
     # the corpus cases one phase runs, by id (empty: all): the scheduler's focused diagnostic
-    # steps after a failure (stress.engine.schedule.focus_steps); never a user option
+    # steps after a failure (stress.engine.run.schedule.focus_steps); never a user option
     focus: tuple[str, ...] = ()
     # a diagnostic step: the phase ends at its first failing call (it confirmed the burst's
     # finding; more calls would not change the diagnosis); never a user option

@@ -125,7 +125,7 @@ class ChildStatus(StrEnum):
 
 
 class Diagnosis(StrEnum):
-    """The run's diagnosis, in the order :func:`stress.engine.grading.diagnose` checks them."""
+    """The run's diagnosis, in the order :func:`stress.grading.verdicts.diagnose` checks them."""
 
     CRASH = "crash"
     HANG = "hang"

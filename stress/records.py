@@ -216,7 +216,7 @@ class RecordedCase:
         return _parse(cls, data, RECORDED, {"status": Status})
 
 
-# -- graded results (stress.engine.grading computes them; report.json holds their JSON) -------
+# -- graded results (stress.grading.verdicts computes them; report.json holds their JSON) -------
 @dataclass(frozen=True)
 class CaseVerdict:
     """A case's verdict in one phase, with the evidence."""

@@ -15,7 +15,7 @@ from stress.config import (
     PYTEST_DURATION,
     RunConfig,
 )
-from stress.engine.phase_budget import phase_budget
+from stress.engine.replay.phase_budget import phase_budget
 from stress.errors import ConfigError
 
 SHARED = ("threads", "context", "streams", "repeats", "canary", "call_timeout", "deterministic")

@@ -15,11 +15,11 @@ from _cli import stress_cli
 
 from stress import cli
 from stress.config import PHASES, RunConfig
-from stress.engine.session import Session
+from stress.engine.run.session import Session
+from stress.grading.assemble import build_report
+from stress.journal.results import read_results
 from stress.model import Diagnosis, RunVerdict
-from stress.report.assemble import build_report
 from stress.report.document import write_reports
-from stress.report.journal import read_results
 
 ADD = "tests/data/add_under_test.toml"
 CONTROL = "corpus/control.toml"

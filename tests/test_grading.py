@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stress.engine.grading import (
+from stress.grading.verdicts import (
     case_verdict,
     diagnose,
     grade_phase,

@@ -15,13 +15,14 @@ from stress import acl
 from stress.acl.errors import error_for
 from stress.config import RunConfig
 from stress.corpus.parse import load_corpus
-from stress.engine import execute, judge
-from stress.engine.grading import diagnose, grade_phase
-from stress.engine.isolate import run_child
-from stress.engine.phase_budget import Budget
-from stress.engine.replay import WorkerPool
-from stress.engine.schedule import no_calls_detail, settled
+from stress.engine.call import execute
+from stress.engine.isolation.supervise import run_child
+from stress.engine.replay.phase_budget import Budget
+from stress.engine.replay.pool import WorkerPool
+from stress.engine.run.schedule import no_calls_detail, settled
 from stress.errors import ConfigError
+from stress.grading import judge
+from stress.grading.verdicts import diagnose, grade_phase
 from stress.model import Diagnosis, PhaseStatus, Status, Verdict
 from stress.records import CallRecord
 

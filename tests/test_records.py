@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from stress.errors import ConfigError
+from stress.grading.assemble import build_report
+from stress.journal.results import read_results
 from stress.model import Diagnosis, PhaseStatus
 from stress.records import CallRecord, PhaseResult, RunReport
-from stress.report.assemble import build_report
-from stress.report.journal import read_results
 
 FIXTURE = Path(__file__).parent / "data" / "tiling_race_run"
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from stress.engine.phase_budget import Budget
-from stress.engine.replay import PoolAborted, WorkerPool
+from stress.engine.replay.phase_budget import Budget
+from stress.engine.replay.pool import PoolAborted, WorkerPool
 from stress.model import Status
 
 

@@ -7,12 +7,12 @@ import pytest
 from test_baseline import BACKEND, _baseline, _corpus
 
 from stress.config import RunConfig
-from stress.engine.run_baseline import record_missing, run_baseline
-from stress.engine.run_header import run_header
-from stress.engine.rundir import claim_baseline
-from stress.engine.session import Session, SessionUI
+from stress.engine.run.baseline_step import record_missing, run_baseline
+from stress.engine.run.header import run_header
+from stress.engine.run.rundir import claim_baseline
+from stress.engine.run.session import Session, SessionUI
 from stress.errors import ConfigError
-from stress.report.journal import RESULTS_SCHEMA
+from stress.journal.results import RESULTS_SCHEMA
 
 
 class _Said(SessionUI):

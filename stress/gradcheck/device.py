@@ -38,7 +38,7 @@ class Device:
         self.stream = self.context.create_stream()
 
     def run(self, spec, params: Params, inputs: Mapping[str, np.ndarray]) -> dict:
-        from stress.engine.call import run_once
+        from stress.engine.call.prepared import run_once
 
         self.context.bind()
         return run_once(self.context, self.stream, spec, params, inputs)

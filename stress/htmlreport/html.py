@@ -23,7 +23,7 @@ from stress.htmlreport.load import FAILING_CALLS_SHOWN, Call, Run, load_run
 from stress.model import Verdict
 
 if TYPE_CHECKING:
-    from stress.report.tally import JournalTally
+    from stress.grading.tally import JournalTally
 
 __all__ = ["FAILING_CALLS_SHOWN", "environment", "render_html", "render_xdist_summary"]
 

@@ -3,7 +3,7 @@
 Inputs are the documented file formats, read here with :mod:`json` (not through the modules that
 write them): ``results.jsonl`` (the journal; a truncated last line, as a SIGKILL leaves it, is
 skipped) and any ``gradcheck*.json`` written by ``aclnn-stress gradcheck --json``. Verdicts and the
-diagnosis come from :mod:`stress.engine.grading`, the same functions the console and
+diagnosis come from :mod:`stress.grading.verdicts`, the same functions the console and
 ``report.json`` use,
 so the HTML says the same words.
 """
@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
+from stress.grading.tally import JournalTally
 from stress.model import PhaseStatus
 from stress.records import CallRecord, PhaseVerdict
-from stress.report.tally import JournalTally
 from stress.sanitize.findings import Finding, read_jsonl
 
 __all__ = [
@@ -155,10 +155,10 @@ class Run:
 
 
 def read_journal(path: Path) -> JournalTally:
-    """The journal streamed into a :class:`~stress.report.tally.JournalTally` that keeps the
-    calls the report draws (through :func:`stress.report.journal.read_results`, which skips a
+    """The journal streamed into a :class:`~stress.grading.tally.JournalTally` that keeps the
+    calls the report draws (through :func:`stress.journal.results.read_results`, which skips a
     truncated last line and says so: the tally's ``truncated``)."""
-    from stress.report.journal import read_results
+    from stress.journal.results import read_results
 
     tally = sampling_tally()
     tally.feed(read_results(path, typed=True))
@@ -199,7 +199,7 @@ def fingerprint(cases: list[Mapping[str, Any]]) -> str:
 
 def worst_verdict(verdicts: Iterator[str] | list[str]) -> str:
     """The most severe verdict (``PASS`` for none), by the grading module's order."""
-    from stress.engine.grading import worst
+    from stress.grading.verdicts import worst
 
     return worst(verdicts)
 
@@ -256,7 +256,7 @@ def _calls(tally: JournalTally) -> tuple[tuple[Call, ...], dict, dict]:
 
 def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
     """Read ``run_dir`` (its journal and gradcheck files) into a :class:`Run`: the journal is
-    streamed and graded as ``report.json`` is (:mod:`stress.report.tally`), keeping only the
+    streamed and graded as ``report.json`` is (:mod:`stress.grading.tally`), keeping only the
     calls the page draws; ``tally``: the journal already read into a :func:`sampling_tally`."""
     run_dir = Path(run_dir)
     if tally is None:

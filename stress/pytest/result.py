@@ -56,7 +56,7 @@ class StressResult:
 
     def verdict(self, phase: str, case: str) -> str:
         """The verdict of ``case`` in ``phase`` (the worst over the phase's variants)."""
-        from stress.engine.grading import worst
+        from stress.grading.verdicts import worst
 
         found = [
             c.verdict

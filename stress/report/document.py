@@ -1,5 +1,5 @@
 """The report's writers: ``report.json``, ``report.md`` and the console tables of a graded
-:class:`~stress.records.RunReport` (assembled by :mod:`stress.report.assemble`), and
+:class:`~stress.records.RunReport` (assembled by :mod:`stress.grading.assemble`), and
 ``report.html`` beside them (:mod:`stress.htmlreport`).
 
 Because everything is derived from ``results.jsonl``, ``aclnn-stress report DIR`` re-renders an
@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from stress.baseline.store import atomic_write_bytes
-from stress.engine.coverage import describe
 from stress.errors import ConfigError
 from stress.files import load_json
+from stress.grading.assemble import read_tally, report_from
+from stress.grading.coverage import describe
+from stress.grading.tally import JournalTally
+from stress.journal.results import RESULTS_FILE
 from stress.model import Diagnosis, Verdict
 from stress.records import RunReport
-from stress.report.assemble import read_tally, report_from
-from stress.report.journal import RESULTS_FILE
-from stress.report.tally import JournalTally
 
 __all__ = ["live_tally", "render_console", "render_markdown", "write_reports"]
 

@@ -3,8 +3,8 @@
 :func:`write_script` reads the run directory (``report.json``, the journal's header record, the
 reproducer corpus or the run's corpora, the baseline), chooses the cases (the shrunk reproducer,
 else the failing cases of the first failing phase, or the ones named), builds each case's
-argument layout and seeded inputs exactly as the engine does (:mod:`stress.engine.layout`,
-:mod:`stress.engine.inputs`: a backward's saved tensors come from running its forward on this
+argument layout and seeded inputs exactly as the engine does (:mod:`stress.engine.call.layout`,
+:mod:`stress.engine.call.inputs`: a backward's saved tensors come from running its forward on this
 backend) and renders ``templates/reproducer.py.j2`` with Jinja2. The script embeds the input
 bytes (zlib + base64), the phase-1 C argument types, and per output the baseline's sha256 and
 canary-chance count; it does not import ``stress``.
@@ -34,8 +34,8 @@ from stress import __version__, acl
 from stress.baseline.store import Baseline
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
-from stress.engine.inputs import generate_inputs
-from stress.engine.layout import ArraySlot, ScalarSlot, TensorSlot, layout
+from stress.engine.call.inputs import generate_inputs
+from stress.engine.call.layout import ArraySlot, ScalarSlot, TensorSlot, layout
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes, load_json
 from stress.model import Status, Verdict
