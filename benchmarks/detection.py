@@ -41,8 +41,8 @@ from stress.config import RunConfig
 from stress.engine.isolation.supervise import run_child
 from stress.engine.run.session import Session
 from stress.journal.results import read_results
-from stress.model import is_failure
 from stress.sim.faults import FAULTS
+from stress.vocabulary import is_failure
 
 # the run's expected diagnosis per fault (grad-drift: the stress protocol stays clean,
 # gradcheck must say biased), and the clean simulator

@@ -22,7 +22,7 @@ from stress.engine.call.execute import run_call
 from stress.engine.call.inputs import InputCache
 from stress.engine.isolation.child import child_main
 from stress.grading.digest import call_digest, digest
-from stress.model import PhaseStatus, Status
+from stress.vocabulary import PhaseStatus, Status
 
 
 def naive(job: dict[str, Any], send: Any) -> tuple[str, str, dict[str, Any]]:

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from stress.config import RunConfig
 from stress.corpus import Case, load_corpus
 from stress.errors import ConfigError
-from stress.model import VERSION as __version__
-from stress.model import Diagnosis, Status, Verdict, is_failure
 from stress.records import CallRecord, RunReport
+from stress.vocabulary import VERSION as __version__
+from stress.vocabulary import Diagnosis, Status, Verdict, is_failure
 
 if TYPE_CHECKING:
     import numpy as np

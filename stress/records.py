@@ -6,7 +6,7 @@ definition, and writes exactly the keys the journal always had: an optional fiel
 ``None`` is left out (``match`` is always written: ``null`` means "no baseline to compare
 with"), and keys this version does not know are kept in ``extra`` and written back, so a
 journal from a newer or older writer survives a round trip. The journal's schema version is
-:data:`stress.model.SCHEMAS` ``["results"]``.
+:data:`stress.vocabulary.SCHEMAS` ``["results"]``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, TypeVar
 
-from stress.model import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
+from stress.vocabulary import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
 
 __all__ = [
     "CALL",
@@ -142,7 +142,7 @@ class CallRecord:
 
     @property
     def failed(self) -> bool:
-        """:func:`stress.model.is_failure` of this record."""
+        """:func:`stress.vocabulary.is_failure` of this record."""
         return is_failure(self)
 
     def replace(self, **changes: Any) -> CallRecord:
@@ -292,7 +292,7 @@ class PhaseVerdict:
 @dataclass(frozen=True)
 class RunReport:
     """A run's report: ``report.json`` is :meth:`to_json` (schema ``report`` in
-    :data:`stress.model.SCHEMAS`); keys this version does not know are kept in ``extra``."""
+    :data:`stress.vocabulary.SCHEMAS`); keys this version does not know are kept in ``extra``."""
 
     schema: str
     backend: Mapping[str, Any]

@@ -18,8 +18,8 @@ from stress.config import PHASES, RunConfig
 from stress.engine.run.session import Session
 from stress.grading.assemble import build_report
 from stress.journal.results import read_results
-from stress.model import Diagnosis, RunVerdict
-from stress.report.document import write_reports
+from stress.report.writers import write_reports
+from stress.vocabulary import Diagnosis, RunVerdict
 
 ADD = "tests/data/add_under_test.toml"
 CONTROL = "corpus/control.toml"

@@ -23,7 +23,7 @@ from stress.engine.isolation.forkserver import (
     may_fork_here,
 )
 from stress.engine.isolation.supervise import run_child
-from stress.model import PhaseStatus
+from stress.vocabulary import PhaseStatus
 
 INFO = {"kind": "info", "backend": "sim", "device": 0}
 

@@ -34,7 +34,7 @@ from stress.grading.assemble import build_report
 from stress.htmlreport.synthetic import synthetic_records
 from stress.journal.results import read_results
 from stress.ops.references import ALLOW_ENV
-from stress.report.document import render_markdown
+from stress.report.writers import render_markdown
 
 FUZZ = settings(  # ACLNN_STRESS_FUZZ_EXAMPLES=N for a longer hunt by hand
     max_examples=int(os.environ.get("ACLNN_STRESS_FUZZ_EXAMPLES", "40")),

@@ -11,8 +11,8 @@ from stress.grading.verdicts import (
     interference_matrix,
     worst,
 )
-from stress.model import is_failure
 from stress.records import CallRecord
+from stress.vocabulary import is_failure
 
 
 def call(**fields):

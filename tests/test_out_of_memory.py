@@ -23,8 +23,8 @@ from stress.engine.run.schedule import no_calls_detail, settled
 from stress.errors import ConfigError
 from stress.grading import judge
 from stress.grading.verdicts import diagnose, grade_phase
-from stress.model import Diagnosis, PhaseStatus, Status, Verdict
 from stress.records import CallRecord
+from stress.vocabulary import Diagnosis, PhaseStatus, Status, Verdict
 
 OOM = int(acl.Status.RT_MEMORY_ALLOCATION)
 

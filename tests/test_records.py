@@ -17,8 +17,8 @@ import pytest
 from stress.errors import ConfigError
 from stress.grading.assemble import build_report
 from stress.journal.results import read_results
-from stress.model import Diagnosis, PhaseStatus
 from stress.records import CallRecord, PhaseResult, RunReport
+from stress.vocabulary import Diagnosis, PhaseStatus
 
 FIXTURE = Path(__file__).parent / "data" / "tiling_race_run"
 

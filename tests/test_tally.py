@@ -13,8 +13,8 @@ from stress.errors import ConfigError
 from stress.files import read_lines
 from stress.grading.assemble import report_from
 from stress.grading.tally import JournalTally
-from stress.model import PhaseStatus, Status
 from stress.records import CallRecord, PhaseResult
+from stress.vocabulary import PhaseStatus, Status
 
 STRESS = Path(__file__).resolve().parents[1] / "stress"
 CASES = [f"c{i}" for i in range(12)]

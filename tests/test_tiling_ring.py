@@ -19,7 +19,7 @@ import pytest
 from test_sim_faults import result_of
 
 from stress.engine.replay.pct import STEPS, groups, pct_order
-from stress.model import Diagnosis
+from stress.vocabulary import Diagnosis
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -14,8 +14,8 @@ from stress import __version__
 from stress.config import RunConfig
 from stress.errors import ConfigError
 from stress.files import output_file
-from stress.model import RunVerdict, Status
 from stress.records import RECORDED, RecordedCase, RunReport
+from stress.vocabulary import RunVerdict, Status
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INCOMPLETE = 0, 1, 2, 3
 _EXIT = {RunVerdict.CLEAN: EXIT_CLEAN, RunVerdict.INCOMPLETE: EXIT_INCOMPLETE}
@@ -157,8 +157,8 @@ def _resumed(args: argparse.Namespace):
 def cmd_run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from stress.report.document import render_console
     from stress.report.progress import ConsoleUI
+    from stress.report.writers import render_console
 
     session = _resumed(args) if args.resume else _session_from(args, for_run=True)
     session.load()  # bad corpus files fail here, before any output
@@ -309,7 +309,7 @@ def _merge(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from stress.report.document import render_console, write_reports
+    from stress.report.writers import render_console, write_reports
 
     if args.merge:
         return _merge(args)

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from stress.baseline.store import atomic_write_bytes
 from stress.corpus.parse import Case, corpus_text
+from stress.files import atomic_write_bytes
 
 __all__ = ["ddmin", "write_corpus"]
 

@@ -10,8 +10,8 @@ from typing import Any
 from stress.errors import ConfigError
 from stress.grading.tally import GradedJournal, JournalTally, finished
 from stress.journal.results import read_results
-from stress.model import Diagnosis, PhaseStatus, schema
 from stress.records import RunReport
+from stress.vocabulary import Diagnosis, PhaseStatus, schema
 
 __all__ = ["REPORT_SCHEMA", "build_report", "grade_journal", "read_tally", "report_from"]
 

@@ -18,8 +18,8 @@ from stress.acl.errors import AclError, AclMemoryError
 from stress.baseline.store import CaseBaseline
 from stress.corpus.parse import Case
 from stress.grading.digest import DEFAULT_CANARY, call_digest, canary_count, digest
-from stress.model import Status
 from stress.records import CallRecord
+from stress.vocabulary import Status
 
 __all__ = ["Outcome", "close_enough", "judge"]
 

@@ -27,8 +27,8 @@ from stress.grading.verdicts import (
     phase_verdict,
 )
 from stress.journal.results import JournalReader
-from stress.model import Diagnosis, PhaseStatus
 from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, PhaseVerdict
+from stress.vocabulary import Diagnosis, PhaseStatus
 
 __all__ = ["GradedJournal", "JournalTally", "PhaseSample"]
 

@@ -26,8 +26,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from stress.model import Diagnosis, PhaseStatus, Status, Verdict
 from stress.records import CallRecord, CaseVerdict, PhaseVerdict
+from stress.vocabulary import Diagnosis, PhaseStatus, Status, Verdict
 
 __all__ = [
     "DIAGNOSES",

@@ -17,8 +17,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from stress.htmlreport.commands import pair_command
 from stress.htmlreport.load import Call, Run
+from stress.htmlreport.rerun_commands import pair_command
 
 __all__ = [
     "Bar",

@@ -17,10 +17,10 @@ import jinja2
 
 from stress.files import atomic_write_bytes
 from stress.htmlreport import charts
-from stress.htmlreport.commands import rerun_command
 from stress.htmlreport.gradplot import sweep_plot
 from stress.htmlreport.load import FAILING_CALLS_SHOWN, Call, Run, load_run
-from stress.model import Verdict
+from stress.htmlreport.rerun_commands import rerun_command
+from stress.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from stress.grading.tally import JournalTally

@@ -19,9 +19,9 @@ from typing import Any
 
 from stress.errors import ConfigError
 from stress.grading.tally import JournalTally
-from stress.model import PhaseStatus
+from stress.journal.findings import Finding, read_jsonl
 from stress.records import CallRecord, PhaseVerdict
-from stress.sanitize.findings import Finding, read_jsonl
+from stress.vocabulary import PhaseStatus
 
 __all__ = [
     "Call",

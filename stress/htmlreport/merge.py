@@ -16,7 +16,7 @@ from stress.errors import ConfigError
 from stress.htmlreport import charts
 from stress.htmlreport.html import _write, environment, render_html
 from stress.htmlreport.load import Run, load_run, worst_verdict
-from stress.model import Verdict
+from stress.vocabulary import Verdict
 
 __all__ = ["Flakiness", "MergedCell", "merge_runs"]
 

@@ -22,8 +22,8 @@ from typing import IO, Any
 from stress.errors import ConfigError
 from stress.files import MAX_DEPTH, nesting_depth, read_lines
 from stress.journal.schema import check_record, parse_record
-from stress.model import schema
 from stress.records import CallRecord, PhaseResult
+from stress.vocabulary import schema
 
 __all__ = ["RESULTS_FILE", "RESULTS_SCHEMA", "JournalReader", "ResultWriter", "read_results"]
 

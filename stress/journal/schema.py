@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
-from stress.model import PhaseStatus, Status
 from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, json_fields
+from stress.vocabulary import PhaseStatus, Status
 
 __all__ = ["check_record", "parse_record"]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from stress.corpus.parse import Case
-from stress.model import Diagnosis, Verdict
 from stress.records import PhaseVerdict, RunReport
+from stress.vocabulary import Diagnosis, Verdict
 
 __all__ = ["StressFailure", "StressResult"]
 

@@ -1,6 +1,7 @@
 """The sanitizer side of aclnn-stress: findings, msSanitizer logs, `aclnn-stress sanitize`."""
 
-from .findings import TOOLS, Access, Finding, finding_from_json, read_jsonl
+from stress.journal.findings import TOOLS, Access, Finding, finding_from_json, read_jsonl
+
 from .mslog import parse_log
 from .rerun import SanitizeResult, sanitize_run
 

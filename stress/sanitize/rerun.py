@@ -23,12 +23,11 @@ from typing import Any
 
 import tomli_w
 
-from stress.baseline.store import atomic_write_bytes
 from stress.errors import ConfigError
-from stress.files import load_json
-from stress.model import Verdict
+from stress.files import atomic_write_bytes, load_json
+from stress.journal.findings import TOOLS, Finding, finding_from_json, read_jsonl
+from stress.vocabulary import Verdict
 
-from .findings import TOOLS, Finding, finding_from_json, read_jsonl
 from .hostsan import HOST_TOOLS, read_logs
 from .mslog import parse_log
 

@@ -38,7 +38,7 @@ from stress.engine.call.inputs import generate_inputs
 from stress.engine.call.layout import ArraySlot, ScalarSlot, TensorSlot, layout
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes, load_json
-from stress.model import Status, Verdict
+from stress.vocabulary import Status, Verdict
 
 __all__ = ["Reproduction", "choose_cases", "render_script", "write_script"]
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from stress.model import ChildStatus
+from stress.vocabulary import ChildStatus
 
 __all__ = ["PARENT_ENV", "child_main", "die_with_parent"]
 

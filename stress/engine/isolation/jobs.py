@@ -18,8 +18,8 @@ from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import load_corpus
 from stress.engine.replay.baseline import backend_fingerprint, record_baseline
 from stress.engine.replay.phases import PhaseRunner
-from stress.model import PhaseStatus
 from stress.records import CallRecord, RecordedCase
+from stress.vocabulary import PhaseStatus
 
 __all__ = ["run_job"]
 

@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from stress.engine.isolation.child import PARENT_ENV
 from stress.engine.isolation.forkserver import ForkedChild, ForkServer, ForkServerGone
-from stress.model import ChildStatus, PhaseStatus
+from stress.vocabulary import ChildStatus, PhaseStatus
 
 __all__ = ["CHILD_COMMAND", "ChildResult", "run_child"]
 

@@ -26,8 +26,8 @@ from stress.engine.call.inputs import InputCache
 from stress.errors import ConfigError
 from stress.grading.digest import call_digest, digest
 from stress.grading.judge import Outcome, close_enough
-from stress.model import Status
 from stress.records import RecordedCase
+from stress.vocabulary import Status
 
 __all__ = ["ALT_CANARY", "backend_fingerprint", "corpus_fingerprint", "record_baseline"]
 

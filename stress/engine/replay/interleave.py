@@ -25,8 +25,8 @@ from stress.engine.call.execute import CallTimeout, run_interleaved
 from stress.engine.replay.pct import GROUP, groups, pct_order
 from stress.engine.replay.phase_budget import Budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
-from stress.model import Status
 from stress.pairs import MIN_PARTNERS, pair_rounds
+from stress.vocabulary import Status
 
 __all__ = ["PCT_MIN_SCHEDULES", "PCT_SCHEDULES", "InterleavedPhase"]
 

@@ -50,9 +50,9 @@ from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
 from stress.engine.replay.sampling import MIN_CASES, AtLeastRounds, UntilConfirmed, case_chunks
 from stress.errors import ConfigError
 from stress.grading.judge import Outcome, judge
-from stress.model import PhaseStatus, Status
 from stress.pairs import epoch_rounds, mixed_pick
 from stress.records import CallRecord
+from stress.vocabulary import PhaseStatus, Status
 
 __all__ = ["PhaseRunner"]
 

@@ -26,7 +26,7 @@ from typing import Any
 from stress import acl
 from stress.engine.replay.phase_budget import Budget
 from stress.errors import ConfigError
-from stress.model import Status
+from stress.vocabulary import Status
 
 __all__ = ["PoolAborted", "Worker", "WorkerPool"]
 

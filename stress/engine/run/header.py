@@ -16,7 +16,7 @@ from stress.baseline.store import Baseline
 from stress.config import RunConfig
 from stress.corpus.parse import Case
 from stress.journal.results import RESULTS_SCHEMA
-from stress.model import VERSION
+from stress.vocabulary import VERSION
 
 __all__ = ["run_header"]
 

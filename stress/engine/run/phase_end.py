@@ -13,8 +13,8 @@ from typing import Any
 from stress.config import RunConfig
 from stress.engine.isolation.supervise import ChildResult
 from stress.engine.run.schedule import no_calls_detail
-from stress.model import PhaseStatus, Status
 from stress.records import CallRecord
+from stress.vocabulary import PhaseStatus, Status
 
 __all__ = ["phase_end"]
 

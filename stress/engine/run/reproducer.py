@@ -20,8 +20,8 @@ from stress.config import RunConfig
 from stress.corpus import Case
 from stress.corpus.shrink import ddmin, write_corpus
 from stress.grading.verdicts import grade_phase
-from stress.model import Diagnosis, PhaseStatus, Verdict
 from stress.records import CALL, CallRecord, PhaseVerdict, RunReport
+from stress.vocabulary import Diagnosis, PhaseStatus, Verdict
 
 __all__ = ["TRIAL_SECONDS", "Reproducer"]
 

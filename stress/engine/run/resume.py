@@ -18,7 +18,7 @@ from typing import Any
 
 from stress.errors import ConfigError
 from stress.journal.results import RESULTS_FILE, read_results
-from stress.model import PhaseStatus
+from stress.vocabulary import PhaseStatus
 
 __all__ = ["Resumed", "resume_point"]
 

@@ -29,7 +29,7 @@ from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, STREAM_POLICIES, 
 from stress.engine.replay.pct import GROUP
 from stress.engine.replay.phase_budget import phase_budget
 from stress.grading.verdicts import BURST_ONLY
-from stress.model import Diagnosis, is_failure
+from stress.vocabulary import Diagnosis, is_failure
 
 __all__ = [
     "BURST_SECONDS",

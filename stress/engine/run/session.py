@@ -42,10 +42,10 @@ from stress.errors import ConfigError
 from stress.grading.assemble import report_from
 from stress.grading.tally import JournalTally
 from stress.journal.results import RESULTS_FILE, ResultWriter, read_results
-from stress.model import PhaseStatus
 from stress.records import CALL, CallRecord, PhaseResult, RunReport
-from stress.report.document import live_tally, write_reports
+from stress.report.writers import live_tally, write_reports
 from stress.session_ui import SessionUI
+from stress.vocabulary import PhaseStatus
 
 __all__ = ["Session", "SessionUI", "new_out_dir"]
 

@@ -12,15 +12,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stress.baseline.store import atomic_write_bytes
 from stress.errors import ConfigError
-from stress.files import load_json
+from stress.files import atomic_write_bytes, load_json
 from stress.grading.assemble import read_tally, report_from
 from stress.grading.coverage import describe
 from stress.grading.tally import JournalTally
 from stress.journal.results import RESULTS_FILE
-from stress.model import Diagnosis, Verdict
 from stress.records import RunReport
+from stress.vocabulary import Diagnosis, Verdict
 
 __all__ = ["live_tally", "render_console", "render_markdown", "write_reports"]
 
