@@ -42,16 +42,10 @@ __all__ = [
     "interference_matrix",
     "matrix_of",
     "phase_verdict",
-    "worst",
 ]
 
 VERDICTS = tuple(Verdict)
 DIAGNOSES = tuple(Diagnosis)
-
-
-def worst(verdicts: Iterable[str]) -> Verdict:
-    """The most severe verdict (``PASS`` for none): :meth:`Verdict.combine`."""
-    return Verdict.combine(verdicts)
 
 
 _ERRORS = (Status.ERROR, Status.OUT_OF_MEMORY)

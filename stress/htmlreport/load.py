@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,6 @@ __all__ = [
     "load_run",
     "read_journal",
     "sampling_tally",
-    "worst_verdict",
 ]
 
 JOURNAL = "results.jsonl"
@@ -195,13 +194,6 @@ def fingerprint(cases: list[Mapping[str, Any]]) -> str:
     """A short hash of the corpus (ids and content keys, in order) shared by comparable runs."""
     items = [[c.get("id"), c.get("key"), c.get("op")] for c in cases]
     return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
-
-
-def worst_verdict(verdicts: Iterator[str] | list[str]) -> str:
-    """The most severe verdict (``PASS`` for none), by the grading module's order."""
-    from stress.grading.verdicts import worst
-
-    return worst(verdicts)
 
 
 def _floats(values: Any) -> tuple[float | None, ...]:
