@@ -43,7 +43,7 @@ CONCURRENT_PHASES = ("burst", "isolated", "mixed", "control")
 CONTEXT_POLICIES = ("shared", "per-thread")
 STREAM_POLICIES = ("shared", "per-thread")
 
-#: The byte prefilled into every output before a call (the problem report's 0xAB).
+#: The byte prefilled into every output before a call (see :mod:`stress.grading.digest`).
 CANARY = 0xAB
 #: Seconds per concurrent phase when neither a duration nor a number of iterations is given.
 DEFAULT_DURATION = 6.0

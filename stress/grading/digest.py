@@ -1,10 +1,10 @@
 """Output fingerprints: sha256 per output and per call, and the canary check.
 
-Before a call every output's memory is filled with a canary byte (default 0xAB, as in the
-problem report). After it, an element whose bytes are all still the canary was most likely never
-written. A computed value can equal the canary pattern by chance (fp16 0xABAB is -0.0583), so
-the count is compared with the count of the same pattern in the numpy reference or baseline
-rather than with zero (the baseline's ``canary_chance``).
+Before a call every output's memory is filled with a canary byte (default 0xAB). After it, an
+element whose bytes are all still the canary was most likely never written. A computed value
+can equal the canary pattern by chance (fp16 0xABAB is -0.0583), so the count is compared with
+the count of the same pattern in the numpy reference or baseline rather than with zero (the
+baseline's ``canary_chance``).
 """
 
 from __future__ import annotations

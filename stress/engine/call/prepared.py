@@ -1,7 +1,7 @@
 """One operator call on one case: upload, phase 1, workspace, phase 2, synchronize, download.
 
 Every :class:`OpCall` has its own device inputs, canary-filled outputs, scalars, workspace and
-executor, as in the problem report's harness. The phases are separate methods so that the
+executor. The phases are separate methods so that the
 protocol can interleave them across calls; :meth:`OpCall.run` does all of it back to back.
 The calling thread must have a context bound (the constructor binds the given one).
 

@@ -1,7 +1,7 @@
 """The replay engine: a pool of worker threads making calls under a context and stream policy.
 
 Context policy ``shared`` creates one explicit context (``aclrtCreateContext``) that every worker
-binds (``aclrtSetCurrentContext``), as in the problem report; ``per-thread`` gives each worker
+binds (``aclrtSetCurrentContext``); ``per-thread`` gives each worker
 its own. Stream policy ``shared`` gives all workers one stream; ``per-thread`` one each (a stream
 belongs to one context, so per-thread contexts imply per-thread streams).
 
