@@ -2,8 +2,9 @@
 
 The parent, asked to stop (SIGINT / SIGTERM, see :mod:`stress.signals`), sends SIGTERM to its
 phase child instead of killing it: the child sets :data:`requested`, every worker pool's budget
-is then exhausted (:class:`stress.engine.replay.pool.Budget`), so the calls in flight end and are
-recorded, and the child ends normally. The parent waits a bounded time for that, then kills.
+is then exhausted (:class:`stress.engine.replay.phase_budget.Budget`), so the calls in flight
+end and are recorded, and the child ends normally. The parent waits a bounded time for that,
+then kills.
 """
 
 from __future__ import annotations
