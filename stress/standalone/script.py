@@ -30,7 +30,7 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from stress import __version__, acl
+from stress import acl
 from stress.baseline.store import Baseline
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
@@ -38,7 +38,7 @@ from stress.engine.call.inputs import generate_inputs
 from stress.engine.call.layout import ArraySlot, ScalarSlot, TensorSlot, layout
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes, load_json
-from stress.vocabulary import Status, Verdict
+from stress.vocabulary import VERSION, Status, Verdict
 
 __all__ = ["Reproduction", "choose_cases", "render_script", "write_script"]
 
@@ -253,7 +253,7 @@ def write_script(
     split = _split_inputs(inputs, embed_limit)
     side_path = path.with_suffix(".npz") if split.side else None
     source = render_script({
-        "version": __version__, "run_dir": str(run_dir.resolve()), "phase": phase,
+        "version": VERSION, "run_dir": str(run_dir.resolve()), "phase": phase,
         "case_ids": ids, "faults": header.get("faults", ""), "filename": path.name,
         "canary": config.canary, "device": config.device,
         "deterministic": config.deterministic, "iterations": iterations,
