@@ -18,8 +18,9 @@ import jinja2
 from stress.files import atomic_write_bytes
 from stress.htmlreport import charts
 from stress.htmlreport.gradplot import sweep_plot
-from stress.htmlreport.load import FAILING_CALLS_SHOWN, Call, Run, load_run
+from stress.htmlreport.load import FAILING_CALLS_SHOWN, Run, load_run
 from stress.htmlreport.rerun_commands import rerun_command
+from stress.records import CallRecord
 from stress.vocabulary import Verdict
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class Failing:
     case: str
     verdict: str
     total: int
-    shown: tuple[Call, ...]
+    shown: tuple[CallRecord, ...]
 
 
 @dataclass(frozen=True)

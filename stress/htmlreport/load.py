@@ -24,7 +24,6 @@ from stress.records import CallRecord, PhaseVerdict
 from stress.vocabulary import PhaseStatus
 
 __all__ = [
-    "Call",
     "GradElement",
     "Gradcheck",
     "PairCell",
@@ -42,27 +41,6 @@ TIMELINE_CALLS = 5000
 #: failing calls listed per (phase, case); the rest are counted
 FAILING_CALLS_SHOWN = 25
 SANITIZE_LOG = "sanitize.jsonl"  # written by `aclnn-stress sanitize DIR` (stress.sanitize.rerun)
-
-
-@dataclass(frozen=True)
-class Call:
-    """One ``call`` record of the journal."""
-
-    phase: str
-    variant: str
-    seq: int
-    worker: int
-    round: int
-    case: str
-    status: str
-    match: bool | None
-    digest: str
-    start: float | None  # seconds on the phase's own clock (None: crash/hang in flight)
-    duration: float
-    aggressor: str
-    warmup: bool
-    wrong: bool
-    message: str
 
 
 @dataclass(frozen=True)
@@ -123,7 +101,7 @@ class Run:
     case_ids: tuple[str, ...]
     fingerprint: str  # of the corpus: case ids and content keys
     phases: tuple[PhaseVerdict, ...]
-    calls: tuple[Call, ...]  # the drawn ones: each phase's first TIMELINE_CALLS, failing listed
+    calls: tuple[CallRecord, ...]  # drawn: each phase's first TIMELINE_CALLS, the failing listed
     pairs: tuple[PairCell, ...]
     victims: tuple[str, ...]
     aggressors: tuple[str, ...]
@@ -139,7 +117,7 @@ class Run:
     #: (phase, variant) -> (its call records, the failing ones)
     phase_calls: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     #: (phase, variant, case) -> (its failing calls, the first FAILING_CALLS_SHOWN of them)
-    failing: Mapping[tuple[str, str, str], tuple[int, tuple[Call, ...]]] = field(
+    failing: Mapping[tuple[str, str, str], tuple[int, tuple[CallRecord, ...]]] = field(
         default_factory=dict
     )
 
@@ -168,26 +146,6 @@ def sampling_tally() -> JournalTally:
     """A tally that also keeps what the page draws: each phase's first calls, the failing
     calls listed per case."""
     return JournalTally(keep_calls=TIMELINE_CALLS, failing=FAILING_CALLS_SHOWN)
-
-
-def _call(rec: CallRecord) -> Call:
-    return Call(
-        phase=rec.phase,
-        variant=rec.variant or "",
-        seq=-1 if rec.seq is None else int(rec.seq),
-        worker=int(rec.worker or 0),
-        round=int(rec.round or 0),
-        case=rec.case,
-        status=str(rec.status),
-        match=rec.match,
-        digest=rec.digest or "",
-        start=float(rec.t) if rec.t is not None else None,
-        duration=float(rec.dur or 0.0),
-        aggressor=rec.aggressor or "",
-        warmup=bool(rec.warmup),
-        wrong=rec.failed,
-        message=rec.message or "",
-    )
 
 
 def fingerprint(cases: list[Mapping[str, Any]]) -> str:
@@ -232,17 +190,17 @@ def load_gradcheck(path: Path) -> Gradcheck:
     )
 
 
-def _calls(tally: JournalTally) -> tuple[tuple[Call, ...], dict, dict]:
+def _calls(tally: JournalTally) -> tuple[tuple[CallRecord, ...], dict, dict]:
     """The drawn calls of every phase, each phase's (calls, wrong) and its failing calls."""
-    drawn: list[Call] = []
+    drawn: list[CallRecord] = []
     counts: dict[tuple[str, str], tuple[int, int]] = {}
-    failing: dict[tuple[str, str, str], tuple[int, tuple[Call, ...]]] = {}
+    failing: dict[tuple[str, str, str], tuple[int, tuple[CallRecord, ...]]] = {}
     for key in tally.phases:
         sample = tally.sample(key)
-        drawn += [_call(r) for r in sample.calls]
+        drawn += sample.calls
         counts[key] = (sample.total, sample.wrong)
         for case, (total, calls) in sample.failing.items():
-            failing[(*key, case)] = (total, tuple(_call(r) for r in calls))
+            failing[(*key, case)] = (total, tuple(calls))
     return tuple(drawn), counts, failing
 
 
