@@ -15,11 +15,12 @@ help:
 	@echo "make test     create .venv, install, ruff, run the test suite (short stress included)"
 	@echo "make stress   create .venv, install, run the stress protocol over the shipped corpus"
 	@echo "make lint     ruff (lint and format check) over the package, tests, benchmarks, examples;"
-	@echo "              the README/docs figures against benchmarks/results (check_figures.py)"
+	@echo "              the README/docs figures against benchmarks/results (check_figures.py);"
+	@echo "              lint-imports: the architecture's contracts (pyproject.toml [tool.importlinter])"
 	@echo "make bench    run the benchmarks in benchmarks/"
 	@echo "make bench-detect   detection power per simulated fault vs a naive harness (long)"
 	@echo "make browser  install Debian's chromium for the HTML report's browser tests (as root)"
-	@echo "make hostile  the hostile-input sweep of issue #19: each row one CLI call, a table"
+	@echo "make hostile  the hostile-input sweep: each row one CLI call, a table"
 	@echo "make clean    remove .venv and caches"
 
 venv: $(STAMP)
@@ -51,7 +52,7 @@ browser:
 # ~12 s of the ~37 s of this step on the loaded 2-core machine); `make stress STRESS_TESTS=tests`
 # looks everywhere.
 STRESS_ARGS ?=
-# seconds for the CLI run (the whole protocol; the plugin step adds ~11 s): the issue asks
+# seconds for the CLI run (the whole protocol; the plugin step adds ~11 s): the target is
 # `make stress` <= 30 s on 2 cores
 STRESS_BUDGET ?= 14
 # the mHC corpus and corpus/pool (two operators sharing a staging-pool key: the fault
@@ -63,7 +64,7 @@ stress: $(STAMP)
 	$(CLI) run --record-baseline --stream both --budget $(STRESS_BUDGET) $(STRESS_CORPUS) $(STRESS_ARGS)
 	$(PY) -m pytest -p stress -m stress -q $(STRESS_PYTEST_ARGS) $(STRESS_TESTS)
 
-# Issue #19's hostile inputs, kills and concurrent runs, each row a real CLI call (< 3 min idle).
+# Hostile inputs, kills and concurrent runs, each row a real CLI call (< 3 min idle).
 hostile: $(STAMP)
 	$(PY) tests/hostile_sweep.py
 
@@ -71,6 +72,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check stress tests benchmarks examples
 	$(VENV)/bin/ruff format --check stress tests benchmarks examples
 	$(PY) benchmarks/check_figures.py
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("STRESS_BACKEND", "sim")
 
 from stress import acl
-from stress.engine.call import OpCall, run_once
+from stress.engine.call.prepared import OpCall, run_once
 from stress.ops import _mhc_reference as ref
 from stress.ops.mhc import MHC_PRE_SINKHORN, MHC_PRE_SINKHORN_BACKWARD
 from stress.ops.spec import OpSpec

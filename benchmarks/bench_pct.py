@@ -6,7 +6,7 @@ Per seed, two runs of the interleaved phase over the shipped corpus (``corpus/mh
 * ``pairs-only``: the whole pair matrix (every ordered pair, A.phase1, B.phase1, A.phase2,
   B.phase2) and no PCT schedule;
 * ``pct``: the same pairs, then the phase's PCT schedules
-  (``stress.engine.interleave.PCT_SCHEDULES`` without --budget, or the phase's share of
+  (``stress.engine.replay.interleave.PCT_SCHEDULES`` without --budget, or the phase's share of
   ``--budget`` when given);
 * ``random-orders`` (equal effort): the same pairs and the same number of three-call groups,
   each run in a random order of its six steps (at every step a uniformly chosen call that has
@@ -48,7 +48,7 @@ FAULT = "tiling-ring"
 
 RUN = """
 import json, sys
-import stress.engine.interleave as interleave
+import stress.engine.replay.interleave as interleave
 from stress import RunConfig, run_corpus
 mode, seed, baseline, out, budget = sys.argv[1:6]
 seed = int(seed)

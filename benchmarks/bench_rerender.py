@@ -2,7 +2,7 @@
 and graded a line at a time; report.json + report.md, and report.html with ``--html``).
 
 A synthetic journal (:mod:`stress.htmlreport.synthetic`) of ``--calls`` calls is written once;
-:func:`stress.report.document.write_reports` then re-renders it ``--repeat`` times and the
+:func:`stress.report.writers.write_reports` then re-renders it ``--repeat`` times and the
 median is reported. ``--src DIR`` times the ``stress`` package of another source tree (e.g. a
 ``git archive`` of an earlier commit) on the same journal: compare two trees in one run, on
 one machine, under one load.
@@ -38,7 +38,7 @@ def main() -> int:
     sys.path.insert(0, str(args.src.resolve()))
     import stress
     from stress.htmlreport.synthetic import write_synthetic_run
-    from stress.report.document import write_reports
+    from stress.report.writers import write_reports
 
     with tempfile.TemporaryDirectory() as tmp:
         run = args.journal or Path(tmp) / "run"

@@ -38,8 +38,8 @@ from machine import machine_state, with_end_load
 from stress import acl
 from stress.config import RunConfig
 from stress.corpus.parse import load_corpus
-from stress.engine.digest import DEFAULT_CANARY
-from stress.engine.phases import PhaseRunner
+from stress.engine.replay.phases import PhaseRunner
+from stress.grading.digest import DEFAULT_CANARY
 from stress.ops.spec import AttrArg, ScalarArg, TensorArg
 from stress.records import CallRecord
 

@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from stress.model import is_failure
-from stress.report.journal import read_results
+from stress.journal.results import read_results
+from stress.vocabulary import is_failure
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "stress"]

@@ -42,7 +42,7 @@ from detect_table import METHOD, render, write_results
 from machine import machine_state, with_end_load
 
 from stress.config import RunConfig
-from stress.engine.session import Session
+from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
 
 EXPECTED = {name: fault.expected for name, fault in FAULTS.items()} | {"": "clean"}

@@ -38,9 +38,10 @@ import numpy as np  # noqa: E402
 from stress import acl  # noqa: E402
 from stress.baseline import Baseline  # noqa: E402
 from stress.corpus import load_corpus  # noqa: E402
-from stress.engine.execute import CallTimeout, judge, run_call  # noqa: E402
-from stress.engine.inputs import InputCache  # noqa: E402
-from stress.model import Status  # noqa: E402
+from stress.engine.call.execute import CallTimeout, run_call  # noqa: E402
+from stress.engine.call.inputs import InputCache  # noqa: E402
+from stress.grading.judge import judge  # noqa: E402
+from stress.vocabulary import Status  # noqa: E402
 
 _HARNESS_START = time.monotonic()
 

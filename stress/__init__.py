@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 from stress.config import RunConfig
 from stress.corpus import Case, load_corpus
 from stress.errors import ConfigError
-from stress.model import Diagnosis, Status, Verdict, is_failure
 from stress.records import CallRecord, RunReport
+from stress.vocabulary import VERSION as __version__
+from stress.vocabulary import Diagnosis, Status, Verdict, is_failure
 
 if TYPE_CHECKING:
     import numpy as np
@@ -86,7 +85,7 @@ def run_corpus(
     missing and ``record_missing``."""
     from dataclasses import replace
 
-    from stress.engine.session import Session
+    from stress.engine.run.session import Session
 
     config = config or RunConfig()
     if not control:
@@ -112,7 +111,7 @@ def record_baseline(
     backend: str | None = None,
 ) -> Path:
     """Record the baseline of ``corpus`` (every case K times serially) into ``path``."""
-    from stress.engine.session import Session
+    from stress.engine.run.session import Session
 
     session = Session((config or RunConfig()).validate(), [str(p) for p in corpus], backend=backend)
     return session.record_baseline(Path(path))
@@ -131,8 +130,8 @@ def call_once(case: Case, device: acl.Device | None = None, *, backend: str | No
     """One call of ``case`` on ``device`` (default: device 0 of ``backend``'s runtime), on a
     fresh stream of its default context. An error status raises :class:`stress.acl.AclError`."""
     from stress import acl
-    from stress.engine.call import run_once
-    from stress.engine.inputs import generate_inputs
+    from stress.engine.call.inputs import generate_inputs
+    from stress.engine.call.prepared import run_once
 
     device = device or acl.runtime(backend).device(0)
     ctx = device.default_context
@@ -150,7 +149,7 @@ def compare(
     actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float
 ) -> tuple[bool, float]:
     """``|a - e| <= atol * max|e| + rtol * |e|`` elementwise: (ok, worst error / allowance)."""
-    from stress.engine.execute import close_enough
+    from stress.grading.judge import close_enough
 
     return close_enough(actual, expected, rtol, atol)
 

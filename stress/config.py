@@ -18,12 +18,9 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stress.errors import ConfigError
-
-if TYPE_CHECKING:
-    from stress.engine.replay import Budget
 
 __all__ = [
     "CANARY",
@@ -39,14 +36,14 @@ __all__ = [
     "check_device",
 ]
 
-#: In the order the diagnosis weighs them (see :mod:`stress.engine.schedule`): the fail-fast
+#: In the order the diagnosis weighs them (see :mod:`stress.engine.run.schedule`): the fail-fast
 #: burst first, the control next, so a fail-fast run stops as soon as a diagnosis stands.
 PHASES = ("burst", "control", "serial", "shuffled", "isolated", "interleaved", "mixed")
 CONCURRENT_PHASES = ("burst", "isolated", "mixed", "control")
 CONTEXT_POLICIES = ("shared", "per-thread")
 STREAM_POLICIES = ("shared", "per-thread")
 
-#: The byte prefilled into every output before a call (the problem report's 0xAB).
+#: The byte prefilled into every output before a call (see :mod:`stress.grading.digest`).
 CANARY = 0xAB
 #: Seconds per concurrent phase when neither a duration nor a number of iterations is given.
 DEFAULT_DURATION = 6.0
@@ -83,14 +80,14 @@ class RunConfig:
     device: int = 0
     deterministic: bool = True
     phases: tuple[str, ...] = PHASES
-    fail_fast: bool = True  # stop once a diagnosis stands (see stress.engine.schedule)
+    fail_fast: bool = True  # stop once a diagnosis stands (see stress.engine.run.schedule)
     budget_s: float | None = None  # seconds for the whole run, divided across phases
     include_dirs: tuple[str, ...] = ()  # -I: folders for declarations' headers (absolute)
-    # a case whose tensors take more bytes is refused at load (None: stress.engine.budget's
+    # a case whose tensors take more bytes is refused at load (None: stress.engine.call.case_size's
     # default, a quarter of host memory and of the device memory the runtime reports)
     max_case_bytes: int | None = None
     # the corpus cases one phase runs, by id (empty: all): the scheduler's focused diagnostic
-    # steps after a failure (stress.engine.schedule.focus_steps); never a user option
+    # steps after a failure (stress.engine.run.schedule.focus_steps); never a user option
     focus: tuple[str, ...] = ()
     # a diagnostic step: the phase ends at its first failing call (it confirmed the burst's
     # finding; more calls would not change the diagnosis); never a user option
@@ -149,15 +146,6 @@ class RunConfig:
         check_device(self.device, device_count)
 
     # -- derived ---------------------------------------------------------------------------
-    def budget(self, share: int = 1) -> Budget:
-        """The budget of a concurrent phase, or of one of ``share`` cases in ``isolated``."""
-        from stress.engine.replay import Budget
-
-        seconds = self.duration
-        if seconds is None and self.iterations is None:
-            seconds = DEFAULT_DURATION
-        return Budget(seconds=None if seconds is None else seconds / share, rounds=self.iterations)
-
     @property
     def call_timeout_ms(self) -> int:
         return int(self.call_timeout * 1000)

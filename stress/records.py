@@ -6,9 +6,7 @@ definition, and writes exactly the keys the journal always had: an optional fiel
 ``None`` is left out (``match`` is always written: ``null`` means "no baseline to compare
 with"), and keys this version does not know are kept in ``extra`` and written back, so a
 journal from a newer or older writer survives a round trip. The journal's schema version is
-:data:`stress.model.SCHEMAS` ``["results"]``.
-
-Re-exported by :mod:`stress.model`: ``from stress.model import CallRecord`` works.
+:data:`stress.vocabulary.SCHEMAS` ``["results"]``.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, TypeVar
 
-from stress.model import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
+from stress.vocabulary import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
 
 __all__ = [
     "CALL",
@@ -144,7 +142,7 @@ class CallRecord:
 
     @property
     def failed(self) -> bool:
-        """:func:`stress.model.is_failure` of this record."""
+        """:func:`stress.vocabulary.is_failure` of this record."""
         return is_failure(self)
 
     def replace(self, **changes: Any) -> CallRecord:
@@ -218,7 +216,7 @@ class RecordedCase:
         return _parse(cls, data, RECORDED, {"status": Status})
 
 
-# -- graded results (stress.engine.grading computes them; report.json holds their JSON) -------
+# -- graded results (stress.grading.verdicts computes them; report.json holds their JSON) -------
 @dataclass(frozen=True)
 class CaseVerdict:
     """A case's verdict in one phase, with the evidence."""
@@ -294,7 +292,7 @@ class PhaseVerdict:
 @dataclass(frozen=True)
 class RunReport:
     """A run's report: ``report.json`` is :meth:`to_json` (schema ``report`` in
-    :data:`stress.model.SCHEMAS`); keys this version does not know are kept in ``extra``."""
+    :data:`stress.vocabulary.SCHEMAS`); keys this version does not know are kept in ``extra``."""
 
     schema: str
     backend: Mapping[str, Any]
@@ -333,7 +331,7 @@ class RunReport:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunReport:
         """A report from its JSON (``report.json``), or from the document :func:`stress.report.
-        document.build_report` assembles (its ``phases`` already :class:`PhaseVerdict`)."""
+        assemble.build_report` assembles (its ``phases`` already :class:`PhaseVerdict`)."""
         phases = tuple(
             p if isinstance(p, PhaseVerdict) else PhaseVerdict.from_json(p)
             for p in data.get("phases", ())

@@ -12,7 +12,7 @@ from _cli import REPO, stress_cli
 
 from stress.config import RunConfig
 from stress.corpus.parse import load_corpus
-from stress.engine.budget import case_bytes, check_case_sizes, default_max_case_bytes
+from stress.engine.call.case_size import case_bytes, check_case_sizes, default_max_case_bytes
 from stress.errors import ConfigError
 
 HUGE = """

@@ -15,6 +15,7 @@ from stress.config import (
     PYTEST_DURATION,
     RunConfig,
 )
+from stress.engine.replay.phase_budget import phase_budget
 from stress.errors import ConfigError
 
 SHARED = ("threads", "context", "streams", "repeats", "canary", "call_timeout", "deterministic")
@@ -42,7 +43,7 @@ def test_the_same_defaults_reach_the_cli_the_plugin_and_the_jobs():
         assert getattr(cli, name) == getattr(plugin, name) == getattr(job, name) == DEFAULTS[name]
     assert cli.canary == CANARY
     # the one documented difference: pytest's short budget per concurrent phase
-    assert cli.duration is None and cli.budget().seconds == DEFAULT_DURATION
+    assert cli.duration is None and phase_budget(cli).seconds == DEFAULT_DURATION
     assert plugin.duration == PYTEST_DURATION
     assert job == cli
 

@@ -11,7 +11,7 @@ from stress import cli
 from stress.config import RunConfig
 from stress.corpus.generate import BoundsError, build_case, case_id_for, generate_cases
 from stress.corpus.parse import load_corpus_file
-from stress.engine.session import Session
+from stress.engine.run.session import Session
 
 
 def _generate(*args: str) -> int:

@@ -17,7 +17,7 @@ import pytest
 from stress import ops
 from stress.acl._prototypes import PROTOTYPES
 from stress.corpus import load_corpus, load_corpus_file
-from stress.engine.call import run_once
+from stress.engine.call.prepared import run_once
 from stress.ops.declaration import load_declaration
 from stress.ops.declared import to_opspec
 from stress.ops.spec import ScalarArg, TensorArg
@@ -110,7 +110,7 @@ def test_the_declared_reference_matches_the_simulator(ctx, stream):
 def test_shipped_corpora_record_the_digests_recorded_before_the_swap(rt):
     """Case ids, statuses, call and output digests of corpus/control.toml + corpus/mhc.toml
     equal the baseline recorded with the hand-written specs (main before this change)."""
-    from stress.baseline.record import record_baseline
+    from stress.engine.replay.baseline import record_baseline
 
     cases = load_corpus([ROOT / "corpus" / "control.toml", ROOT / "corpus" / "mhc.toml"])
     got = record_baseline(rt, cases, repeats=1).cases

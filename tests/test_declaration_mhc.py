@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from stress.corpus import load_corpus_file
-from stress.engine.call import run_once
-from stress.engine.execute import close_enough
+from stress.engine.call.prepared import run_once
+from stress.grading.judge import close_enough
 from stress.ops.declaration import load_declaration
 from stress.ops.declared import to_opspec
 from stress.ops.mhc import MHC_PRE_SINKHORN, MHC_PRE_SINKHORN_BACKWARD
@@ -158,8 +158,8 @@ def test_backward_outputs_match_the_catalogue_op_and_the_numpy_reference(ctx, st
 def test_engine_baseline_of_the_attached_backward(rt):
     """The declared backward with mhc.py's generator attached: the engine records the same
     baseline as for the hand-written op (its inputs come from running the forward)."""
-    from stress.baseline.record import record_baseline
     from stress.corpus import Case
+    from stress.engine.replay.baseline import record_baseline
 
     spec = _attached("mhc_pre_sinkhorn_backward")
     hand = [c for c in CASES if c.op == "mhc_pre_sinkhorn_backward"][:3]

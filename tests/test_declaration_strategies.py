@@ -126,8 +126,8 @@ def test_generated_declared_cases_run_on_the_simulator(ctx, stream):
     generator) are accepted by the simulator's operator and write every output."""
     from pathlib import Path
 
-    from stress.engine.call import run_once
-    from stress.engine.digest import DEFAULT_CANARY
+    from stress.engine.call.prepared import run_once
+    from stress.grading.digest import DEFAULT_CANARY
     from stress.ops.declaration import load_declaration
 
     decl = load_declaration(Path(__file__).parent / "declarations" / "mhc_pre_sinkhorn.toml")

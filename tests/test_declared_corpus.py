@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 
 from stress.corpus import load_corpus
 from stress.corpus.parse import corpus_text
-from stress.engine.call import run_once
+from stress.engine.call.prepared import run_once
 from stress.ops.declaration import load_declaration
 from stress.ops.declared import to_opspec
 from stress.ops.declared_strategies import declared_cases

@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stress.engine.call import OpCall, run_once
-from stress.engine.digest import DEFAULT_CANARY
+from stress.corpus.parse import corpus_cases
+from stress.engine.call.prepared import OpCall, run_once
+from stress.grading.digest import DEFAULT_CANARY
 from stress.ops.declaration import load_declaration
-from stress.ops.declared import corpus_cases, to_opspec
+from stress.ops.declared import to_opspec
 
 HEADER = """\
 #include "aclnn/aclnn_base.h"

@@ -15,10 +15,11 @@ from _cli import stress_cli
 
 from stress import cli
 from stress.config import PHASES, RunConfig
-from stress.engine.session import Session
-from stress.model import Diagnosis, RunVerdict
-from stress.report.document import build_report, write_reports
-from stress.report.journal import read_results
+from stress.engine.run.session import Session
+from stress.grading.assemble import build_report
+from stress.journal.results import read_results
+from stress.report.writers import write_reports
+from stress.vocabulary import Diagnosis, RunVerdict
 
 ADD = "tests/data/add_under_test.toml"
 CONTROL = "corpus/control.toml"

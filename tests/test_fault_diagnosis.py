@@ -1,9 +1,9 @@
 """End to end: every simulator fault gives its expected diagnosis (benchmarks/detection.py).
 
-Each run goes through :class:`stress.engine.session.Session` with its phases in supervised children
-that get ``ACLSIM_FAULTS`` in their environment (this process never loads a faulty runtime),
-against a baseline recorded serially on the same faulty backend, as a user with that library
-would record it.
+Each run goes through :class:`stress.engine.run.session.Session` with its phases in supervised
+children that get ``ACLSIM_FAULTS`` in their environment (this process never loads a faulty
+runtime), against a baseline recorded serially on the same faulty backend, as a user with that
+library would record it.
 
 The short versions (default suite) run only the phases that matter for each fault, briefly.
 The full versions (``-m slow``) run the whole default protocol, both stream policies, three
@@ -22,7 +22,7 @@ import pytest
 from _cli import stress_cli
 
 from stress.config import PHASES, RunConfig
-from stress.engine.session import Session
+from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import hypothesis  # noqa: F401 - keep one import across inner sessions (see tes
 from test_plugin import FAST, XDIST_TESTS, assert_two_workers_merged
 
 import stress.acl.runtime
-import stress.engine.session  # noqa: F401
+import stress.engine.run.session  # noqa: F401
 
 pytest_plugins = ["pytester"]
 

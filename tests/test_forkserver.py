@@ -1,5 +1,6 @@
-"""The fork server (stress/engine/forkserver.py): phase children forked from one pre-imported
-process keep what a cold ``python -m stress.engine.isolate`` child promises."""
+"""The fork server (stress/engine/isolation/forkserver.py): phase children forked from one
+pre-imported process keep what a cold ``python -m stress.engine.isolation.child`` child
+promises."""
 
 from __future__ import annotations
 
@@ -15,9 +16,14 @@ from pathlib import Path
 import pytest
 from _runs import alive
 
-from stress.engine.forkserver import ForkServer, ForkServerGone, fork_server, may_fork_here
-from stress.engine.isolate import run_child
-from stress.model import PhaseStatus
+from stress.engine.isolation.forkserver import (
+    ForkServer,
+    ForkServerGone,
+    fork_server,
+    may_fork_here,
+)
+from stress.engine.isolation.supervise import run_child
+from stress.vocabulary import PhaseStatus
 
 INFO = {"kind": "info", "backend": "sim", "device": 0}
 
@@ -151,8 +157,8 @@ def test_a_stuck_server_is_killed_and_its_job_starts_cold(start, tmp_path):
 
 _PROBE = r"""
 import json, os, select, sys, threading
-from stress.engine.forkserver import fork_server, may_fork_here
-from stress.engine.isolate import run_child
+from stress.engine.isolation.forkserver import fork_server, may_fork_here
+from stress.engine.isolation.supervise import run_child
 
 if sys.argv[1] == "threaded":
     threading.Thread(target=threading.Event().wait, daemon=True).start()

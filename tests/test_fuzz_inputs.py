@@ -30,10 +30,11 @@ from stress.cli.parser import build_parser
 from stress.config import RunConfig
 from stress.corpus.parse import load_corpus_file
 from stress.errors import ConfigError
+from stress.grading.assemble import build_report
 from stress.htmlreport.synthetic import synthetic_records
+from stress.journal.results import read_results
 from stress.ops.references import ALLOW_ENV
-from stress.report.document import build_report, render_markdown
-from stress.report.journal import read_results
+from stress.report.writers import render_markdown
 
 FUZZ = settings(  # ACLNN_STRESS_FUZZ_EXAMPLES=N for a longer hunt by hand
     max_examples=int(os.environ.get("ACLNN_STRESS_FUZZ_EXAMPLES", "40")),

@@ -12,7 +12,8 @@ import pytest
 from stress.errors import ConfigError
 from stress.gradcheck import check as gc
 from stress.gradcheck import cli as gc_cli
-from stress.gradcheck.evaluate import _ReferenceFD
+from stress.gradcheck import device as gc_device
+from stress.gradcheck.evaluate import ReferenceFD
 from stress.ops import _mhc_reference as ref
 from stress.ops.mhc import MHC_PRE_SINKHORN_BACKWARD as BWD
 from stress.ops.mhc import forward_host_inputs
@@ -320,8 +321,8 @@ def test_incremental_x_evaluation_matches_the_full_forward():
     inputs = forward_host_inputs(p, SEED)
     g = ref.make_grads(2, 4, 4, 128, inputs["x"].dtype, SEED)
     grads = {"hin": g["grad_hin"], "hPost": g["grad_hpost"], "hRes": g["grad_hres"]}
-    fast = _ReferenceFD(PAIR, p, inputs, grads, incremental=True)
-    plain = _ReferenceFD(PAIR, p, inputs, grads, incremental=False)
+    fast = ReferenceFD(PAIR, p, inputs, grads, incremental=True)
+    plain = ReferenceFD(PAIR, p, inputs, grads, incremental=False)
     for text in ("x[0,0,0,0]", "x[1,3,3,127]", "x[0,2,1,64]"):
         el = gc.parse_element(text, SHAPES)
         for h in (0.2, 0.005):
@@ -382,7 +383,7 @@ class FakeDevice:
 
 @pytest.fixture()
 def fake_device(monkeypatch):
-    monkeypatch.setattr(gc, "_Device", FakeDevice)
+    monkeypatch.setattr(gc_device, "Device", FakeDevice)
     return FakeDevice
 
 
@@ -415,7 +416,7 @@ def test_missing_operator_is_a_config_error(monkeypatch):
         def __init__(self, backend, functions):
             raise ConfigError(f"the fake backend does not export {', '.join(functions)}")
 
-    monkeypatch.setattr(gc, "_Device", NoKernels)
+    monkeypatch.setattr(gc_device, "Device", NoKernels)
     with pytest.raises(ConfigError, match="aclnnMhcPreSinkhornBackward"):
         gc.gradcheck(SMALL, SEED, ["bias[0]"])
     with pytest.raises(ConfigError, match=r"aclnnMhcPreSinkhorn$"):

@@ -57,7 +57,7 @@ def test_softmax_grad_tail_is_biased(tmp_path: Path, sim: str) -> None:
 
 def test_the_declared_generator_takes_the_saved_output_from_the_forward(sim: str) -> None:
     from stress import acl, ops
-    from stress.engine.call import run_once
+    from stress.engine.call.prepared import run_once
 
     pair = gc.load_pair(str(BACKWARD))
     p = pair.backward.parse_params({"B": 3, "H": 11}, "test")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from stress.engine.grading import (
+from stress.grading.verdicts import (
     case_verdict,
     diagnose,
     grade_phase,
     interference_matrix,
-    worst,
 )
-from stress.model import CallRecord, is_failure
+from stress.records import CallRecord
+from stress.vocabulary import Verdict, is_failure
 
 
 def call(**fields):
@@ -57,8 +57,8 @@ def test_crash_and_hang_are_worst():
     hang = call(case="c", status="hang", match=False, message="30 s")
     assert case_verdict("c", [ok(), hang]).verdict == "HANG"
     assert case_verdict("c", [hang, crash]).verdict == "CRASH"
-    assert worst(["PASS", "UNWRITTEN", "MISMATCH_STABLE"]) == "UNWRITTEN"
-    assert worst([]) == "PASS"
+    assert Verdict.combine(["PASS", "UNWRITTEN", "MISMATCH_STABLE"]) == "UNWRITTEN"
+    assert Verdict.combine([]) == "PASS"
 
 
 def test_phase_status_overrides_and_warmups_are_ignored():

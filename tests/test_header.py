@@ -256,7 +256,7 @@ def test_every_simulator_operator_is_declared_by_a_corpus_or_built_in():
 
 
 def test_inspect_prints_json_and_text(capsys):
-    from stress.ops.inspect import main
+    from stress.ops.inspect_header import main
 
     assert main([str(HEADERS / "aclnn_rms_norm.h"), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -270,7 +270,7 @@ def test_inspect_prints_json_and_text(capsys):
 
 
 def test_inspect_bad_header_exits_2(capsys):
-    from stress.ops.inspect import main
+    from stress.ops.inspect_header import main
 
     assert main([str(HEADERS / "bad" / "unknown_type.h")]) == 2
     err = capsys.readouterr().err.strip()

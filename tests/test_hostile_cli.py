@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from stress.report.document import build_report as _build_report
-from stress.report.journal import read_results
+from stress.grading.assemble import build_report as _build_report
+from stress.journal.results import read_results
 from tests._cli import REPO, stress_cli
 from tests._runs import (
     ADD,

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from stress.model import (
+from stress.vocabulary import (
     Diagnosis,
     PhaseStatus,
     RunVerdict,

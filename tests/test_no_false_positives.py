@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from stress.config import RunConfig
-from stress.engine.session import Session
+from stress.engine.run.session import Session
 
 CORPUS = ["corpus/mhc.toml"]
 CONTROL = ["corpus/control.toml"]

@@ -1,4 +1,4 @@
-"""No status, verdict or diagnosis word is spelled outside the model (stress/model.py).
+"""No status, verdict or diagnosis word is spelled outside the model (stress/vocabulary.py).
 
 The test walks every module of ``stress/`` with :mod:`ast` and flags a string constant equal to
 a member of the model's enums only where it would carry that meaning: an operand of a
@@ -16,10 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from stress.model import ChildStatus, Diagnosis, PhaseStatus, RunVerdict, Status, Verdict
+from stress.vocabulary import ChildStatus, Diagnosis, PhaseStatus, RunVerdict, Status, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent / "stress"
-MODEL = {"model.py", "records.py"}  # where the words are defined
+MODEL = {"vocabulary.py", "records.py"}  # where the words are defined
 VOCABULARY = {
     str(m) for e in (Status, Verdict, Diagnosis, PhaseStatus, ChildStatus, RunVerdict) for m in e
 }

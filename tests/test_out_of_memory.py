@@ -15,14 +15,16 @@ from stress import acl
 from stress.acl.errors import error_for
 from stress.config import RunConfig
 from stress.corpus.parse import load_corpus
-from stress.engine import execute
-from stress.engine.grading import diagnose, grade_phase
-from stress.engine.isolate import run_child
-from stress.engine.replay import Budget, WorkerPool
-from stress.engine.schedule import no_calls_detail, settled
+from stress.engine.call import execute
+from stress.engine.isolation.supervise import run_child
+from stress.engine.replay.phase_budget import Budget
+from stress.engine.replay.pool import WorkerPool
+from stress.engine.run.schedule import no_calls_detail, settled
 from stress.errors import ConfigError
-from stress.model import Diagnosis, PhaseStatus, Status, Verdict
+from stress.grading import judge
+from stress.grading.verdicts import diagnose, grade_phase
 from stress.records import CallRecord
+from stress.vocabulary import Diagnosis, PhaseStatus, Status, Verdict
 
 OOM = int(acl.Status.RT_MEMORY_ALLOCATION)
 
@@ -81,15 +83,15 @@ def test_a_host_memory_error_while_preparing_a_call_is_an_oom_outcome(monkeypatc
     outcome = execute.run_call(None, None, case, {})
     assert outcome.status == Status.OUT_OF_MEMORY and outcome.api == "host"
     assert "3.64 TiB" in outcome.message
-    rec = execute.judge(case, outcome, None, phase="serial")
+    rec = judge.judge(case, outcome, None, phase="serial")
     assert rec.status == Status.OUT_OF_MEMORY and rec.match is False
 
 
 def test_a_device_memory_error_is_an_oom_outcome():
     exc = error_for(OOM, "aclrtMalloc", "out of memory")
-    assert execute.Outcome.failed(exc, 0.0).status == Status.OUT_OF_MEMORY
+    assert judge.Outcome.failed(exc, 0.0).status == Status.OUT_OF_MEMORY
     other = error_for(int(acl.Status.INVALID_PARAM), "aclrtMalloc", "bad")
-    assert execute.Outcome.failed(other, 0.0).status == Status.ERROR
+    assert judge.Outcome.failed(other, 0.0).status == Status.ERROR
 
 
 def test_threads_the_host_cannot_start_are_a_config_error(device, monkeypatch):

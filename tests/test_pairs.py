@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from stress.engine.coverage import coverage, describe
-from stress.engine.pairs import MIN_PARTNERS, epoch_rounds, mixed_pick, mixed_target, pair_rounds
+from stress.grading.coverage import coverage, describe
+from stress.pairs import MIN_PARTNERS, epoch_rounds, mixed_pick, mixed_target, pair_rounds
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 30])

@@ -22,7 +22,7 @@ import hypothesis  # noqa: F401 - see below
 import pytest
 
 import stress.acl.runtime
-import stress.engine.session  # noqa: F401
+import stress.engine.run.session  # noqa: F401
 from stress.baseline.shared import BaselineStore
 from stress.baseline.store import Baseline, CaseBaseline
 from stress.config import DEFAULTS, PYTEST_DURATION

@@ -15,7 +15,7 @@ import pytest
 from _cli import stress_cli
 
 from stress.corpus.parse import load_corpus
-from stress.engine.budget import case_bytes
+from stress.engine.call.case_size import case_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 POOL = [str(ROOT / "corpus/pool/mul.toml"), str(ROOT / "corpus/pool/softmax.toml")]

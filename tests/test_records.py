@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from stress.errors import ConfigError
-from stress.model import CallRecord, Diagnosis, PhaseResult, PhaseStatus, RunReport
-from stress.report.document import build_report
-from stress.report.journal import read_results
+from stress.grading.assemble import build_report
+from stress.journal.results import read_results
+from stress.records import CallRecord, PhaseResult, RunReport
+from stress.vocabulary import Diagnosis, PhaseStatus
 
 FIXTURE = Path(__file__).parent / "data" / "tiling_race_run"
 

@@ -8,8 +8,9 @@ import time
 
 import pytest
 
-from stress.engine.replay import Budget, PoolAborted, WorkerPool
-from stress.model import Status
+from stress.engine.replay.phase_budget import Budget
+from stress.engine.replay.pool import PoolAborted, WorkerPool
+from stress.vocabulary import Status
 
 
 def test_free_calls_are_numbered_as_they_start_and_stop_at_the_budget(device):

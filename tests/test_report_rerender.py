@@ -11,9 +11,9 @@ import pytest
 
 from stress import cli
 from stress.errors import ConfigError
-from stress.report.document import write_reports
-from stress.report.journal import read_results
-from stress.report.tally import JournalTally
+from stress.grading.tally import JournalTally
+from stress.journal.results import read_results
+from stress.report.writers import write_reports
 
 FIXTURE = Path(__file__).parent / "data" / "tiling_race_run"
 

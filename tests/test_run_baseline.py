@@ -7,12 +7,12 @@ import pytest
 from test_baseline import BACKEND, _baseline, _corpus
 
 from stress.config import RunConfig
-from stress.engine.run_baseline import record_missing, run_baseline
-from stress.engine.run_header import run_header
-from stress.engine.rundir import claim_baseline
-from stress.engine.session import Session, SessionUI
+from stress.engine.run.baseline_step import record_missing, run_baseline
+from stress.engine.run.header import run_header
+from stress.engine.run.rundir import claim_baseline
+from stress.engine.run.session import Session, SessionUI
 from stress.errors import ConfigError
-from stress.report.journal import RESULTS_SCHEMA
+from stress.journal.results import RESULTS_SCHEMA
 
 
 class _Said(SessionUI):
@@ -44,7 +44,8 @@ def _recorder(session, cases, seen):
 
 def test_missing_baseline_is_refused_with_the_fix(tmp_path):
     with pytest.raises(ConfigError, match=r"none\.json: no baseline.*--record-baseline"):
-        run_baseline(_session(tmp_path), tmp_path / "none.json", BACKEND)
+        s = _session(tmp_path)
+        run_baseline(tmp_path / "none.json", BACKEND, s.cases, s.config)
 
 
 def test_missing_baseline_is_recorded_then_loaded(tmp_path):
@@ -52,7 +53,9 @@ def test_missing_baseline_is_recorded_then_loaded(tmp_path):
     seen: list = []
     s.record_baseline = _recorder(s, s.cases, seen)
     path = tmp_path / "b" / "base.json"
-    baseline, warnings = run_baseline(s, path, BACKEND)
+    baseline, warnings = run_baseline(
+        path, BACKEND, s.cases, s.config, record=s.record_missing_baseline
+    )
     assert set(baseline.cases) == {"a", "b"} and warnings == []
     assert seen == [path] and s.recording is None
     assert s.ui.lines[0] == f"no baseline at {path}: recording it now"
@@ -63,17 +66,17 @@ def test_missing_baseline_is_recorded_then_loaded(tmp_path):
 def test_baseline_recorded_meanwhile_is_used(tmp_path):
     s = _session(tmp_path, record_missing=True)
     path = _baseline(s.cases).save(tmp_path / "base.json")
-    s.record_baseline = lambda *a: pytest.fail("recorded twice")
-    record_missing(s, path)
+    record_missing(path, s.ui.message, lambda *a: pytest.fail("recorded twice"))
     assert s.ui.lines == [f"{path}: recorded meanwhile by another run; using it"]
 
 
 def test_incompatible_baseline_passes_only_forced(tmp_path):
     path = _baseline(_corpus(tmp_path)).save(tmp_path / "base.json")
     other = {**BACKEND, "soc": "other"}
+    cases = _session(tmp_path).cases
     with pytest.raises(ConfigError):
-        run_baseline(_session(tmp_path), path, other)
-    _, warnings = run_baseline(_session(tmp_path, force=True), path, other)
+        run_baseline(path, other, cases, RunConfig())
+    _, warnings = run_baseline(path, other, cases, RunConfig(), force=True)
     assert warnings and any("soc" in w for w in warnings)
 
 
@@ -83,7 +86,7 @@ def test_run_header_holds_what_rerendering_needs(tmp_path, monkeypatch):
     path = tmp_path / "base.json"
     baseline = _baseline(s.cases)
     info = {"fingerprint": BACKEND, "info": {"device_count": 2}}
-    header = run_header(s, info, path, baseline)
+    header = run_header(s.config, (s.corpus, s.control), (s.cases, []), s.env, info, path, baseline)
     assert header["type"] == "run" and header["schema"] == RESULTS_SCHEMA
     assert header["backend"] == {**BACKEND, "device_count": 2}
     assert [c["id"] for c in header["cases"]] == ["a", "b"] and header["control_cases"] == []

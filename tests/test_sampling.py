@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 import time
 
-from stress.engine import stop
-from stress.engine.coverage import coverage, describe
-from stress.engine.sampling import CHUNK, AtLeastRounds, UntilConfirmed, case_chunks
+from stress.engine.replay import stop
+from stress.engine.replay.sampling import CHUNK, AtLeastRounds, UntilConfirmed, case_chunks
+from stress.grading.coverage import coverage, describe
 
 
 def test_without_a_budget_every_case_in_corpus_order() -> None:

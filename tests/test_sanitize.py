@@ -263,7 +263,7 @@ def test_clean_corpora_have_no_findings(tmp_path):
 
 @pytest.mark.slow
 def test_sanitize_run_attaches_findings(tmp_path):
-    from stress.sanitize import main
+    from stress.cli.sanitize import main
 
     out, _ = _cli_run(tmp_path, "empty-skip", "", "--corpus", "corpus/mhc.toml", "--control",
                       "none", "--phases", "serial", "--iterations", "1")  # fmt: skip

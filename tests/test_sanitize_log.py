@@ -158,6 +158,6 @@ def test_sanitize_run_on_cann_uses_mssanitizer(tmp_path, monkeypatch):
 
 
 def test_sanitize_run_without_report_is_a_config_error(tmp_path):
-    from stress.sanitize import main
+    from stress.cli.sanitize import main
 
     assert main([str(tmp_path)]) == 2

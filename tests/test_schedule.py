@@ -6,8 +6,7 @@ import pytest
 from test_fault_diagnosis import EXPECTED, run_fault
 
 from stress.config import PHASES, RunConfig
-from stress.engine.grading import BURST_ONLY
-from stress.engine.schedule import (
+from stress.engine.run.schedule import (
     BURST_SECONDS,
     FOCUS,
     FOCUS_SECONDS,
@@ -20,6 +19,7 @@ from stress.engine.schedule import (
     settled,
     settled_at,
 )
+from stress.grading.verdicts import BURST_ONLY
 
 
 def test_phases_run_in_the_order_the_diagnosis_weighs_them():
@@ -174,7 +174,7 @@ def test_the_burst_opens_free_running_on_per_thread_streams_and_ends_with_the_se
     from test_fault_diagnosis import CONTROL, CORPUS
 
     from stress.corpus import load_corpus
-    from stress.report.journal import read_results
+    from stress.journal.results import read_results
 
     report = run_fault(tmp_path, "", phases=("burst", "control"), duration=0.5)
     assert report["diagnosis"] == "clean"

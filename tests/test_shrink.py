@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stress.corpus.parse import load_corpus, load_corpus_file
-from stress.engine.shrink import ddmin, write_corpus
+from stress.corpus.shrink import ddmin, write_corpus
 
 
 def test_ddmin_finds_the_failing_pair_with_few_trials():

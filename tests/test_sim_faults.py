@@ -35,8 +35,8 @@ import json, os, sys, threading, time, hashlib
 import numpy as np
 from stress import acl
 from stress.corpus.parse import load_corpus
-from stress.engine.inputs import InputCache
-from stress.engine.call import OpCall
+from stress.engine.call.inputs import InputCache
+from stress.engine.call.prepared import OpCall
 
 rt = acl.runtime("sim")
 dev = rt.device(0)

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from stress import acl, sim
 from stress.acl.enums import Format
-from stress.engine.call import run_once
+from stress.engine.call.prepared import run_once
 from stress.ops import _mhc_reference as ref
 from stress.ops.mhc import MHC_PRE_SINKHORN as FWD
 from stress.ops.mhc import MHC_PRE_SINKHORN_BACKWARD as BWD

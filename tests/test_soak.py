@@ -16,7 +16,7 @@ import pytest
 from _cli import REPO
 
 from stress import RunConfig, run_corpus
-from stress.model import Diagnosis
+from stress.vocabulary import Diagnosis
 
 CORPUS = [REPO / "corpus/control.toml"]
 PHASES = ("serial", "shuffled", "isolated", "interleaved", "mixed")

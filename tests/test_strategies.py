@@ -12,9 +12,9 @@ from hypothesis.errors import InvalidArgument
 from stress import acl
 from stress.corpus import strategies as sst
 from stress.corpus.generate import violations_of
-from stress.engine.call import run_once
-from stress.engine.execute import close_enough
-from stress.engine.inputs import generate_inputs
+from stress.engine.call.inputs import generate_inputs
+from stress.engine.call.prepared import run_once
+from stress.grading.judge import close_enough
 
 # deterministic and fast: the same examples on every run, no example database
 FAST = settings(

@@ -11,10 +11,10 @@ import pytest
 
 from stress.errors import ConfigError
 from stress.files import read_lines
-from stress.model import PhaseStatus, Status
+from stress.grading.assemble import report_from
+from stress.grading.tally import JournalTally
 from stress.records import CallRecord, PhaseResult
-from stress.report.document import report_from
-from stress.report.tally import JournalTally
+from stress.vocabulary import PhaseStatus, Status
 
 STRESS = Path(__file__).resolve().parents[1] / "stress"
 CASES = [f"c{i}" for i in range(12)]

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from test_sim_faults import result_of
 
-from stress.engine.pct import STEPS, groups, pct_order
-from stress.model import Diagnosis
+from stress.engine.replay.pct import STEPS, groups, pct_order
+from stress.vocabulary import Diagnosis
 
 REPO = Path(__file__).resolve().parents[1]
 

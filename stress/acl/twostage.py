@@ -11,8 +11,8 @@ A.phase2, B.phase2), which is how host-side state shared between calls shows its
 
 The two steps of that ABI are :func:`get_workspace` and :func:`launch`, used by both call
 objects: :class:`PreparedCall` (binding level: the caller passes the argument handles and owns
-them) and the engine's :class:`stress.engine.call.OpCall`, which builds its arguments from an
-operator spec and owns every resource of the call in one finalizer.
+them) and the engine's :class:`stress.engine.call.prepared.OpCall`, which builds its arguments
+from an operator spec and owns every resource of the call in one finalizer.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from stress.config import CANARY
 from stress.corpus.parse import Case
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes, load_json
-from stress.model import Status, schema
+from stress.vocabulary import Status, schema
 
 __all__ = [
     "BASELINE_SCHEMA",

@@ -14,8 +14,8 @@ from stress import __version__
 from stress.config import RunConfig
 from stress.errors import ConfigError
 from stress.files import output_file
-from stress.model import RunVerdict, Status
 from stress.records import RECORDED, RecordedCase, RunReport
+from stress.vocabulary import RunVerdict, Status
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INCOMPLETE = 0, 1, 2, 3
 _EXIT = {RunVerdict.CLEAN: EXIT_CLEAN, RunVerdict.INCOMPLETE: EXIT_INCOMPLETE}
@@ -113,7 +113,7 @@ def cmd_ops(args: argparse.Namespace) -> int:
 
 
 def _session_from(args: argparse.Namespace, *, for_run: bool):
-    from stress.engine.session import Session
+    from stress.engine.run.session import Session
 
     config = RunConfig.from_cli(args, phases=None if for_run else ("serial",))
     corpus = [_shipped(p) for p in (args.corpus or DEFAULT_CORPUS)]
@@ -134,8 +134,8 @@ def _session_from(args: argparse.Namespace, *, for_run: bool):
 
 def _resumed(args: argparse.Namespace):
     """The session that continues the run in ``args.resume`` (its settings from the journal)."""
-    from stress.engine.resume import resume_point
-    from stress.engine.session import Session
+    from stress.engine.run.resume import resume_point
+    from stress.engine.run.session import Session
 
     out = Path(args.resume)
     _check_run_dir(out)
@@ -157,8 +157,8 @@ def _resumed(args: argparse.Namespace):
 def cmd_run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from stress.report.document import render_console
     from stress.report.progress import ConsoleUI
+    from stress.report.writers import render_console
 
     session = _resumed(args) if args.resume else _session_from(args, for_run=True)
     session.load()  # bad corpus files fail here, before any output
@@ -203,7 +203,7 @@ def _link_latest(out: Path | None) -> None:
     """``stress-out/latest`` -> the newest run directory (best effort). Only inside the default
     runs folder: next to a user's own ``--out`` a ``latest`` link would be litter (or clobber
     a file of theirs of that name)."""
-    from stress.engine.rundir import RUNS_ROOT
+    from stress.engine.run.rundir import RUNS_ROOT
 
     if out is None or out.parent.resolve() != RUNS_ROOT.resolve():
         return
@@ -250,7 +250,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
             highlight=False,
         )
 
-    from stress.engine.rundir import claim_baseline
+    from stress.engine.run.rundir import claim_baseline
 
     claim = claim_baseline(path, console.print)  # a second recorder of one path is told
     console.print(f"recording baseline {path} ({session.config.repeats} repeats per case)")
@@ -309,7 +309,7 @@ def _merge(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from stress.report.document import render_console, write_reports
+    from stress.report.writers import render_console, write_reports
 
     if args.merge:
         return _merge(args)
@@ -343,7 +343,7 @@ def _check_run_dir(out: Path) -> None:
         raise ConfigError(
             f"{out}: not a directory; name a run directory (the one holding results.jsonl)"
         )
-    from stress.report.journal import RESULTS_FILE
+    from stress.journal.results import RESULTS_FILE
 
     if (out / RESULTS_FILE).is_dir():  # read_results would look inside it
         raise ConfigError(

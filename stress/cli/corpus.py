@@ -252,7 +252,7 @@ def _declared_text(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def _write(args: argparse.Namespace, text: str, what: str) -> int:
-    from stress.baseline.store import atomic_write_bytes
+    from stress.files import atomic_write_bytes
 
     if args.out is None or args.out == "-":
         sys.stdout.write(text)

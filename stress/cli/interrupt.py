@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stress.report.journal import RESULTS_FILE
+from stress.journal.results import RESULTS_FILE
 
 if TYPE_CHECKING:
-    from stress.engine.session import Session
+    from stress.engine.run.session import Session
 
 __all__ = ["what_was_kept"]
 

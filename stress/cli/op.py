@@ -1,7 +1,7 @@
 """``aclnn-stress op``: what the framework reads from aclnn headers.
 
 ``op inspect HEADER [--json] [-I DIR] [-D NAME=V]`` prints the operators one header declares
-(stress/ops/inspect.py); ``op new HEADER [--function NAME] [-o FILE]`` writes a declaration
+(stress/ops/inspect_header.py); ``op new HEADER [--function NAME] [-o FILE]`` writes a declaration
 skeleton for one of them (stress/ops/skeleton.py); ``op list [--json] [-I DIR]`` lists every
 operator found in the backend's headers (``include/aclnnop/aclnn_*.h`` of the CANN root or
 simulator, custom packages' ``op_api/include``, and any ``-I`` folder), with the header that
@@ -36,7 +36,7 @@ the rule is wrong for an operator, its declaration says so: [op] roles = { p = "
 
 def add_cli(subparsers: Any) -> None:
     """Add ``op inspect``, ``op new`` and ``op list`` to ``aclnn-stress``'s subparsers."""
-    from stress.ops.inspect import build_parser
+    from stress.ops.inspect_header import build_parser
 
     p = subparsers.add_parser("op", help="read operators from aclnn headers (inspect, new, list)")
     sub = p.add_subparsers(dest="op_command", metavar="ACTION", required=True)
@@ -127,7 +127,7 @@ def _cmd_new(args: argparse.Namespace) -> int:
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from stress.ops.header import read_header
-    from stress.ops.inspect import render
+    from stress.ops.inspect_header import render
 
     info = read_header(args.header, args.include, args.define)
     print(json.dumps(info.to_json(), indent=2) if args.json else render(info))

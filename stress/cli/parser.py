@@ -347,8 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
     from stress.cli.corpus import add_cli as add_corpus
     from stress.cli.op import add_cli as add_op
     from stress.cli.reproduce import add_cli as add_reproduce
+    from stress.cli.sanitize import add_cli as add_sanitize
     from stress.gradcheck.cli import add_cli as add_gradcheck
-    from stress.sanitize.rerun import add_cli as add_sanitize
 
     parser = OneLineParser(
         prog="aclnn-stress",

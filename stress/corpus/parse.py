@@ -48,6 +48,8 @@ import tomli_w
 from stress import ops
 from stress.errors import ConfigError
 from stress.files import load_toml
+from stress.ops.declaration_types import OpDeclaration
+from stress.ops.declared import to_opspec
 from stress.ops.spec import OpSpec
 
 __all__ = ["Case", "Expect", "corpus_text", "load_corpus", "load_corpus_file"]
@@ -110,7 +112,7 @@ class Case:
         }
 
 
-def _default_seed(case_id: str) -> int:
+def default_seed(case_id: str) -> int:
     return int.from_bytes(hashlib.sha256(case_id.encode()).digest()[:4], "little")
 
 
@@ -151,7 +153,7 @@ def _parse_case(raw: Any, defaults: Mapping[str, Any], index: int, source: str) 
         raise ConfigError(
             f"{where}, field 'op': unknown op {op_name!r}; known ops: {', '.join(ops.names())}"
         ) from None
-    seed = merged.get("seed", _default_seed(case_id))
+    seed = merged.get("seed", default_seed(case_id))
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ConfigError(f"{where}, field 'seed': expected an integer >= 0, got {seed!r}")
     description = merged.get("description", "")
@@ -173,13 +175,34 @@ def _parse_case(raw: Any, defaults: Mapping[str, Any], index: int, source: str) 
 
 def _declared(data: Mapping[str, Any], source: str, include_dirs: Sequence[str | Path]):
     from stress.ops.declaration import parse_declaration
-    from stress.ops.declared import corpus_cases
 
     decl = parse_declaration(data, source, include_dirs)
     cases = corpus_cases(decl, ops.register_declaration(decl))
     if not cases:
         raise ConfigError(f"{source}: no cases; add at least one [[case]] table")
     return cases
+
+
+def corpus_cases(decl: OpDeclaration, spec: OpSpec | None = None) -> list[Case]:
+    """The declaration's [[case]] tables as the engine's :class:`stress.corpus.Case` objects
+    (a case without a seed gets the corpus's id-derived seed)."""
+    spec = spec or to_opspec(decl)
+    out = []
+    for c in decl.cases:
+        where = f"{decl.source}: case '{c.id}'"
+        out.append(
+            Case(
+                id=c.id,
+                op=spec.name,
+                params=spec.parse_params(c.params(), where),
+                seed=default_seed(c.id) if c.seed is None else c.seed,
+                source=decl.source,
+                expect=None if c.expect is None else Expect(c.expect),
+                description=c.description,
+                spec=spec,
+            )
+        )
+    return out
 
 
 def _register(paths: Any, corpus: Path, include_dirs: Sequence[str | Path]) -> None:

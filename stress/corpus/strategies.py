@@ -32,7 +32,7 @@ and smaller dimensions), the first dtype, and seed 0.
 
 :func:`shrink_mix` shrinks a failing *mix* of cases (the cases in flight together) to a minimal
 failing one with hypothesis's shrinker (:func:`hypothesis.find` over unique sublists), falling
-back to delta debugging (:func:`stress.engine.shrink.ddmin`) when random sublists never fail.
+back to delta debugging (:func:`stress.corpus.shrink.ddmin`) when random sublists never fail.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def shrink_mix(
     still fails; ``fails(keep + cases)`` must hold. Hypothesis searches unique sublists
     (``st.lists(st.sampled_from(indices), unique=True)``) and shrinks the first failing one
     (fewer cases, earlier cases); if no random sublist fails within ``max_examples``, delta
-    debugging (:func:`stress.engine.shrink.ddmin`) takes over from the whole mix. A last pass drops
+    debugging (:func:`stress.corpus.shrink.ddmin`) takes over from the whole mix. A last pass drops
     single cases, so the result is 1-minimal: removing any one case makes it pass.
 
     Results are memoised per set of cases, so a flaky predicate cannot make hypothesis report
@@ -163,7 +163,7 @@ def shrink_mix(
                 )
             )
         except NoSuchExample:
-            from stress.engine.shrink import ddmin
+            from stress.corpus.shrink import ddmin
 
             by_item = {id(items[i]): i for i in everything}
             found = ddmin(

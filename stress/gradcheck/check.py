@@ -79,8 +79,7 @@ environment (e.g. the backend lacks the operator).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -93,6 +92,7 @@ from stress.gradcheck.classify import (
     classify,
     noise_per_step,
 )
+from stress.gradcheck.device import Device, device_session
 from stress.gradcheck.elements import (
     _F8,
     AGREES,
@@ -110,7 +110,7 @@ from stress.gradcheck.elements import (
     parse_eps,
     sample_elements,
 )
-from stress.gradcheck.evaluate import _BackendFD, _Evaluator, _ReferenceFD
+from stress.gradcheck.evaluate import BackendFD, Evaluator, ReferenceFD
 from stress.gradcheck.pair import DEFAULT_OP, FLOATING, GradPair, load_pair
 from stress.gradcheck.result import ElementResult, GradcheckResult
 from stress.ops.spec import Params
@@ -142,59 +142,13 @@ __all__ = [
 ]
 
 
-class _Device:
-    """A stream on device 0 of the backend (the process's one CANN runtime)."""
-
-    def __init__(self, backend: str | None, functions: Sequence[str]) -> None:
-        from stress import acl
-
-        rt = acl.runtime(backend)
-        self.kind = rt.backend.kind
-        missing = [f for f in functions if not rt.api.has(f)]
-        if missing:
-            fix = (
-                "this simulator build lacks them (rebuild: aclnn-stress sim build)"
-                if self.kind == "sim"
-                else "use a CANN release with these operators"
-            )
-            raise ConfigError(
-                f"the {self.kind} backend ({rt.backend.root}) does not export "
-                f"{', '.join(missing)}: {fix}, or check with --backward reference "
-                "(and --fd reference) meanwhile"
-            )
-        self.context = rt.device(0).default_context
-        self.stream = self.context.create_stream()
-
-    def run(self, spec, params: Params, inputs: Mapping[str, np.ndarray]) -> dict:
-        from stress.engine.call import run_once
-
-        self.context.bind()
-        return run_once(self.context, self.stream, spec, params, inputs)
-
-    def close(self) -> None:
-        self.context.bind()
-        self.stream.close()
-
-
-@contextmanager
-def _device_session(backend: str | None, functions: Sequence[str]) -> Iterator[_Device | None]:
-    if not functions:
-        yield None
-        return
-    device = _Device(backend, functions)
-    try:
-        yield device
-    finally:
-        device.close()
-
-
 # --------------------------------------------------------------------------------------------
 # results
 
 
 def _backward_gradients(
     pair: GradPair, p: Params, host: Mapping[str, np.ndarray], backward: str | BackwardFn,
-    device: _Device | None,
+    device: Device | None,
 ) -> Mapping[str, np.ndarray]:  # fmt: skip
     if backward == "backend":
         assert device is not None
@@ -223,7 +177,7 @@ def _chosen_elements(
 
 
 def _check_element(
-    evaluator: _Evaluator,
+    evaluator: Evaluator,
     el: Element,
     gt: np.ndarray,
     tol_rtol: float,
@@ -252,7 +206,7 @@ def _check_element(
 
 
 def _check_all(
-    evaluator: _Evaluator,
+    evaluator: Evaluator,
     chosen: Sequence[Element],
     grad_out: Mapping[str, np.ndarray],
     steps: Sequence[float],
@@ -306,7 +260,7 @@ def _case_text(pair: GradPair, p: Params) -> str:
     return " ".join(f"--{n.replace('_', '-')} {p[n]}" for n in names) or pair.name
 
 
-def _describe_backward(pair: GradPair, backward: Any, device: _Device | None) -> str:
+def _describe_backward(pair: GradPair, backward: Any, device: Device | None) -> str:
     if backward == "backend":
         return f"{device.kind} {pair.backward.function}"  # type: ignore[union-attr]
     if backward == "reference":
@@ -353,14 +307,14 @@ def gradcheck(
         functions.append(pair.backward.function)
     inputs = pair.forward.generate(pair.forward_params(p), seed)
 
-    with _device_session(backend, functions) as device:
+    with device_session(backend, functions) as device:
         host = pair.host(p, seed, device.run if backward == "backend" else None)  # type: ignore[union-attr]
         grads = pair.upstream(host)
         grad_out = _backward_gradients(pair, p, host, backward, device)
-        evaluator: _Evaluator = (
-            _BackendFD(pair, p, inputs, grads, device)  # type: ignore[arg-type]
+        evaluator: Evaluator = (
+            BackendFD(pair, p, inputs, grads, device)  # type: ignore[arg-type]
             if fd == "backend"
-            else _ReferenceFD(pair, p, inputs, grads)
+            else ReferenceFD(pair, p, inputs, grads)
         )
         rows = _check_all(evaluator, chosen, grad_out, steps, progress)
 

@@ -196,9 +196,9 @@ def _raw_case(args: argparse.Namespace, pair: GradPair) -> tuple[dict[str, Any],
 
 def _check_size(pair: GradPair, params: dict[str, Any], option_of: dict[str, str]) -> None:
     """Every dimension of the differentiable inputs >= 1 (the check needs elements), and the
-    float64 working set within the default size budget (stress.engine.budget), before anything
-    is allocated."""
-    from stress.engine.budget import default_max_case_bytes, human
+    float64 working set within the default size budget (stress.engine.call.case_size), before
+    anything is allocated."""
+    from stress.engine.call.case_size import default_max_case_bytes, human
 
     dims = pair.shape_dims()
     for name in dims:

@@ -16,7 +16,7 @@ from stress.gradcheck.elements import _F8, _U64, _UNIT, Element
 from stress.ops.spec import Params
 
 if TYPE_CHECKING:
-    from stress.gradcheck.check import _Device
+    from stress.gradcheck.device import Device
     from stress.gradcheck.pair import GradPair
 
 
@@ -33,7 +33,7 @@ def _diff_outputs(plus: Mapping, minus: Mapping, names: tuple[str, ...]) -> dict
     return {k: np.asarray(plus[k], _F8) - np.asarray(minus[k], _F8) for k in names}
 
 
-class _Evaluator:
+class Evaluator:
     """L(theta + delta) - L(theta - delta) for one element, and the loss quantum q."""
 
     name = ""
@@ -95,7 +95,7 @@ class _Evaluator:
             yield o, w * v
 
 
-class _ReferenceFD(_Evaluator):
+class ReferenceFD(Evaluator):
     """The forward in float64 (the pair's fd_reference); an element of an input with declared
     ``rows`` re-evaluates its row only."""
 
@@ -134,10 +134,10 @@ class _ReferenceFD(_Evaluator):
         return _U64 * sum(float(np.abs(t).sum()) for _, t in self._terms(el))
 
 
-class _BackendFD(_Evaluator):
+class BackendFD(Evaluator):
     """The backend's forward operator; inputs are rounded to their device dtype."""
 
-    def __init__(self, pair, params, inputs, grads, device: _Device) -> None:
+    def __init__(self, pair, params, inputs, grads, device: Device) -> None:
         super().__init__(pair, params, inputs, grads)
         self.device = device
         self.name = f"{device.kind} forward ({pair.forward.function})"

@@ -17,8 +17,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from stress.htmlreport.commands import pair_command
-from stress.htmlreport.load import Call, Run
+from stress.htmlreport.load import Run
+from stress.htmlreport.rerun_commands import pair_command
+from stress.records import CallRecord
 
 __all__ = [
     "Bar",
@@ -180,27 +181,28 @@ def _ticks(span_s: float) -> tuple[tuple[float, str], ...]:
 _LAYER = {"warmup": 0, "ok": 1, "wrong": 2, "lost": 3}
 
 
-def _timeline(key: str, title: str, calls: list[Call], counts: tuple[int, int]) -> Timeline:
-    timed = [c for c in calls if c.start is not None]
-    t0 = min((c.start for c in timed), default=0.0)  # type: ignore[type-var]
-    t1 = max((c.start + c.duration for c in timed), default=t0)  # type: ignore[operator]
+def _timeline(key: str, title: str, calls: list[CallRecord], counts: tuple[int, int]) -> Timeline:
+    timed = [(float(c.t), float(c.dur or 0.0)) for c in calls if c.t is not None]
+    t0 = min((t for t, _ in timed), default=0.0)
+    t1 = max((t + d for t, d in timed), default=t0)
     span = max(t1 - t0, 1e-6)
     scale = TIMELINE_WIDTH / span
-    workers = sorted({c.worker for c in calls})
+    workers = sorted({c.worker or 0 for c in calls})
     lane_y = {w: 18 + i * LANE for i, w in enumerate(workers)}
     bars = []
     for c in calls:
-        if c.start is None:  # in flight when the child died: drawn at the end, dark
+        seq = -1 if c.seq is None else c.seq
+        if c.t is None:  # in flight when the child died: drawn at the end, dark
             x, w = TIMELINE_WIDTH - 4, 4.0
             cls = "lost"
         else:
-            x, w = (c.start - t0) * scale, max(c.duration * scale, 0.6)
-            cls = "wrong" if c.wrong else ("warmup" if c.warmup else "ok")
+            x, w = (float(c.t) - t0) * scale, max(float(c.dur or 0.0) * scale, 0.6)
+            cls = "wrong" if c.failed else ("warmup" if c.warmup else "ok")
         what = f" vs {c.aggressor}" if c.aggressor else ""
-        tip = f"{c.case}{what} · seq {c.seq} · round {c.round} · {c.status}"
-        if c.wrong:
+        tip = f"{c.case}{what} · seq {seq} · round {c.round or 0} · {c.status}"
+        if c.failed:
             tip += " · WRONG" + (f": {c.message}" if c.message else "")
-        bars.append(Bar(round(x, 2), lane_y[c.worker], round(w, 2), cls, c.seq, tip))
+        bars.append(Bar(round(x, 2), lane_y[c.worker or 0], round(w, 2), cls, seq, tip))
     bars.sort(key=lambda b: _LAYER[b.cls])  # wrong ones on top of the calls they overlap
     return Timeline(
         key,
@@ -217,9 +219,9 @@ def _timeline(key: str, title: str, calls: list[Call], counts: tuple[int, int]) 
 
 def timelines(run: Run) -> tuple[Timeline, ...]:
     """A timeline per phase run, in journal order."""
-    by_phase: dict[tuple[str, str], list[Call]] = defaultdict(list)
+    by_phase: dict[tuple[str, str], list[CallRecord]] = defaultdict(list)
     for c in run.calls:
-        by_phase[(c.phase, c.variant)].append(c)
+        by_phase[(c.phase, c.variant or "")].append(c)
     return tuple(
         _timeline(
             slug(p.name, p.variant),

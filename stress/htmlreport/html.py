@@ -17,13 +17,14 @@ import jinja2
 
 from stress.files import atomic_write_bytes
 from stress.htmlreport import charts
-from stress.htmlreport.commands import rerun_command
 from stress.htmlreport.gradplot import sweep_plot
-from stress.htmlreport.load import FAILING_CALLS_SHOWN, Call, Run, load_run
-from stress.model import Verdict
+from stress.htmlreport.load import FAILING_CALLS_SHOWN, Run, load_run
+from stress.htmlreport.rerun_commands import rerun_command
+from stress.records import CallRecord
+from stress.vocabulary import Verdict
 
 if TYPE_CHECKING:
-    from stress.report.tally import JournalTally
+    from stress.grading.tally import JournalTally
 
 __all__ = ["FAILING_CALLS_SHOWN", "environment", "render_html", "render_xdist_summary"]
 
@@ -65,7 +66,7 @@ class Failing:
     case: str
     verdict: str
     total: int
-    shown: tuple[Call, ...]
+    shown: tuple[CallRecord, ...]
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from stress.htmlreport.load import Run, load_run
-from stress.model import PhaseStatus, Verdict
 from stress.records import CaseVerdict, PhaseVerdict
+from stress.vocabulary import PhaseStatus, Verdict
 
 __all__ = ["junit_tree", "write_junit"]
 

@@ -3,7 +3,7 @@
 Inputs are the documented file formats, read here with :mod:`json` (not through the modules that
 write them): ``results.jsonl`` (the journal; a truncated last line, as a SIGKILL leaves it, is
 skipped) and any ``gradcheck*.json`` written by ``aclnn-stress gradcheck --json``. Verdicts and the
-diagnosis come from :mod:`stress.engine.grading`, the same functions the console and
+diagnosis come from :mod:`stress.grading.verdicts`, the same functions the console and
 ``report.json`` use,
 so the HTML says the same words.
 """
@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
-from stress.model import PhaseStatus
+from stress.grading.tally import JournalTally
+from stress.journal.findings import Finding, read_jsonl
 from stress.records import CallRecord, PhaseVerdict
-from stress.report.tally import JournalTally
-from stress.sanitize.findings import Finding, read_jsonl
+from stress.vocabulary import PhaseStatus
 
 __all__ = [
-    "Call",
     "GradElement",
     "Gradcheck",
     "PairCell",
@@ -34,7 +33,6 @@ __all__ = [
     "load_run",
     "read_journal",
     "sampling_tally",
-    "worst_verdict",
 ]
 
 JOURNAL = "results.jsonl"
@@ -43,27 +41,6 @@ TIMELINE_CALLS = 5000
 #: failing calls listed per (phase, case); the rest are counted
 FAILING_CALLS_SHOWN = 25
 SANITIZE_LOG = "sanitize.jsonl"  # written by `aclnn-stress sanitize DIR` (stress.sanitize.rerun)
-
-
-@dataclass(frozen=True)
-class Call:
-    """One ``call`` record of the journal."""
-
-    phase: str
-    variant: str
-    seq: int
-    worker: int
-    round: int
-    case: str
-    status: str
-    match: bool | None
-    digest: str
-    start: float | None  # seconds on the phase's own clock (None: crash/hang in flight)
-    duration: float
-    aggressor: str
-    warmup: bool
-    wrong: bool
-    message: str
 
 
 @dataclass(frozen=True)
@@ -124,7 +101,7 @@ class Run:
     case_ids: tuple[str, ...]
     fingerprint: str  # of the corpus: case ids and content keys
     phases: tuple[PhaseVerdict, ...]
-    calls: tuple[Call, ...]  # the drawn ones: each phase's first TIMELINE_CALLS, failing listed
+    calls: tuple[CallRecord, ...]  # drawn: each phase's first TIMELINE_CALLS, the failing listed
     pairs: tuple[PairCell, ...]
     victims: tuple[str, ...]
     aggressors: tuple[str, ...]
@@ -140,7 +117,7 @@ class Run:
     #: (phase, variant) -> (its call records, the failing ones)
     phase_calls: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
     #: (phase, variant, case) -> (its failing calls, the first FAILING_CALLS_SHOWN of them)
-    failing: Mapping[tuple[str, str, str], tuple[int, tuple[Call, ...]]] = field(
+    failing: Mapping[tuple[str, str, str], tuple[int, tuple[CallRecord, ...]]] = field(
         default_factory=dict
     )
 
@@ -155,10 +132,10 @@ class Run:
 
 
 def read_journal(path: Path) -> JournalTally:
-    """The journal streamed into a :class:`~stress.report.tally.JournalTally` that keeps the
-    calls the report draws (through :func:`stress.report.journal.read_results`, which skips a
+    """The journal streamed into a :class:`~stress.grading.tally.JournalTally` that keeps the
+    calls the report draws (through :func:`stress.journal.results.read_results`, which skips a
     truncated last line and says so: the tally's ``truncated``)."""
-    from stress.report.journal import read_results
+    from stress.journal.results import read_results
 
     tally = sampling_tally()
     tally.feed(read_results(path, typed=True))
@@ -171,37 +148,10 @@ def sampling_tally() -> JournalTally:
     return JournalTally(keep_calls=TIMELINE_CALLS, failing=FAILING_CALLS_SHOWN)
 
 
-def _call(rec: CallRecord) -> Call:
-    return Call(
-        phase=rec.phase,
-        variant=rec.variant or "",
-        seq=-1 if rec.seq is None else int(rec.seq),
-        worker=int(rec.worker or 0),
-        round=int(rec.round or 0),
-        case=rec.case,
-        status=str(rec.status),
-        match=rec.match,
-        digest=rec.digest or "",
-        start=float(rec.t) if rec.t is not None else None,
-        duration=float(rec.dur or 0.0),
-        aggressor=rec.aggressor or "",
-        warmup=bool(rec.warmup),
-        wrong=rec.failed,
-        message=rec.message or "",
-    )
-
-
 def fingerprint(cases: list[Mapping[str, Any]]) -> str:
     """A short hash of the corpus (ids and content keys, in order) shared by comparable runs."""
     items = [[c.get("id"), c.get("key"), c.get("op")] for c in cases]
     return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
-
-
-def worst_verdict(verdicts: Iterator[str] | list[str]) -> str:
-    """The most severe verdict (``PASS`` for none), by the grading module's order."""
-    from stress.engine.grading import worst
-
-    return worst(verdicts)
 
 
 def _floats(values: Any) -> tuple[float | None, ...]:
@@ -240,23 +190,23 @@ def load_gradcheck(path: Path) -> Gradcheck:
     )
 
 
-def _calls(tally: JournalTally) -> tuple[tuple[Call, ...], dict, dict]:
+def _calls(tally: JournalTally) -> tuple[tuple[CallRecord, ...], dict, dict]:
     """The drawn calls of every phase, each phase's (calls, wrong) and its failing calls."""
-    drawn: list[Call] = []
+    drawn: list[CallRecord] = []
     counts: dict[tuple[str, str], tuple[int, int]] = {}
-    failing: dict[tuple[str, str, str], tuple[int, tuple[Call, ...]]] = {}
+    failing: dict[tuple[str, str, str], tuple[int, tuple[CallRecord, ...]]] = {}
     for key in tally.phases:
         sample = tally.sample(key)
-        drawn += [_call(r) for r in sample.calls]
+        drawn += sample.calls
         counts[key] = (sample.total, sample.wrong)
         for case, (total, calls) in sample.failing.items():
-            failing[(*key, case)] = (total, tuple(_call(r) for r in calls))
+            failing[(*key, case)] = (total, tuple(calls))
     return tuple(drawn), counts, failing
 
 
 def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
     """Read ``run_dir`` (its journal and gradcheck files) into a :class:`Run`: the journal is
-    streamed and graded as ``report.json`` is (:mod:`stress.report.tally`), keeping only the
+    streamed and graded as ``report.json`` is (:mod:`stress.grading.tally`), keeping only the
     calls the page draws; ``tally``: the journal already read into a :func:`sampling_tally`."""
     run_dir = Path(run_dir)
     if tally is None:

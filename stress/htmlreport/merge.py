@@ -15,8 +15,8 @@ from pathlib import Path
 from stress.errors import ConfigError
 from stress.htmlreport import charts
 from stress.htmlreport.html import _write, environment, render_html
-from stress.htmlreport.load import Run, load_run, worst_verdict
-from stress.model import Verdict
+from stress.htmlreport.load import Run, load_run
+from stress.vocabulary import Verdict
 
 __all__ = ["Flakiness", "MergedCell", "merge_runs"]
 
@@ -68,7 +68,7 @@ def _cells(run: Run, page: str) -> dict[str, MergedCell]:
         verdicts = [(p, c) for p in run.phases for c in p.cases if c.id == cid]
         if not verdicts:
             continue
-        v = worst_verdict([c.verdict for _, c in verdicts])
+        v = Verdict.combine([c.verdict for _, c in verdicts])
         bad = next((p for p, c in verdicts if c.verdict == v), None)
         anchor = (
             f"#{charts.slug('fail', bad.name, bad.variant, cid)}"

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from stress.model import PhaseStatus, Status
+from stress.vocabulary import PhaseStatus, Status
 
 __all__ = ["synthetic_records", "write_synthetic_run"]
 

@@ -43,26 +43,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
+from stress.ops.declaration_types import DeclaredCase, OpDeclaration, Tolerance
 from stress.ops.dims import (
     DTYPE_NAMES,
     DimSpec,
     DtypeVar,
-    ScalarVar,
-    ShapeVar,
     is_int,
     parse_dims,
     parse_dtype_vars,
     parse_scalar_vars,
     parse_shape_vars,
 )
-from stress.ops.generation import GenerationSpec, parse_generation
-from stress.ops.gradspec import GradSpec, parse_gradspec
+from stress.ops.generation import parse_generation
+from stress.ops.gradspec import parse_gradspec
 from stress.ops.header import find_header, read_header
+from stress.ops.resolve import check_params, resolve
 from stress.ops.signature import ROLES, OpSignature
 
 __all__ = [
@@ -96,68 +95,6 @@ _OP_KEYS = {
 _TOP_KEYS = {"op", "dims", "shapes", "vars", "dtypes", "params", "case", "generate", "gradcheck"}
 _CASE_KEYS = {"id", "seed", "expect", "description"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """Per-output comparison tolerance: rtol/atol, or ``ulp`` units in the last place."""
-
-    rtol: float = 0.0
-    atol: float = 0.0
-    ulp: int | None = None
-
-
-@dataclass(frozen=True)
-class DeclaredCase:
-    """One [[case]]: bindings of dims and dtype variables, parameter overrides, seed."""
-
-    id: str
-    dims: Mapping[str, int]
-    dtypes: Mapping[str, str]
-    overrides: Mapping[str, Any]
-    seed: int | None = None
-    expect: int | None = None  # the expected non-zero status of a negative case
-    description: str = ""
-    shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
-
-    def params(self) -> dict[str, Any]:
-        """The flat parameter mapping an OpSpec built from the declaration takes."""
-        return {**self.dims, **self.shapes, **self.dtypes, **self.overrides}
-
-
-@dataclass(frozen=True)
-class OpDeclaration:
-    """A declared operator: its header signature (roles overridden), dims, dtypes, params."""
-
-    name: str
-    function: str
-    source: str  # the declaration file
-    header: str  # the header file read
-    signature: OpSignature
-    dims: tuple[DimSpec, ...]
-    dtypes: tuple[DtypeVar, ...]
-    params: Mapping[str, Any]  # header parameter name -> its declared (raw TOML) value
-    cases: tuple[DeclaredCase, ...] = ()
-    reference: str | None = None
-    tolerance: Tolerance | None = None
-    tolerances: Mapping[str, Tolerance] = field(default_factory=dict)
-    description: str = ""
-    shapes: tuple[ShapeVar, ...] = ()  # [shapes]: whole shapes a case gives by name
-    vars: tuple[ScalarVar, ...] = ()  # [vars]: named scalars attributes refer to
-    generate: str | None = None  # "module:function" drawing the inputs (default: [params])
-    tolerance_function: str | None = None  # "module:function" (values, output) -> (rtol, atol)
-    depends_on: str | None = None  # the op whose outputs the generator takes (a forward)
-    generation: GenerationSpec = field(default_factory=GenerationSpec)  # [generate] table
-    gradcheck: GradSpec | None = None  # [gradcheck]: the forward this backward differentiates
-
-    def dim(self, name: str) -> DimSpec:
-        return next(d for d in self.dims if d.name == name)
-
-    def dtype_var(self, name: str) -> DtypeVar:
-        return next(v for v in self.dtypes if v.name == name)
-
-    def tolerance_of(self, output: str) -> Tolerance | None:
-        return self.tolerances.get(output, self.tolerance)
 
 
 def _snake(function: str) -> str:
@@ -285,7 +222,6 @@ def _case(raw: Any, index: int, decl: OpDeclaration) -> DeclaredCase:
     case = DeclaredCase(
         raw["id"], dims, dtypes, overrides, seed, expect, str(raw.get("description", "")), shapes
     )
-    from stress.ops.resolve import resolve  # resolve imports this module: import it late
 
     resolve(decl, case.params(), where)  # every shape, dtype and value must resolve
     return case
@@ -349,7 +285,6 @@ def parse_declaration(
         },
         description=str(op.get("description", "")),
     )
-    from stress.ops.resolve import check_params
 
     check_params(decl)
     generation = parse_generation(data.get("generate", {}), decl)  # [generate]: generation.py

@@ -5,13 +5,13 @@ header parameters (``DeclaredCase.params()``). :func:`resolve` turns them into o
 value per C parameter (:class:`TensorValue`, tuples for arrays and lists, ``(value, dtype)`` for
 scalars, ``None`` for NULL), cached per parameter set, and the OpSpec's argument callables read
 from it. Inputs (and in-out tensors) are drawn in C order from one generator seeded with the
-case's seed, each with its declared distribution; this is the hand-written ``add`` generator's
-order and sampling, so a declared ``add`` yields the same bytes.
+case's seed, each with its declared distribution, in one fixed order and sampling: the same
+declaration and seed always yield the same bytes.
 
 Without a declared reference, grading is baseline-vs-replay only (the OpSpec's reference
 raises, which the recorder reports as "reference unavailable"). Tolerances are the declared
 ones (``ulp`` becomes rtol = ulp * eps, atol = ulp * smallest normal of the output dtype), else
-the hand-written ops' per-dtype defaults (fp16 1e-3, bf16 8e-3, otherwise 1e-6).
+per-dtype defaults (fp16 1e-3, bf16 8e-3, otherwise 1e-6).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from stress.ops.spec import (
 )
 from stress.ops.values import Distribution
 
-__all__ = ["TensorValue", "check_params", "corpus_cases", "resolve", "to_opspec"]
+__all__ = ["TensorValue", "check_params", "resolve", "to_opspec"]
 
 _ANY = (dict, list, int, float, bool, str)
 
@@ -204,7 +204,7 @@ def to_opspec(
     """The OpSpec of ``decl``; Python generator/reference/tolerances may replace the declared.
 
     ``adapt`` maps the declared case parameters to those the given Python functions read (for
-    a hand-written op whose parameter names differ from the header's)."""
+    functions written against parameter names other than the header's)."""
     args = tuple(_arg(decl, cp) for cp in decl.signature.params)
     if adapt is not None:
         generate = generate and _adapted(generate, adapt)
@@ -236,28 +236,3 @@ def to_opspec(
         signature=decl.signature,
         check=lambda p, where: resolve(decl, p, where) and None,
     )
-
-
-def corpus_cases(decl: OpDeclaration, spec: OpSpec | None = None) -> list:
-    """The declaration's [[case]] tables as the engine's :class:`stress.corpus.Case` objects
-    (a case without a seed gets the corpus's id-derived seed)."""
-    # imported here: the corpus imports the op catalogue
-    from stress.corpus.parse import Case, Expect, _default_seed
-
-    spec = spec or to_opspec(decl)
-    out = []
-    for c in decl.cases:
-        where = f"{decl.source}: case '{c.id}'"
-        out.append(
-            Case(
-                id=c.id,
-                op=spec.name,
-                params=spec.parse_params(c.params(), where),
-                seed=_default_seed(c.id) if c.seed is None else c.seed,
-                source=decl.source,
-                expect=None if c.expect is None else Expect(c.expect),
-                description=c.description,
-                spec=spec,
-            )
-        )
-    return out

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from stress.errors import ConfigError
-from stress.ops.declaration import DTYPE_NAMES, OpDeclaration
+from stress.ops.declaration_types import OpDeclaration
+from stress.ops.dims import DTYPE_NAMES
 from stress.ops.shape_expr import ShapeExprError, parse_dim
 from stress.ops.spec import Params
 from stress.ops.values import Distribution, parse_distribution

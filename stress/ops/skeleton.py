@@ -25,7 +25,6 @@ and guessed shapes to change when the case fails with the operator's status.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from stress.ops.doc_comment import (
@@ -37,7 +36,7 @@ from stress.ops.doc_comment import (
 )
 from stress.ops.shape_expr import parse_dim
 from stress.ops.signature import CParam, OpSignature
-from stress.ops.skeleton_toml import render_skeleton, toml_value
+from stress.ops.skeleton_toml import Entry, Skeleton, render_skeleton, toml_value
 
 __all__ = ["Entry", "Skeleton", "guess_skeleton", "render_skeleton", "snake_name"]
 
@@ -60,31 +59,6 @@ def _rename(item: int | str, params: set[str]) -> int | str:
     for name in params:
         item = re.sub(rf"\b{name}\b", dim_name(name), item)
     return item
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One ``[params]`` line: the parameter, its TOML value text and its comment."""
-
-    name: str
-    value: str
-    comment: str
-
-
-@dataclass(frozen=True)
-class Skeleton:
-    """What ``op new`` writes: the operator, dims (name, low, high, case value), dtype choices
-    of ``T``, the parameter lines, the checks and the fix line."""
-
-    function: str
-    name: str
-    header: str
-    dims: tuple[tuple[str, int, int, int], ...]
-    dtypes: tuple[str, ...]
-    dtype_note: str
-    params: tuple[Entry, ...]
-    checks: tuple[str, ...]
-    fix: str
 
 
 def snake_name(function: str) -> str:

@@ -1,17 +1,41 @@
-"""The text of a declaration skeleton (:class:`~stress.ops.skeleton.Skeleton`): TOML values
-written inline, the CHECK and FIX comments, ``[op]``, ``[dims]``, ``[dtypes]``, ``[params]``
-with a comment per parameter, and its cases (the skeleton's one, or imported ones)."""
+"""A declaration skeleton (:class:`Skeleton`, guessed by :mod:`stress.ops.skeleton`) and its
+text: TOML values written inline, the CHECK and FIX comments, ``[op]``, ``[dims]``,
+``[dtypes]``, ``[params]`` with a comment per parameter, and its cases (the skeleton's one, or
+imported ones)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-if TYPE_CHECKING:
-    from stress.ops.skeleton import Skeleton
+__all__ = ["Entry", "Skeleton", "render_skeleton", "toml_value"]
 
-__all__ = ["render_skeleton", "toml_value"]
+
+@dataclass(frozen=True)
+class Entry:
+    """One ``[params]`` line: the parameter, its TOML value text and its comment."""
+
+    name: str
+    value: str
+    comment: str
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """What ``op new`` writes: the operator, dims (name, low, high, case value), dtype choices
+    of ``T``, the parameter lines, the checks and the fix line."""
+
+    function: str
+    name: str
+    header: str
+    dims: tuple[tuple[str, int, int, int], ...]
+    dtypes: tuple[str, ...]
+    dtype_note: str
+    params: tuple[Entry, ...]
+    checks: tuple[str, ...]
+    fix: str
 
 
 def toml_value(value: Any) -> str:

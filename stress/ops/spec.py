@@ -234,7 +234,9 @@ class OpSpec:
     reference: Callable[[Params, Mapping[str, np.ndarray]], dict[str, np.ndarray]]
     tolerances: Callable[[Params, str], tuple[float, float]]  # (params, output) -> (rtol, atol)
     depends_on: str | None = None  # op whose outputs feed the inputs (e.g. the forward)
-    signature: Any = None  # the header's OpSignature, for a declared op (None: hand-written)
+    signature: Any = (
+        None  # the header's OpSignature, for a declared op (None: an OpSpec built in Python)
+    )
     check: Callable[[Params, str], None] | None = None  # validates parsed params (ConfigError)
 
     @property

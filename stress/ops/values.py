@@ -12,8 +12,8 @@ A distribution is named in a declaration as ``values = "..."``:
 The text is parsed with :mod:`ast` (a name or a call with numeric literal arguments), never
 evaluated. Booleans draw 0/1 whatever the distribution except ``zeros``. The float path
 (``standard_normal(dtype=float32)`` then ``astype``) and the integer path
-(``integers(-1000, 1000, dtype=int32)``) are the hand-written ``add`` generator's, so a
-declared op draws the same bytes from the same seed.
+(``integers(-1000, 1000, dtype=int32)``) are fixed, so a declared op draws the same bytes
+from the same seed.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from stress.model import Verdict
 from stress.pytest.state import marker_cases
 from stress.pytest.state import state as _state
+from stress.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from stress.corpus.parse import Case

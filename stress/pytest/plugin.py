@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from stress.model import Diagnosis
 from stress.pytest.fixtures import (  # noqa: F401 - pytest finds the fixtures in this module
     StressRun,
     stress_case_item,
@@ -58,6 +57,7 @@ from stress.pytest.state import STATE as _STATE
 from stress.pytest.state import State as _State
 from stress.pytest.state import build_state, marker_cases
 from stress.pytest.state import state as _state
+from stress.vocabulary import Diagnosis
 
 if TYPE_CHECKING:
     pass

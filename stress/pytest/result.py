@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from stress.corpus.parse import Case
-from stress.model import Diagnosis, Verdict
 from stress.records import PhaseVerdict, RunReport
+from stress.vocabulary import Diagnosis, Verdict
 
 __all__ = ["StressFailure", "StressResult"]
 
@@ -56,8 +56,6 @@ class StressResult:
 
     def verdict(self, phase: str, case: str) -> str:
         """The verdict of ``case`` in ``phase`` (the worst over the phase's variants)."""
-        from stress.engine.grading import worst
-
         found = [
             c.verdict
             for p in self.report.phases
@@ -67,7 +65,7 @@ class StressResult:
         ]
         if not found:
             raise KeyError(f"no verdict for case {case!r} in phase {phase!r}")
-        return worst(found)
+        return Verdict.combine(found)
 
     def failures(self) -> list[dict[str, Any]]:
         """Every (phase, case) that did not pass, with its evidence."""

@@ -6,8 +6,9 @@ tested without pytest's machinery.
 * :class:`~stress.baseline.shared.BaselineStore` — one baseline file per backend, shared by
   every test and every pytest-xdist worker.
 * :class:`StressRunner` — runs protocol phases over a list of cases with
-  :class:`stress.engine.session.Session` (in this process by default, or in supervised children),
-  writes ``results.jsonl`` + reports into its own directory and returns a :class:`StressResult`.
+  :class:`stress.engine.run.session.Session` (in this process by default, or in supervised
+  children), writes ``results.jsonl`` + reports into its own directory and returns a
+  :class:`StressResult`.
 * :class:`~stress.pytest.result.StressResult` — verdicts, diagnosis, and a readable failure
   message (phase, case, verdict, baseline digest vs the digests seen, results, replay command).
 """
@@ -72,13 +73,13 @@ class StressRunner:
         """The backend fingerprint baselines are checked against (loaded once)."""
         if self._fingerprint is None:
             if self.isolate:
-                from stress.engine.session import Session
+                from stress.engine.run.session import Session
 
                 info = Session(self.config, [], backend=self.backend).backend_info()
                 self._fingerprint = info["fingerprint"]
             else:
                 from stress import acl
-                from stress.baseline.record import backend_fingerprint
+                from stress.engine.replay.baseline import backend_fingerprint
 
                 self._fingerprint = backend_fingerprint(acl.runtime(self.backend))
         return self._fingerprint
@@ -86,7 +87,7 @@ class StressRunner:
     def _record(self, cases: Sequence[Case]) -> Baseline:
         if not self.isolate:
             from stress import acl
-            from stress.baseline.record import record_baseline
+            from stress.engine.replay.baseline import record_baseline
 
             return record_baseline(
                 acl.runtime(self.backend),
@@ -97,8 +98,8 @@ class StressRunner:
                 device=self.device,
                 call_timeout_ms=self.config.call_timeout_ms,
             )
-        from stress.engine.session import Session
-        from stress.engine.shrink import write_corpus
+        from stress.corpus.shrink import write_corpus
+        from stress.engine.run.session import Session
 
         with tempfile.TemporaryDirectory(prefix="stress-record-") as tmp:
             corpus = write_corpus(cases, Path(tmp) / "record.toml")
@@ -183,8 +184,8 @@ class StressRunner:
         The run gets its own directory under ``out_root`` (corpus, control and baseline
         snapshot, ``out/results.jsonl`` and reports); with ``log`` it is listed in the worker's
         ``runs.jsonl`` (trial runs of a shrink are not)."""
-        from stress.engine.session import Session
-        from stress.engine.shrink import write_corpus
+        from stress.corpus.shrink import write_corpus
+        from stress.engine.run.session import Session
 
         started = time.monotonic()
         cases = list(cases)
@@ -286,7 +287,7 @@ def _replay_command(
 def _check_sizes(cases: Sequence[Case], given: int | None) -> None:
     """Refuse a case over ``--stress-max-case-bytes`` (or the default share of host memory)
     before anything is allocated; the session checks the device's share again."""
-    from stress.engine.budget import check_case_sizes, default_max_case_bytes
+    from stress.engine.call.case_size import check_case_sizes, default_max_case_bytes
 
     limit = given if given is not None else default_max_case_bytes()
     try:

@@ -109,13 +109,13 @@ class State:
 
         try:
             if self.isolate:
-                from stress.engine.session import Session
+                from stress.engine.run.session import Session
 
                 info = Session(self.run_config, [], backend=self.backend).backend_info()
                 fingerprint, count = info["fingerprint"], int(info["info"]["device_count"])
             else:
                 from stress import acl
-                from stress.baseline.record import backend_fingerprint
+                from stress.engine.replay.baseline import backend_fingerprint
 
                 rt = acl.runtime(self.backend)
                 fingerprint, count = backend_fingerprint(rt), rt.device_count

@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from stress.engine.session_ui import SessionUI
-from stress.model import PhaseStatus, RunVerdict, Status
 from stress.records import CallRecord
+from stress.session_ui import SessionUI
+from stress.vocabulary import PhaseStatus, RunVerdict, Status
 
 __all__ = ["ConsoleUI"]
 

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from stress.baseline.store import atomic_write_bytes
-from stress.model import Diagnosis, RunVerdict, schema
+from stress.files import atomic_write_bytes
+from stress.vocabulary import Diagnosis, RunVerdict, schema
 
 __all__ = ["SUMMARY_SCHEMA", "merge_runs", "render_summary_markdown"]
 

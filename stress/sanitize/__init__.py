@@ -1,8 +1,9 @@
 """The sanitizer side of aclnn-stress: findings, msSanitizer logs, `aclnn-stress sanitize`."""
 
-from .findings import TOOLS, Access, Finding, finding_from_json, read_jsonl
+from stress.journal.findings import TOOLS, Access, Finding, finding_from_json, read_jsonl
+
 from .mslog import parse_log
-from .rerun import SanitizeResult, main, sanitize_run
+from .rerun import SanitizeResult, sanitize_run
 
 __all__ = [
     "TOOLS",
@@ -10,7 +11,6 @@ __all__ = [
     "Finding",
     "SanitizeResult",
     "finding_from_json",
-    "main",
     "parse_log",
     "read_jsonl",
     "sanitize_run",

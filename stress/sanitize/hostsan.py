@@ -13,7 +13,7 @@ sanitizers' documented text format, one report a block::
       Previous read of size 8 at 0x7f... by thread T2:
         #0 race_launch_hook ...
 
-:func:`parse_report` turns each block into a :class:`~stress.sanitize.findings.Finding`
+:func:`parse_report` turns each block into a :class:`~stress.journal.findings.Finding`
 (``tool`` asan/tsan, ``kind`` the report's title, ``bytes`` the access size, one ``Access`` per
 access stack naming the aclnn / acl API function in it as the call and the innermost simulator
 frame as the source location).  Reports whose stacks never pass through the simulator's sources
@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .findings import Access, Finding
+from stress.journal.findings import Access, Finding
 
 HOST_TOOLS = ("asan", "tsan")
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from .findings import Access, Finding
+from stress.journal.findings import Access, Finding
 
 _PREFIX = re.compile(r"^\s*=+\s?")
 _HEADER = re.compile(r"^(ERROR|WARNING|WARNNING):\s*(.*?)\s+of size\s+(\d+)\s*$", re.I)

@@ -11,27 +11,23 @@ report.json gains a "sanitizer" entry next to its diagnosis.
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
 import os
 import shlex
 import subprocess
 import sys
 import tomllib
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
-from stress.baseline.store import atomic_write_bytes
 from stress.errors import ConfigError
-from stress.files import load_json
-from stress.model import Verdict
+from stress.files import atomic_write_bytes, load_json
+from stress.journal.findings import TOOLS, Finding, finding_from_json, read_jsonl
+from stress.vocabulary import Verdict
 
-from .findings import TOOLS, Finding, finding_from_json, read_jsonl
 from .hostsan import HOST_TOOLS, read_logs
 from .mslog import parse_log
 
@@ -251,46 +247,3 @@ def sanitize_run(run_dir: Path | str, timeout: float = 600.0, tool: str = SHADOW
     result = SanitizeResult(run_dir, tuple(reruns), tuple(findings), tuple(labels), tuple(codes))
     _write(run_dir, report, result, tool)
     return result
-
-
-def add_cli(sub: argparse._SubParsersAction) -> None:
-    """The ``aclnn-stress sanitize DIR`` subcommand."""
-    p = sub.add_parser(
-        "sanitize",
-        help="re-run a finished run's reproducers under the sanitizer",
-        description="Re-run the minimal reproducer (or the failing cases) of the run in DIR under "
-        "the simulator's sanitizer (ACLSIM_SANITIZE=initcheck,racecheck,memcheck), or under "
-        "mssanitizer on a real CANN install, and add the findings to DIR/report.json next to the "
-        "diagnosis they explain (DIR/sanitize.json, one finding a line in DIR/sanitize.jsonl).",
-        epilog="Exit codes: 0 no findings, 1 findings, 2 usage/configuration error.",
-    )
-    p.add_argument("run_dir", metavar="DIR", type=Path, help="the --out folder of a run")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per re-run")
-    p.add_argument(
-        "--tool",
-        choices=(SHADOW, *HOST_TOOLS),
-        default=SHADOW,
-        help="shadow: the simulator's initcheck/racecheck/memcheck (default); asan / tsan: re-run "
-        "on the simulator built with AddressSanitizer / ThreadSanitizer (docs/sanitizer.md)",
-    )
-    p.set_defaults(func=cmd_sanitize)
-
-
-def cmd_sanitize(args: argparse.Namespace) -> int:
-    """Run the command (a ConfigError reaches the CLI's one-line error, exit 2)."""
-    if not math.isfinite(args.timeout) or args.timeout <= 0:
-        raise ConfigError(f"--timeout: must be a finite number of seconds > 0, got {args.timeout}")
-    result = sanitize_run(args.run_dir, args.timeout, args.tool)
-    if not result.reruns:
-        print("nothing to re-run: the run has no reproducer and no failing case")
-    for line in sorted({f.summary() for f in result.findings}):
-        print(line)
-    print(f"{len(result.findings)} finding(s); {result.run_dir / 'sanitize.json'}")
-    return 1 if result.findings else 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`aclnn-stress sanitize DIR` as a function: 0 no findings, 1 findings, 2 error."""
-    from stress.cli import main as cli_main
-
-    return cli_main(["sanitize", *(argv if argv is not None else sys.argv[1:])])

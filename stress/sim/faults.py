@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from stress.model import Diagnosis
+from stress.vocabulary import Diagnosis
 
 __all__ = ["FAULTS", "UNKNOWN", "Fault", "catalogue"]
 

@@ -3,8 +3,8 @@
 :func:`write_script` reads the run directory (``report.json``, the journal's header record, the
 reproducer corpus or the run's corpora, the baseline), chooses the cases (the shrunk reproducer,
 else the failing cases of the first failing phase, or the ones named), builds each case's
-argument layout and seeded inputs exactly as the engine does (:mod:`stress.engine.layout`,
-:mod:`stress.engine.inputs`: a backward's saved tensors come from running its forward on this
+argument layout and seeded inputs exactly as the engine does (:mod:`stress.engine.call.layout`,
+:mod:`stress.engine.call.inputs`: a backward's saved tensors come from running its forward on this
 backend) and renders ``templates/reproducer.py.j2`` with Jinja2. The script embeds the input
 bytes (zlib + base64), the phase-1 C argument types, and per output the baseline's sha256 and
 canary-chance count; it does not import ``stress``.
@@ -30,15 +30,15 @@ from typing import Any
 import jinja2
 import numpy as np
 
-from stress import __version__, acl
+from stress import acl
 from stress.baseline.store import Baseline
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
-from stress.engine.inputs import generate_inputs
-from stress.engine.layout import ArraySlot, ScalarSlot, TensorSlot, layout
+from stress.engine.call.inputs import generate_inputs
+from stress.engine.call.layout import ArraySlot, ScalarSlot, TensorSlot, layout
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes, load_json
-from stress.model import Status, Verdict
+from stress.vocabulary import VERSION, Status, Verdict
 
 __all__ = ["Reproduction", "choose_cases", "render_script", "write_script"]
 
@@ -253,7 +253,7 @@ def write_script(
     split = _split_inputs(inputs, embed_limit)
     side_path = path.with_suffix(".npz") if split.side else None
     source = render_script({
-        "version": __version__, "run_dir": str(run_dir.resolve()), "phase": phase,
+        "version": VERSION, "run_dir": str(run_dir.resolve()), "phase": phase,
         "case_ids": ids, "faults": header.get("faults", ""), "filename": path.name,
         "canary": config.canary, "device": config.device,
         "deterministic": config.deterministic, "iterations": iterations,

@@ -1,0 +1,109 @@
+"""What a child process does: one job described by a JSON dict (see
+:mod:`stress.engine.isolation.supervise`).
+
+Kinds: ``info`` (load the backend, report its fingerprint), ``record`` (record a baseline and
+save it), ``phase`` (run one protocol phase, streaming call records). The same functions run
+in-process when isolation is off.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+from stress import acl
+from stress.baseline.store import Baseline
+from stress.config import CONCURRENT_PHASES, RunConfig
+from stress.corpus.parse import load_corpus
+from stress.engine.replay.baseline import backend_fingerprint, record_baseline
+from stress.engine.replay.phases import PhaseRunner
+from stress.records import CallRecord, RecordedCase
+from stress.vocabulary import PhaseStatus
+
+__all__ = ["run_job"]
+
+Send = Callable[[dict[str, Any]], None]
+
+
+_HBM = 1  # ACL_HBM_MEM of aclrtMemAttr
+
+
+def _device_memory(rt: acl.Runtime, device: int) -> int | None:
+    """The device's memory as ``aclrtGetMemInfo`` reports it (None where it cannot say)."""
+    if not 0 <= device < rt.device_count:
+        return None
+    free, total = ctypes.c_size_t(), ctypes.c_size_t()
+    try:
+        rt.device(device)
+        rt.api.aclrtGetMemInfo(_HBM, ctypes.byref(free), ctypes.byref(total))
+    except acl.AclError:
+        return None
+    return int(total.value) or None
+
+
+def _info(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
+    rt = acl.runtime(job.get("backend"))
+    send({"type": "ready"})
+    info = {**rt.info(), "device_memory": _device_memory(rt, int(job.get("device", 0)))}
+    return PhaseStatus.DONE, "", {"fingerprint": backend_fingerprint(rt), "info": info}
+
+
+def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
+    rt = acl.runtime(job.get("backend"))
+    config = RunConfig.from_json(job["config"])
+    cases = load_corpus(job["corpus"], config.include_dirs)
+    send({"type": "ready"})
+
+    def progress(case, cb) -> None:
+        unwritten = {k: o.unwritten for k, o in cb.outputs.items() if o.unwritten}
+        send(
+            RecordedCase(
+                case.id, cb.status, cb.code, cb.grading, cb.bit_deterministic, cb.reference,
+                unwritten,
+            ).to_json()
+        )  # fmt: skip
+
+    baseline = record_baseline(
+        rt,
+        cases,
+        repeats=config.repeats,
+        canary=config.canary,
+        deterministic=config.deterministic,
+        device=config.device,
+        call_timeout_ms=config.call_timeout_ms,
+        progress=progress,
+    )
+    path = baseline.save(job["out"])
+    return PhaseStatus.DONE, "", {"path": str(path)}
+
+
+def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
+    rt = acl.runtime(job.get("backend"))
+    config = RunConfig.from_json(job["config"])
+    cases = load_corpus(job["corpus"], config.include_dirs)
+    control = load_corpus(job["control"], config.include_dirs) if job.get("control") else []
+    baseline = Baseline.load(job["baseline"]) if job.get("baseline") else None
+
+    def sink(rec: CallRecord | dict[str, Any]) -> None:  # records cross to the parent as JSON
+        send(rec.to_json() if isinstance(rec, CallRecord) else rec)
+
+    runner = PhaseRunner(
+        rt, config, cases, control, baseline, sink=sink, announce=job.get("announce", True)
+    )
+    phase = job["phase"]
+    runner.prepare_inputs(
+        control if phase == "control" else [*cases, *control] if phase == "burst" else cases
+    )
+    send({"type": "ready"})
+    stream = job.get("stream", "shared") if phase in CONCURRENT_PHASES else "shared"
+    status, detail = runner.run(phase, stream)
+    return status, detail, {}
+
+
+_KINDS = {"info": _info, "record": _record, "phase": _phase}
+
+
+def run_job(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
+    """Run ``job``; returns (status, detail, extra fields for the child-end record)."""
+    return _KINDS[job["kind"]](job, send)

@@ -1,0 +1,390 @@
+"""The stress protocol's phases, run on one backend in one process.
+
+``burst``       the fail-fast first stage: each case (and each control case) once serially
+                against the baseline, then short barrier-aligned rounds on T threads that mix
+                the corpus with the control, every third round one case on all threads.
+``serial``      each case K times in one thread (after one unrecorded warm-up call):
+                baseline check and determinism calibration.
+``shuffled``    one thread, every case K times in a seeded random order: order dependence.
+``interleaved`` one thread, ordered pairs (A, B): A.phase1, B.phase1, A.phase2, B.phase2 —
+                host-side state shared between two-stage calls; gives a victim x aggressor
+                matrix. Every pair, or under ``--budget`` seeded rounds with each case paired
+                with >= k others (:mod:`stress.pairs`); then seeded PCT schedules of
+                three calls at the phase-1 / launch boundaries (:mod:`stress.engine.replay.pct`);
+                in :mod:`stress.engine.replay.interleave`.
+``isolated``    each case alone on T threads (self-race).
+``mixed``       all cases on T threads, barrier-aligned rounds (cross-call contamination),
+                at least one epoch (every case dealt once, :mod:`stress.pairs`).
+``control``     the control corpus (aclnnAdd) under the same pool, context and stream policy.
+
+Under ``--budget`` serial, shuffled and isolated run a seeded sample of the cases that fits
+their share (:mod:`stress.engine.replay.sampling`). A focused diagnostic step (``config.focus``,
+``config.confirm``: :func:`stress.engine.run.schedule.focus_steps`) runs only the named cases and
+ends at its first failing call.
+
+Every call becomes a record passed to ``sink`` as soon as it finishes. This module knows
+nothing of child processes; :mod:`stress.engine.isolation.supervise` runs each phase in one and
+supervises it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stress import acl
+from stress.baseline.store import Baseline
+from stress.config import CONCURRENT_PHASES, RunConfig
+from stress.corpus.parse import Case
+from stress.engine.call.execute import CallTimeout, run_call
+from stress.engine.call.inputs import InputCache
+from stress.engine.replay.interleave import InterleavedPhase
+from stress.engine.replay.phase_budget import Budget, phase_budget
+from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
+from stress.engine.replay.sampling import MIN_CASES, AtLeastRounds, UntilConfirmed, case_chunks
+from stress.errors import ConfigError
+from stress.grading.judge import Outcome, judge
+from stress.pairs import epoch_rounds, mixed_pick
+from stress.records import CallRecord
+from stress.vocabulary import PhaseStatus, Status
+
+__all__ = ["PhaseRunner"]
+
+
+#: Receives each call record, and with ``announce`` a ``begin`` notice (a dict) as a call starts.
+Sink = Callable[[CallRecord | dict[str, Any]], None]
+
+
+@dataclass
+class PhaseRunner(InterleavedPhase):
+    """Runs phases on one device of the loaded runtime, streaming call records to ``sink``."""
+
+    runtime: acl.Runtime
+    config: RunConfig
+    cases: Sequence[Case]
+    control: Sequence[Case]
+    baseline: Baseline | None
+    sink: Sink
+    announce: bool = False  # also send a "begin" record when a call starts (for supervisors)
+    _seq: itertools.count = field(default_factory=itertools.count, init=False)
+    # set at the first failing call of a confirming step (config.confirm): the phase ends
+    _confirmed: threading.Event = field(default_factory=threading.Event, init=False)
+
+    def __post_init__(self) -> None:
+        if self.config.focus:  # a focused diagnostic step: only the cases that failed
+            focus = set(self.config.focus)
+            self.cases = [c for c in self.cases if c.id in focus]
+        self.device = self.runtime.device(self.config.device)
+        self.runtime.set_deterministic(self.config.deterministic)
+        ctx = self.device.default_context
+        ctx.bind()
+        self._input_stream = ctx.create_stream()
+        self.inputs = InputCache(ctx, self._input_stream)
+
+    # -- plumbing ------------------------------------------------------------------------
+    def prepare_inputs(self, cases: Sequence[Case]) -> None:
+        """Generate the host inputs of every case this runner runs now (serially, before any
+        concurrency); ``cases`` not in a focused step's set are left out."""
+        runs = {c.id for c in (*self.cases, *self.control)}
+        for case in cases:
+            if case.id in runs:
+                self.inputs.prepare(case)
+
+    def _emit(
+        self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
+    ) -> CallRecord:
+        cb = self.baseline.cases.get(case.id) if self.baseline else None
+        canary = extra.pop("canary", self.config.canary)
+        seq = next(self._seq)
+        rec = judge(
+            case,
+            outcome,
+            cb,
+            phase=phase,
+            canary=canary,
+            seq=seq,
+            worker=worker,
+            round=rnd,
+            **extra,
+        )
+        self.sink(rec)
+        if self.config.confirm and rec.failed:
+            self._confirmed.set()
+        return rec
+
+    def _budget(self, budget: Budget) -> Budget:
+        """``budget``, ending at the first failing call too when the step confirms."""
+        if not self.config.confirm:
+            return budget
+        return UntilConfirmed(budget.seconds, budget.rounds, self._confirmed)
+
+    def _pool(self, threads: int, stream: str) -> WorkerPool:
+        return WorkerPool(
+            self.device,
+            threads,
+            context_policy=self.config.context,
+            stream_policy=stream,
+            call_timeout_s=self.config.call_timeout,
+        )
+
+    def _hang(self, phase: str, detail: dict[str, Any]) -> None:
+        for stuck in detail.get("stuck", []):
+            self.sink(
+                CallRecord(
+                    phase=phase,
+                    seq=next(self._seq),
+                    worker=stuck.get("worker"),
+                    round=stuck.get("round"),
+                    case=stuck.get("case"),
+                    status=Status.HANG,
+                    match=False,
+                    message=f"call did not finish within {detail.get('timeout_s')} s "
+                    f"(in flight: {_in_flight(detail)})",
+                )
+            )
+
+    def _begin(self, worker: Worker, **what: Any) -> None:
+        worker.begin(**what)
+        if self.announce:
+            self.sink({"type": "begin", "worker": worker.index, **what})
+
+    def _inputs(self, case: Case) -> dict[str, np.ndarray] | Outcome:
+        """The case's inputs, or the out-of-memory outcome of generating them."""
+        start = time.perf_counter()
+        try:
+            return self.inputs.get(case)
+        except MemoryError as exc:
+            return Outcome.host_out_of_memory(exc, start)
+        except acl.AclMemoryError as exc:
+            return Outcome.failed(exc, start)
+
+    def _report_unprepared(
+        self, phase: str, rnd: int, cases: Sequence[Case], inputs: Sequence[Any]
+    ) -> bool:
+        """Emit the out-of-memory outcome of each case whose inputs could not be made; whether
+        there was one (the calls are then skipped)."""
+        failed = [(c, o) for c, o in zip(cases, inputs, strict=True) if isinstance(o, Outcome)]
+        for case, outcome in failed:
+            self._emit(phase, 0, rnd, case, outcome)
+        return bool(failed)
+
+    def _call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
+        self._begin(worker, case=case.id, round=rnd)
+        inputs = self._inputs(case)
+        try:
+            outcome = (
+                inputs
+                if isinstance(inputs, Outcome)
+                else run_call(
+                    worker.context,
+                    worker.stream,
+                    case,
+                    inputs,
+                    canary=extra.get("canary", self.config.canary),
+                    timeout_ms=self.config.call_timeout_ms,
+                )
+            )
+        except CallTimeout:
+            detail = {
+                "timeout_s": self.config.call_timeout,
+                "stuck": [{"worker": worker.index, "case": case.id, "round": rnd}],
+            }
+            self._hang(phase, detail)
+            raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
+        worker.end()
+        self._emit(phase, worker.index, rnd, case, outcome, **extra)
+
+    def run(self, phase: str, stream: str = "shared") -> tuple[str, str]:
+        """Run one phase; returns (status, detail) with status ``done`` or ``hung``."""
+        fn = getattr(self, f"_phase_{phase}")
+        threads = self.config.threads if phase in CONCURRENT_PHASES else 1
+        pool = self._pool(
+            threads,
+            stream
+            if phase in CONCURRENT_PHASES
+            else ("per-thread" if self.config.context == "per-thread" else "shared"),
+        )
+        try:
+            fn(pool)
+        except PoolAborted as exc:
+            if exc.reason == Status.HANG:
+                if not exc.detail.get("reported"):
+                    self._hang(phase, exc.detail)
+                return PhaseStatus.HUNG, f"a call did not finish: {_in_flight(exc.detail)}"
+            raise
+        pool.close()
+        return PhaseStatus.DONE, ""
+
+    # -- phases --------------------------------------------------------------------------
+    def _sampled(self) -> float | None:
+        """The deadline of a phase that samples its cases (under --budget), else None."""
+        if self.config.budget_s is None or self.config.duration is None:
+            return None
+        return time.monotonic() + self.config.duration
+
+    def _serial_pass(
+        self, pool: WorkerPool, phase: str, chunks: Iterable[list[tuple[Case, int]]], warmup: bool
+    ) -> None:
+        """Each chunk's calls in order, one thread; past the deadline of a sampled phase, no
+        further chunk once :data:`MIN_CASES` cases ran."""
+        deadline = self._sampled()
+
+        def task(worker: Worker, rnd: int) -> None:
+            i, seen = 0, set()
+            for calls in chunks:
+                if deadline and len(seen) >= MIN_CASES and time.monotonic() > deadline:
+                    return
+                last = None
+                for case, rep in calls:
+                    if warmup and case is not last:
+                        self._call(phase, worker, i, case, warmup=True, rep=-1)
+                    self._call(phase, worker, i, case, rep=rep)
+                    last = case
+                    seen.add(case.id)
+                    i += 1
+
+        pool.run(task, Budget(rounds=1))
+
+    def _chunks(self, salt: int) -> Iterator[list[Case]]:
+        sampled = self.config.budget_s is not None
+        for idx in case_chunks(len(self.cases), self.config.seed, salt, sampled):
+            yield [self.cases[i] for i in idx]
+
+    def _phase_serial(self, pool: WorkerPool) -> None:
+        k = self.config.repeats
+        chunks = ([(c, r) for c in cases for r in range(k)] for cases in self._chunks(11))
+        self._serial_pass(pool, "serial", chunks, warmup=True)
+
+    def _phase_shuffled(self, pool: WorkerPool) -> None:
+        def shuffled(n: int, cases: list[Case]) -> list[tuple[Case, int]]:
+            order = [(c, k) for c in cases for k in range(self.config.repeats)]
+            salt = [self.config.seed, 2] if n == 0 else [self.config.seed, 2, n]
+            rng = np.random.default_rng(salt)
+            return [order[i] for i in rng.permutation(len(order))]
+
+        chunks = (shuffled(n, cases) for n, cases in enumerate(self._chunks(12)))
+        self._serial_pass(pool, "shuffled", chunks, warmup=False)
+
+    def _phase_isolated(self, pool: WorkerPool) -> None:
+        """Each case alone on every thread, ``duration / N`` seconds each; under --budget in a
+        seeded order until the share is spent (at least :data:`MIN_CASES` cases)."""
+        deadline, ran = self._sampled(), 0
+        budget = self._budget(phase_budget(self.config, share=len(self.cases)))
+        for cases in self._chunks(14):
+            if deadline and ran >= MIN_CASES and time.monotonic() > deadline:
+                return
+            for case in cases:
+                if self._confirmed.is_set():
+                    return
+
+                def task(worker: Worker, rnd: int, case: Case = case) -> None:
+                    self._call("isolated", worker, rnd, case)
+
+                def fill(worker: Worker, rnd: int, k: int, case: Case = case) -> None:
+                    self._call("isolated", worker, rnd, case, fill=k)
+
+                pool.run(task, budget, fill=fill)
+            ran += len(cases)
+
+    def _mix(self, pool: WorkerPool, phase: str, cases: Sequence[Case], salt: int) -> None:
+        n = len(cases)
+        seed = self.config.seed
+
+        threads = self.config.threads
+
+        def task(worker: Worker, rnd: int) -> None:
+            self._call(
+                phase, worker, rnd, cases[mixed_pick(n, threads, seed, salt, rnd, worker.index)]
+            )
+
+        def fill(worker: Worker, rnd: int, k: int) -> None:
+            pick = np.random.default_rng([seed, salt, rnd, worker.index, k + 1]).integers(n)
+            self._call(phase, worker, rnd, cases[int(pick)], fill=k)
+
+        budget = phase_budget(self.config)
+        if budget.seconds is not None and budget.rounds is None and not self.config.confirm:
+            budget = AtLeastRounds(budget.seconds, None, epoch_rounds(n, threads))
+        pool.run(task, self._budget(budget), fill=fill)
+
+    def _phase_mixed(self, pool: WorkerPool) -> None:
+        self._mix(pool, "mixed", self.cases, 5)
+
+    def _phase_burst(self, pool: WorkerPool) -> None:
+        """Cheap and sensitive first: free-running calls of random cases (the control among
+        them), then aligned mixed rounds with self-race rounds (one case everywhere), then one
+        serial call of every case (a fault that needs no concurrency)."""
+        everything = [*self.cases, *self.control]
+        if not everything:
+            return
+        n, seed, width = len(everything), self.config.seed, pool.threads
+
+        def free(worker: Worker, k: int) -> None:  # k numbers the calls as they start
+            self._call("burst", worker, k // width, self._opening_pick(seed, k))
+
+        opening, rest = _split(phase_budget(self.config), BURST_OPENING)
+        offset = pool.run_free(free, self._budget(opening))
+
+        def pick(worker: Worker, rnd: int) -> Case:
+            if rnd % 3 == 2:  # a self-race round: one case on every thread
+                return self.cases[(rnd // 3) % len(self.cases)] if self.cases else everything[0]
+            perm = np.random.default_rng([seed, 7, rnd]).permutation(n)
+            return everything[perm[worker.index % n]]
+
+        def task(worker: Worker, rnd: int) -> None:
+            self._call("burst", worker, rnd + offset, pick(worker, rnd))
+
+        def fill(worker: Worker, rnd: int, k: int) -> None:
+            i = np.random.default_rng([seed, 7, rnd, worker.index, k + 1]).integers(n)
+            self._call("burst", worker, rnd + offset, everything[int(i)], fill=k)
+
+        pool.run(task, self._budget(rest), fill=fill)
+
+        def serial(worker: Worker, rnd: int) -> None:
+            for i, case in enumerate(everything):  # one call of each case, no warm-up
+                self._call("burst", worker, i, case, rep=0)
+
+        pool.run(serial, Budget(rounds=1), threads=1)
+
+    def _opening_pick(self, seed: int, k: int) -> Case:
+        """The case of the burst's free-running call ``k``: a corpus case, or with probability
+        :data:`OPENING_CONTROL_SHARE` a control case (the control runs alongside; its cheap
+        calls would otherwise thin out the corpus's overlaps)."""
+        rng = np.random.default_rng([seed, 7, k])
+        pool = self.cases
+        if not pool or (self.control and rng.random() < OPENING_CONTROL_SHARE):
+            pool = self.control
+        return pool[int(rng.integers(len(pool)))]
+
+    def _phase_control(self, pool: WorkerPool) -> None:
+        if not self.control:
+            raise ConfigError("the control phase needs a control corpus (--control PATH)")
+        self._mix(pool, "control", self.control, 6)
+
+
+#: The share of the burst's budget spent on free-running calls before its aligned rounds.
+BURST_OPENING = 0.5
+#: The share of the burst's free-running calls that go to the control corpus.
+OPENING_CONTROL_SHARE = 0.1
+
+
+def _split(budget: Budget, share: float) -> tuple[Budget, Budget]:
+    """``budget`` cut in two: ``share`` of it, and the rest (at least one round each)."""
+    if budget.seconds is not None:
+        first = budget.seconds * share
+        return Budget(seconds=first, rounds=budget.rounds), Budget(
+            seconds=budget.seconds - first, rounds=budget.rounds
+        )
+    rounds = budget.rounds or 1
+    first = max(1, int(rounds * share))
+    return Budget(rounds=first), Budget(rounds=max(1, rounds - first))
+
+
+def _in_flight(detail: dict[str, Any]) -> str:
+    stuck = detail.get("stuck") or detail.get("in_flight") or []
+    return ", ".join(f"{s.get('case')} (worker {s.get('worker')})" for s in stuck) or "unknown"

@@ -1,0 +1,68 @@
+"""How much of a phase runs: seeded case samples under ``--budget``, and budgets that end a
+phase earlier or later than its time share on purpose.
+
+Case samples. ``serial`` (N·(K+1) calls), ``shuffled`` (N·K calls) and ``isolated`` (one pool
+run per case) do work per case that grows with the corpus. Under ``--budget`` each gets a time
+share from the scheduler (:mod:`stress.engine.run.schedule`) and takes the cases in a seeded order,
+in chunks of :data:`CHUNK`, until the share is spent, but never fewer than :data:`MIN_CASES`
+cases (or all of them): a corpus that fits runs whole, a big one runs a seeded sample whose size
+``report.json`` → ``coverage`` states (cases run / N, :mod:`stress.grading.coverage`). The
+shuffled phase shuffles within each chunk (order dependence between the cases of one chunk).
+Without ``--budget`` every case runs, in corpus order, as before.
+
+Budgets. A focused diagnostic step (``config.confirm``) ends at its first failing call
+(:class:`UntilConfirmed`); the mixed rounds and the control always complete one epoch, every
+case dealt once, whatever their time share (:class:`AtLeastRounds`; the coverage that buys is in
+:mod:`stress.pairs`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from stress.engine.replay import stop
+from stress.engine.replay.phase_budget import Budget
+
+__all__ = ["CHUNK", "MIN_CASES", "AtLeastRounds", "UntilConfirmed", "case_chunks"]
+
+#: Cases per chunk of a sampled phase (the deadline is checked between chunks).
+CHUNK = 16
+#: The fewest cases a sampled phase runs, however small its share.
+MIN_CASES = 16
+
+
+def case_chunks(n: int, seed: int, salt: int, sampled: bool) -> Iterator[list[int]]:
+    """Indices of the cases a phase runs, chunk by chunk: all in corpus order (one chunk)
+    unless ``sampled``, else a seeded permutation in chunks of :data:`CHUNK`."""
+    if not sampled:
+        yield list(range(n))
+        return
+    perm = [int(i) for i in np.random.default_rng([seed, salt]).permutation(n)]
+    for i in range(0, n, CHUNK):
+        yield perm[i : i + CHUNK]
+
+
+@dataclass
+class UntilConfirmed(Budget):
+    """A budget that also ends once ``found`` is set (a confirming step's first failure)."""
+
+    found: threading.Event = field(default_factory=threading.Event)
+
+    def exhausted(self, started: float, rounds_done: int) -> bool:
+        return self.found.is_set() or super().exhausted(started, rounds_done)
+
+
+@dataclass
+class AtLeastRounds(Budget):
+    """A time budget that first completes ``least`` rounds (a stop request still ends it)."""
+
+    least: int = 0
+
+    def exhausted(self, started: float, rounds_done: int) -> bool:
+        if rounds_done < self.least and not stop.requested.is_set():
+            return False
+        return super().exhausted(started, rounds_done)

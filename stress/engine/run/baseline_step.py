@@ -1,0 +1,77 @@
+"""The baseline a run grades against: loaded and checked against the backend and the corpus,
+or recorded first when it is missing and ``--record-baseline`` asked for that.
+
+Recording takes the baseline's claim (:func:`stress.engine.run.rundir.claim_baseline`): a second run
+that would record the same file is told in one line (exit 2), and one that waited uses the
+baseline the other recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from stress.baseline.store import Baseline
+from stress.config import RunConfig
+from stress.corpus.parse import Case
+from stress.engine.replay.baseline import recording_summary
+from stress.engine.run.rundir import claim_baseline
+from stress.errors import ConfigError
+from stress.records import RECORDED, RecordedCase
+
+__all__ = ["record_missing", "run_baseline"]
+
+
+def run_baseline(
+    path: Path,
+    fingerprint: dict[str, Any],
+    cases: Sequence[Case],
+    config: RunConfig,
+    force: bool = False,
+    record: Callable[[Path], None] | None = None,
+) -> tuple[Baseline, list[str]]:
+    """The baseline at ``path`` for ``cases`` under ``config``, and the incompatibilities that
+    ``force`` lets pass. A missing one is recorded first by ``record(path)``; without a
+    ``record`` (no ``--record-baseline``) it is refused in one line naming the fix."""
+    if not path.exists():
+        if record is None:
+            raise ConfigError(
+                f"{path}: no baseline; record one with `aclnn-stress baseline record` "
+                "(or pass --record-baseline)"
+            )
+        record(path)
+    baseline = Baseline.load(path)
+    warnings = baseline.check_compatible(
+        fingerprint,
+        list(cases),
+        deterministic=config.deterministic,
+        canary=config.canary,
+        force=force,
+    )
+    return baseline, warnings
+
+
+def record_missing(
+    path: Path,
+    say: Callable[[str], None],
+    record: Callable[[Path, Callable[[dict[str, Any]], None]], Any],
+) -> None:
+    """Record the missing baseline ``path`` with ``record(path, on_case)``, unless another run
+    records it now (one line, exit 2) or did while this one waited; ``say`` tells the user."""
+    claim = claim_baseline(path, say)
+    try:
+        if path.exists():
+            say(f"{path}: recorded meanwhile by another run; using it")
+            return
+        say(f"no baseline at {path}: recording it now")
+        recorded: list[RecordedCase] = []
+        record(
+            path,
+            lambda r: (
+                recorded.append(RecordedCase.from_json(r)) if r.get("type") == RECORDED else None
+            ),
+        )
+        say(recording_summary(path, recorded))
+    finally:
+        claim.release()

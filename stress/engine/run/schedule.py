@@ -1,0 +1,312 @@
+"""The run's schedule: which phase runs when, for how long, and when the run may stop.
+
+Order. :data:`stress.config.PHASES` lists the phases in the order :func:`diagnose
+<stress.grading.verdicts.diagnose>` weighs them: ``burst`` first (the cheapest, most sensitive
+checks: every case's first call against the baseline, then short mixed rounds with the control
+interleaved and self-race rounds), then ``control``, ``serial``, ``shuffled``, ``isolated``,
+``interleaved``, ``mixed``. Because of that order, once the phases run so far give a diagnosis
+other than clean (and the control has run, unless the diagnosis is a crash or hang, which
+nothing outranks), no later phase can turn it into a higher-ranked one except by a new crash
+or hang: with ``fail_fast`` (the default) the run stops there and says which phases it skipped.
+
+Budget. Without ``--budget`` every concurrent phase runs ``--duration`` seconds (the burst
+:data:`BURST_SECONDS`). With ``--budget S`` the scheduler gives the burst a tenth of S (at most
+:data:`BURST_SECONDS` per stream policy) and, before each later concurrent phase, divides what
+is left of S (less an estimated overhead per remaining phase for the child's start-up and the
+single-threaded phases: :data:`STEP_OVERHEAD_S`, or more once the steps run so far measured
+more, as a big corpus's children spend longer on their inputs) evenly among the concurrent
+phases and the interleaved phase still to run (the interleaved phase samples pairs to fit its
+share, with the coverage :mod:`stress.pairs` states).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, STREAM_POLICIES, RunConfig
+from stress.engine.replay.pct import GROUP
+from stress.engine.replay.phase_budget import phase_budget
+from stress.grading.verdicts import BURST_ONLY
+from stress.vocabulary import Diagnosis, is_failure
+
+__all__ = [
+    "BURST_SECONDS",
+    "FOCUS",
+    "FOCUS_SECONDS",
+    "NEVER_EARLY",
+    "STEP_OVERHEAD_S",
+    "Scheduler",
+    "Step",
+    "burst_findings",
+    "focus_note",
+    "focus_steps",
+    "no_calls_detail",
+    "settled",
+]
+
+#: Seconds of mixed rounds in the burst, per stream policy (less when a small --budget says so).
+BURST_SECONDS = 1.0
+#: Estimated seconds a phase costs beyond its concurrent rounds (child start, serial passes).
+STEP_OVERHEAD_S = 0.8
+#: Phases that get a share of ``--budget``: the concurrent ones and the interleaved pairs (which
+#: run :data:`stress.pairs.MIN_PARTNERS` rounds whatever their share; see that module).
+TIMED_PHASES = frozenset(CONCURRENT_PHASES) | {"interleaved"}
+#: Single-threaded phases that, under ``--budget``, sample their cases within a cap: the share a
+#: timed phase would get (:mod:`stress.engine.replay.sampling`; a corpus that fits runs whole).
+SAMPLED_PHASES = frozenset({"serial", "shuffled"})
+#: The shortest concurrent phase the scheduler hands out, however tight the budget.
+MIN_PHASE_S = 0.2
+
+
+@dataclass(frozen=True)
+class Step:
+    """One phase run: a phase under one stream policy (``variant`` names it when there are
+    several)."""
+
+    phase: str
+    variant: str
+    stream: str
+    focus: tuple[str, ...] = ()  # only these corpus cases (empty: all of them)
+    seconds: float | None = None  # a fixed duration (the focused steps after a failure)
+    confirm: bool = False  # a focused step: it ends at its first failing call
+
+
+def plan(config: RunConfig) -> list[Step]:
+    """Every step of a full run, in the order they run."""
+    steps = []
+    for phase in config.phases:
+        if phase in CONCURRENT_PHASES:
+            for stream in _stream_order(phase, config.streams):
+                variant = f"stream={stream}" if len(config.streams) > 1 else ""
+                steps.append(Step(phase, variant, stream))
+        else:
+            steps.append(Step(phase, "", "shared"))
+    return steps
+
+
+def _stream_order(phase: str, streams: Sequence[str]) -> Sequence[str]:
+    """The burst runs its most concurrent policy (per-thread streams) first: every fault the
+    shared-stream burst finds, it finds too, and the faults of launches that only overlap on
+    separate streams are found a whole burst sooner."""
+    if phase != "burst":
+        return streams
+    return sorted(streams, key=lambda s: s != "per-thread")
+
+
+#: Diagnoses that never stop a run early: out of memory and "a phase made no call" say
+#: nothing about the operator, so the run goes on to the phases that may.
+NEVER_EARLY = (Diagnosis.CLEAN, Diagnosis.OUT_OF_MEMORY, Diagnosis.INCOMPLETE)
+
+
+def no_calls_detail(config: RunConfig, phase: str) -> str:
+    """Why a phase that ended normally made no call, and the fix."""
+    budget = phase_budget(config)
+    given = f"{budget.seconds:g} s" if budget.seconds is not None else f"{budget.rounds} rounds"
+    return (
+        f"{phase} made no call in its budget ({given} on {config.threads} threads): the "
+        "threads did not reach their first round in time; raise --duration or lower --threads"
+    )
+
+
+def settled(
+    diagnosis: str,
+    ran: Sequence[str],
+    planned: Sequence[str],
+    explanation: str = "",
+    phase_done: bool = True,
+) -> bool:
+    """Whether a diagnosis reached after the phases ``ran`` can stand without the rest.
+
+    A crash or hang stands at once; any other finding once the control has run and the last
+    phase has run under every stream policy. A failure seen only in the burst never stands
+    early: it is what the diagnostic phases are for."""
+    if diagnosis in NEVER_EARLY or explanation.startswith(BURST_ONLY):
+        return False
+    if diagnosis in (Diagnosis.CRASH, Diagnosis.HANG):
+        return True
+    return phase_done and ("control" in ran or "control" not in planned)
+
+
+#: The variant suffix of a focused step (a diagnostic phase on the burst's failing cases).
+FOCUS = "focus"
+#: Seconds of a focused concurrent step (the control, mixed rounds) after the burst failed.
+FOCUS_SECONDS = 0.5
+#: Seconds per focused case in the focused isolated step (at least :data:`FOCUS_SECONDS`).
+FOCUS_ISOLATED_PER_CASE_S = 0.1
+
+
+@dataclass(frozen=True)
+class BurstFindings:
+    """What the burst's failing calls say: the corpus cases that failed (and those in flight
+    with them in a failing round), the burst variants with a failing call, and those where a
+    control case failed."""
+
+    cases: tuple[str, ...]
+    variants: frozenset[str]
+    control_variants: frozenset[str] = frozenset()
+    partners: tuple[str, ...] = ()
+
+
+def burst_findings(records: Iterable[Mapping[str, Any]], corpus: Sequence[str]) -> BurstFindings:
+    """What the burst's call records in ``records`` say (cases in corpus order)."""
+    failed: set[str] = set()
+    variants: set[str] = set()
+    control: set[str] = set()
+    rounds: dict[tuple[str, Any], set[str]] = {}
+    bad_rounds: set[tuple[str, Any]] = set()
+    ids = set(corpus)
+    for r in records:
+        if r.get("type") != "call" or r.get("phase") != "burst" or r.get("warmup"):
+            continue
+        variant, case = r.get("variant") or "", str(r.get("case"))
+        key = (variant, r.get("round"))
+        concurrent = r.get("rep") is None  # the serial pass's calls carry rep 0
+        if concurrent:
+            rounds.setdefault(key, set()).add(case)
+        if is_failure(r):
+            failed.add(case)
+            variants.add(variant)
+            if concurrent:
+                bad_rounds.add(key)
+            if case not in ids:
+                control.add(variant)
+    met = set().union(*(rounds[k] for k in bad_rounds)) if bad_rounds else set()
+    return BurstFindings(
+        tuple(c for c in corpus if c in failed),
+        frozenset(variants),
+        frozenset(control),
+        tuple(c for c in corpus if c in met and c not in failed),
+    )
+
+
+def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFindings) -> list[Step]:
+    """The steps after a burst that failed: first the diagnostic phases, short and focused on
+    what failed, then (a fallback, only reached when they settle nothing) the ``rest`` of the
+    plan that they did not already run in full.
+
+    Focused, in the order the diagnosis weighs them: the concurrent phases under one stream
+    policy whose burst failed (per-thread streams, the more concurrent, when both did), for
+    :data:`FOCUS_SECONDS`; the control (all its cases) also under those where a control case
+    failed in the burst; ``serial`` and
+    ``shuffled`` unchanged (single-threaded and cheap: a narrowed order could miss an order
+    dependence and let a lower-ranked pattern stand); ``isolated`` on the failing corpus cases;
+    ``interleaved`` and ``mixed`` on them too, with the cases they met in their failing rounds
+    when fewer than :data:`~stress.engine.replay.pct.GROUP` failed (a depth-3 ordering needs
+    three)."""
+    failing = {s.stream for s in burst if s.variant in found.variants}
+    # one policy for the focused concurrent steps: per-thread streams when their burst failed
+    # (the more concurrent: kernels overlap, and host threads interleave as under shared)
+    main = set(sorted(failing, key=STREAM_POLICIES.index)[-1:])
+    control = main | {s.stream for s in burst if s.variant in found.control_variants}
+    cases = found.cases
+    crossed = cases if len(cases) >= GROUP else cases + found.partners
+    focused: list[Step] = []
+    for s in rest:
+        if s.phase in ("serial", "shuffled"):
+            focused.append(s)
+            continue
+        allowed = control if s.phase == "control" else main
+        if s.phase in CONCURRENT_PHASES and s.stream not in allowed:
+            continue
+        variant = f"{s.variant} {FOCUS}".strip()
+        short = replace(s, variant=variant, seconds=FOCUS_SECONDS, confirm=True)
+        if s.phase == "control":
+            focused.append(short)
+        elif s.phase == "isolated" and cases:
+            seconds = max(FOCUS_SECONDS, FOCUS_ISOLATED_PER_CASE_S * len(cases))
+            focused.append(replace(short, focus=cases, seconds=seconds))
+        elif s.phase in ("interleaved", "mixed") and len(crossed) >= 2:
+            focused.append(replace(short, focus=crossed))
+    return focused + [s for s in rest if s not in focused]
+
+
+def focus_note(found: BurstFindings, steps: Sequence[Step]) -> str:
+    """The console and journal line that says what the run does after the burst failed."""
+    shown = ", ".join(found.cases[:6]) + (" ..." if len(found.cases) > 6 else "")
+    first = [f"{s.phase} {s.variant}".strip() for s in steps if s.confirm]
+    return (
+        f"diagnosing: the burst failed on {len(found.cases)} corpus case(s)"
+        + (f" ({shown})" if shown else "")
+        + f"; next, short: {', '.join(first) or 'the remaining phases'}"
+        + " (the full phases follow only if these settle nothing)"
+    )
+
+
+@dataclass
+class Scheduler:
+    """Hands out each step's duration from the run's budget."""
+
+    config: RunConfig
+    steps: list[Step]
+    #: seconds each timed step took beyond the seconds it was given (:meth:`observe`)
+    overheads: list[float] = field(default_factory=list)
+
+    def observe(self, index: int, wall_s: float, given_s: float | None) -> None:
+        """Learn what step ``index`` cost beyond the ``given_s`` seconds of calls it was given
+        (its child's start, its inputs, its serial passes); only timed steps say."""
+        if given_s is not None and self.steps[index].phase in TIMED_PHASES:
+            self.overheads.append(max(0.0, wall_s - given_s))
+
+    @property
+    def step_overhead(self) -> float:
+        """The overhead expected of each step still to run: the measured mean, at least
+        :data:`STEP_OVERHEAD_S`."""
+        if not self.overheads:
+            return STEP_OVERHEAD_S
+        return max(STEP_OVERHEAD_S, sum(self.overheads) / len(self.overheads))
+
+    def duration(self, index: int, elapsed: float) -> float | None:
+        """Seconds for concurrent step ``index`` given ``elapsed`` seconds since the run began
+        (None: the step runs by ``--iterations`` rounds instead)."""
+        step = self.steps[index]
+        capped = step.phase in SAMPLED_PHASES and self.config.budget_s is not None
+        if step.phase not in TIMED_PHASES and not capped:
+            return None
+        if step.seconds is not None:
+            return step.seconds
+        cfg = self.config
+        if step.phase == "burst":
+            share = BURST_SECONDS
+            if cfg.budget_s is not None:
+                share = min(share, cfg.budget_s / 10 / max(1, len(cfg.streams)))
+            return max(MIN_PHASE_S, share)
+        if cfg.iterations is not None and cfg.budget_s is None:
+            return None
+        if step.phase not in CONCURRENT_PHASES and cfg.budget_s is None:
+            return None  # the interleaved phase is bounded only by --budget
+        if cfg.budget_s is None:
+            return cfg.duration if cfg.duration is not None else DEFAULT_DURATION
+        rest = self.steps[index:]
+        concurrent = sum(1 for s in rest if s.phase in TIMED_PHASES)
+        left = cfg.budget_s - elapsed - self.step_overhead * len(rest)
+        return max(MIN_PHASE_S, left / max(1, concurrent))
+
+    def config_for(self, index: int, elapsed: float) -> RunConfig:
+        """The configuration the child of step ``index`` runs with."""
+        seconds = self.duration(index, elapsed)
+        step = self.steps[index]
+        config = self.config.with_(focus=step.focus, confirm=step.confirm)
+        if seconds is None:
+            return config
+        return config.with_(duration=round(seconds, 3), iterations=None)
+
+
+def settled_at(history: Sequence[tuple[float, str, str]]) -> float | None:
+    """When the last diagnosis of ``history`` (seconds, diagnosis, explanation per phase) first
+    stood and stayed; None when the run is clean. A diagnosis only the burst saw is provisional
+    (the diagnostic phases had not confirmed it): it stands from the phase that confirmed it,
+    or from the burst if nothing did."""
+    if not history or history[-1][1] == Diagnosis.CLEAN:
+        return None
+
+    def key(entry: tuple[float, str, str]) -> tuple[str, bool]:
+        return entry[1], entry[2].startswith(BURST_ONLY)
+
+    at = history[-1][0]
+    for entry in reversed(history):
+        if key(entry) != key(history[-1]):
+            break
+        at = entry[0]
+    return at

@@ -1,0 +1,378 @@
+"""A whole run: baseline check, every phase in a supervised child, results, reports.
+
+The parent process never loads CANN itself (unless isolation is off): a crash or hang in an
+operator ends a child, becomes a verdict, and the remaining phases still run. Results stream to
+``<out>/results.jsonl`` as they arrive; the reports are rendered from that file at the end (and
+by ``aclnn-stress report`` at any time).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stress.baseline.store import backend_tag, default_baseline_path
+from stress.config import RunConfig
+from stress.corpus.parse import Case, load_corpus
+from stress.engine.call.case_size import check_case_sizes, default_max_case_bytes
+from stress.engine.isolation.forkserver import ForkServer, fork_server
+from stress.engine.isolation.supervise import ChildResult, run_child
+from stress.engine.run.baseline_step import record_missing, run_baseline
+from stress.engine.run.header import run_header
+from stress.engine.run.phase_end import phase_end
+from stress.engine.run.reproducer import Reproducer
+from stress.engine.run.resume import Resumed
+from stress.engine.run.rundir import claim_run_dir, new_out_dir
+from stress.engine.run.schedule import (
+    NEVER_EARLY,
+    Scheduler,
+    burst_findings,
+    focus_note,
+    focus_steps,
+    plan,
+    settled,
+    settled_at,
+)
+from stress.errors import ConfigError
+from stress.grading.assemble import report_from
+from stress.grading.tally import JournalTally
+from stress.journal.results import RESULTS_FILE, ResultWriter, read_results
+from stress.records import CALL, CallRecord, PhaseResult, RunReport
+from stress.report.writers import live_tally, write_reports
+from stress.session_ui import SessionUI
+from stress.vocabulary import PhaseStatus
+
+__all__ = ["Session", "SessionUI", "new_out_dir"]
+
+
+@dataclass
+class Session:
+    """One ``aclnn-stress run``."""
+
+    config: RunConfig
+    corpus: Sequence[str]
+    control: Sequence[str] = ()
+    baseline_path: Path | None = None
+    out_dir: Path | None = None
+    backend: str | None = None
+    isolate: bool = True
+    force: bool = False
+    record_missing: bool = False
+    ui: SessionUI = field(default_factory=SessionUI)
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for the children
+    shrink_budget: float = 45.0  # seconds for minimising a failing mix (0: off)
+
+    cases: list[Case] = field(init=False, default_factory=list)
+    _t0: float = field(init=False, default=0.0)
+    _first: CallRecord | None = field(init=False, default=None)  # the first failing call
+    control_cases: list[Case] = field(init=False, default_factory=list)
+    header: dict[str, Any] = field(init=False, default_factory=dict)  # the journal's first record
+    recording: Path | None = field(init=False, default=None)  # the baseline being recorded now
+    finished_phases: list[str] = field(init=False, default_factory=list)  # "phase variant"
+    resume: Resumed | None = None  # --resume: the stopped run this one continues
+    tally: JournalTally = field(init=False, default_factory=JournalTally)  # the graded journal
+    _server: ForkServer | None = field(init=False, default=None)  # forks the phase children
+
+    # -- jobs -------------------------------------------------------------------------------
+    def _job(self, job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
+        job = {"backend": self.backend, **job}
+        if not self.isolate:
+            from stress.engine.isolation import jobs
+
+            status, detail, extra = jobs.run_job(
+                job, lambda r: None if r["type"] in ("begin", "ready") else on_record(r)
+            )
+            end = {"status": status, "detail": detail, **extra}
+            return ChildResult(PhaseStatus(status), 0, detail=detail, end=end)
+        silence = self.config.call_timeout * 2 + 10
+        grace = self.config.call_timeout  # calls in flight at an interrupt may end, no longer
+        result = run_child(
+            job, on_record, silence_timeout=silence, env=self.env, stop_grace=grace,
+            server=self._server,
+        )  # fmt: skip
+        error = result.end.get("error") or {}
+        if result.status == PhaseStatus.FAILED and error.get("user"):
+            raise ConfigError(error.get("message", ""))
+        return result
+
+    def _require_done(self, result: ChildResult, what: str) -> dict[str, Any]:
+        if result.status != PhaseStatus.DONE:
+            tail = result.stderr_tail.splitlines()[-1:] if result.stderr_tail else []
+            raise ConfigError(f"{what} failed: {result.detail}" + (f" ({tail[0]})" if tail else ""))
+        return result.end
+
+    def backend_info(self) -> dict[str, Any]:
+        """Fingerprint and info of the backend (loaded in a child)."""
+        return self._require_done(
+            self._job({"kind": "info", "device": self.config.device}, lambda r: None),
+            "loading the backend",
+        )
+
+    # -- baseline ---------------------------------------------------------------------------
+    def default_baseline(self, fingerprint: dict[str, Any]) -> Path:
+        """``baselines/<corpus stems>.<backend>.json``; the backend tag is ``cann``, ``sim``, or
+        ``sim-<faults>`` when simulator faults are on (their baselines must not mix)."""
+        return default_baseline_path([*self.corpus, *self.control], backend_tag(fingerprint))
+
+    def record_baseline(self, path: Path, on_case: Callable[[dict], None] | None = None) -> Path:
+        job = {
+            "kind": "record",
+            "corpus": [*self.corpus, *self.control],
+            "config": self.config.to_json(),
+            "out": str(path),
+        }
+        end = self._require_done(
+            self._job(job, on_case or (lambda r: None)), "recording the baseline"
+        )
+        return Path(end.get("path", path))
+
+    def record_missing_baseline(self, path: Path) -> None:
+        """Record the missing baseline ``path`` (:func:`record_missing`); ``recording`` names
+        it meanwhile (an interrupt then says the baseline was not written)."""
+
+        def record(p: Path, on_case: Callable[[dict], None]) -> None:
+            self.recording = p
+            self.record_baseline(p, on_case)
+            self.recording = None
+
+        record_missing(path, self.ui.message, record)
+
+    # -- the run ----------------------------------------------------------------------------
+    def _check_sizes(self, device_bytes: int | None = None) -> None:
+        """Refuse a case over --max-case-bytes (or the default share of host/device memory)."""
+        given = self.config.max_case_bytes
+        limit = given if given is not None else default_max_case_bytes(device_bytes)
+        for cases in (self.cases, self.control_cases):
+            check_case_sizes(cases, limit, given=given is not None, device_bytes=device_bytes)
+
+    def load(self) -> None:
+        self.cases = load_corpus(self.corpus, self.config.include_dirs)
+        phases = self.config.phases
+        if "control" in phases or ("burst" in phases and self.control):
+            if not self.control:
+                raise ConfigError(
+                    "the control phase needs --control PATH (or drop it from --phases)"
+                )
+            self.control_cases = load_corpus(self.control, self.config.include_dirs)
+            clash = {c.id for c in self.cases} & {c.id for c in self.control_cases}
+            if clash:
+                raise ConfigError(
+                    f"case id '{sorted(clash)[0]}' is in both the corpus and the control corpus"
+                )
+        self._check_sizes()
+
+    def run(self) -> RunReport:
+        """Run every phase; returns the report (also written to the out dir)."""
+        self._t0 = time.monotonic()
+        self.config.validate()
+        # the fork server the children are forked from imports and parses meanwhile
+        warm = ([*self.corpus, *self.control], self.config.include_dirs)
+        with fork_server(self.isolate, {**os.environ, **self.env}, *warm) as self._server:
+            if not self.cases:
+                self.load()
+            out = self.out_dir or new_out_dir(seed=self.config.seed)
+            lock = claim_run_dir(out, self.ui.message)  # before anything slow: exit 2 at once
+            self.ui.run_start(out)
+            try:
+                if (out / RESULTS_FILE).exists() and self.resume is None:
+                    raise ConfigError(
+                        f"{out}: already holds results; choose another --out "
+                        "(nothing is overwritten)"
+                    )
+                self.out_dir = out
+                return self._run_in(out)
+            finally:
+                lock.release()
+
+    def _run_in(self, out: Path) -> dict[str, Any]:
+        info = self.backend_info()
+        count = info["info"].get("device_count")
+        if count is not None:
+            self.config.check_device(int(count))
+        self._check_sizes(info["info"].get("device_memory"))
+        fingerprint = info["fingerprint"]
+        path = self.baseline_path or self.default_baseline(fingerprint)
+        baseline, warnings = run_baseline(
+            Path(path),
+            fingerprint,
+            [*self.cases, *self.control_cases],
+            self.config,
+            self.force,
+            self.record_missing_baseline if self.record_missing else None,
+        )
+        # the journal graded as it is written, with the bounded sample of calls the HTML
+        # report draws (so the report is rendered without reading the journal back)
+        tally = self.tally = live_tally()
+        with ResultWriter(out / RESULTS_FILE, on_write=tally.add) as writer:
+            if self.resume is None:
+                self.header = run_header(
+                    self.config,
+                    (self.corpus, self.control),
+                    (self.cases, self.control_cases),
+                    self.env,
+                    info,
+                    path,
+                    baseline,
+                )
+                writer.write(self.header)
+            else:  # the stopped run's records count, its finished phases are not run again
+                self.header = self.resume.header
+                tally.feed(self.resume.records())
+                writer.write({"type": "note", "message": f"resumed by pid {os.getpid()}"})
+            for w in warnings:
+                writer.write({"type": "note", "message": f"baseline forced: {w}"})
+            status = PhaseStatus.DONE
+            reproducer = None
+            timing: dict[str, Any] = {"first_detection_s": None, "diagnosis_s": None}
+            try:
+                timing["diagnosis_s"] = self._run_phases(writer, str(path))
+                timing["first_detection_s"] = self._first.elapsed if self._first else None
+                writer.sync()
+                if self.shrink_budget > 0:
+                    try:
+                        shrinker = Reproducer(
+                            self.config,
+                            self.cases,
+                            out,
+                            str(path),
+                            budget=self.shrink_budget,
+                            say=self.ui.message,
+                            run_job=self._job,
+                            env=self.env,
+                        )
+                        reproducer = shrinker.find(report_from(tally, final=False))
+                    except (ConfigError, OSError, ValueError, KeyError) as exc:
+                        # the findings stand without a reproducer: say why there is none
+                        reproducer = {"verified": False, "note": f"shrinking failed: {exc}"}
+            except BaseException as exc:  # the run-end says how it stopped; the error goes on
+                interrupted = isinstance(exc, KeyboardInterrupt)
+                status = PhaseStatus.INTERRUPTED if interrupted else PhaseStatus.FAILED
+                raise
+            finally:
+                writer.write(
+                    {
+                        "type": "run-end",
+                        "status": status,
+                        "ended": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                        "reproducer": reproducer,
+                        "timing": timing,
+                    }
+                )
+                writer.sync()
+                report = write_reports(out, tally)
+        return report
+
+    def _run_phases(self, writer: ResultWriter, baseline: str) -> float | None:
+        """Run the scheduled phases (stopping early under fail-fast; once the burst failed,
+        the diagnostic phases focus on what failed: :func:`focus_steps`); returns the seconds
+        since the start at which the final diagnosis first stood (None when clean)."""
+        scheduler = Scheduler(self.config, plan(self.config))
+        steps = scheduler.steps  # a list: after a failing burst the steps after it are rewritten
+        ran: list[str] = []
+        history: list[tuple[float, str, str]] = []
+        for i, step in enumerate(steps):
+            config = scheduler.config_for(i, time.monotonic() - self._t0)
+            if self.resume and (step.phase, step.variant) in self.resume.done:
+                ran.append(step.phase)
+                continue
+            began = time.monotonic()
+            self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
+            scheduler.observe(i, time.monotonic() - began, config.duration)
+            ran.append(step.phase)
+            graded = self.tally.graded(final=False)  # the diagnosis, no report
+            diagnosis = graded.diagnosis
+            history.append((round(time.monotonic() - self._t0, 3), diagnosis, graded.explanation))
+            done = i + 1 == len(steps) or steps[i + 1].phase != step.phase
+            if not self.config.fail_fast:
+                continue
+            if settled(diagnosis, ran, self.config.phases, graded.explanation, done):
+                skipped = [f"{s.phase} {s.variant}".strip() for s in steps[i + 1 :]]
+                if skipped:
+                    self._note(
+                        f"fail-fast: the diagnosis {diagnosis} stands after {step.phase}; "
+                        f"skipped {', '.join(skipped)} (--no-fail-fast runs every phase)",
+                        writer,
+                    )
+                break
+            if step.phase == "burst" and done and diagnosis not in NEVER_EARLY:
+                found = burst_findings(read_results(writer.path), [c.id for c in self.cases])
+                steps[i + 1 :] = focus_steps(steps[i + 1 :], steps[: i + 1], found)
+                self._note(focus_note(found, steps[i + 1 :]), writer)
+        return settled_at(history)
+
+    def _note(self, message: str, writer: ResultWriter) -> None:
+        writer.write({"type": "note", "message": message})
+        self.ui.message(message)
+
+    def _first_failure(self, rec: CallRecord) -> None:
+        if self._first is not None or rec.warmup or not rec.failed:
+            return
+        self._first = rec
+        where = rec.phase + (f" ({rec.variant})" if rec.variant else "")
+        self.ui.message(
+            f"first failure: {rec.elapsed:.2f} s after the start, case {rec.case} "
+            f"in {where}: {rec.status}"
+        )
+
+    def _run_phase(
+        self,
+        writer: ResultWriter,
+        phase: str,
+        variant: str,
+        stream: str,
+        baseline: str,
+        config: RunConfig | None = None,
+    ) -> None:
+        config = config or self.config
+        n_cases = len(self.control_cases if phase == "control" else config.focus or self.cases)
+        if phase == "burst":
+            n_cases += len(self.control_cases)
+        start = {"phase": phase, "variant": variant, "stream": stream, "cases": n_cases}
+        writer.write({"type": "phase-start", **start})
+        self.ui.phase_start(phase, variant, n_cases)
+        calls = 0
+        started = time.monotonic()
+
+        def on_record(rec: dict[str, Any] | CallRecord) -> None:
+            nonlocal calls
+            if isinstance(rec, dict) and rec.get("type") != CALL:
+                return
+            calls += 1
+            stamp = {"variant": variant, "elapsed": round(time.monotonic() - self._t0, 4)}
+            if isinstance(rec, CallRecord):
+                call = rec.replace(**stamp)
+            else:  # as the child sent it: one construction on the parent's hot path
+                call = CallRecord.from_json({**rec, **stamp})
+            writer.write(call)
+            self.ui.record(call)
+            self._first_failure(call)
+
+        job = {
+            "kind": "phase",
+            "phase": phase,
+            "stream": stream,
+            "config": config.to_json(),
+            "corpus": list(self.corpus),
+            "control": [str(c) for c in self.control] if self.control_cases else [],
+            "baseline": baseline,
+        }
+        status, detail, extra = PhaseStatus.INTERRUPTED, "interrupted by the user", {}
+        try:
+            result = self._job(job, on_record)
+            status, detail, extra = phase_end(
+                result, phase, lambda: calls, n_cases, config, on_record
+            )
+        finally:
+            seconds = time.monotonic() - started
+            writer.write(
+                PhaseResult(phase, variant, status, detail, calls, round(seconds, 3), **extra)
+            )
+            writer.sync()
+            if status == PhaseStatus.DONE:
+                self.finished_phases.append(f"{phase} {variant}".strip())
+            self.ui.phase_end(phase, variant, status, calls, seconds)

@@ -1,0 +1,81 @@
+"""The report's assembly: a journal folded into a :class:`~stress.grading.tally.JournalTally`,
+graded and diagnosed, as one :class:`~stress.records.RunReport` (what every printer reads)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from stress.errors import ConfigError
+from stress.grading.tally import GradedJournal, JournalTally, finished
+from stress.journal.results import read_results
+from stress.records import RunReport
+from stress.vocabulary import Diagnosis, PhaseStatus, schema
+
+__all__ = ["REPORT_SCHEMA", "build_report", "grade_journal", "read_tally", "report_from"]
+
+REPORT_SCHEMA = schema("report")
+
+
+def grade_journal(records: Iterable[Mapping[str, Any]], *, final: bool = True) -> GradedJournal:
+    """Group result records by phase (in the order they started), grade each, diagnose
+    (``final``: see :meth:`JournalTally.graded`)."""
+    tally = JournalTally()
+    tally.feed(records)
+    return tally.graded(final=final)
+
+
+def build_report(records: Iterable[Mapping[str, Any]], *, final: bool = True) -> RunReport:
+    """The report (see README "Reports") from result records (``final``: see
+    :meth:`JournalTally.graded`)."""
+    tally = JournalTally()
+    tally.feed(records)
+    return report_from(tally, final=final)
+
+
+def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
+    """The report of a journal folded into ``tally`` (the records themselves are not kept)."""
+    g = tally.graded(final=final)
+    header, phases, run_end = g.header, g.phases, g.run_end
+    diagnosis, explanation, notes = g.diagnosis, g.explanation, list(g.notes)
+    document = {
+        "schema": REPORT_SCHEMA,
+        "backend": header.get("backend", {}),
+        "config": header.get("config", {}),
+        "seed": header.get("config", {}).get("seed"),
+        "corpus": header.get("corpus", []),
+        "baseline": header.get("baseline", {}).get("path"),
+        "started": header.get("started"),
+        "phases": phases,
+        "interference": g.interference,
+        "diagnosis": str(diagnosis),
+        "explanation": explanation,
+        "verdict": str(diagnosis.run_verdict),
+        "complete": finished(run_end),
+        "status": str(run_end.get("status", PhaseStatus.INTERRUPTED))
+        if run_end
+        else str(PhaseStatus.INTERRUPTED),
+        "reproducer": run_end.get("reproducer") if run_end else None,
+        "notes": notes,
+        "calls": sum(p.calls for p in phases),
+        "timing": {
+            "first_detection_s": g.first_failure_s if diagnosis != Diagnosis.CLEAN else None,
+            "diagnosis_s": (run_end.get("timing") or {}).get("diagnosis_s") if run_end else None,
+        },
+        "coverage": tally.coverage.result(header),
+    }
+    return RunReport.from_json(document)
+
+
+def read_tally(path: Path, tally: JournalTally | None = None) -> JournalTally:
+    """The journal ``path`` streamed line by line into ``tally`` (a new :class:`JournalTally`
+    by default); one line naming the file when it holds no run header."""
+    tally = tally if tally is not None else JournalTally()
+    tally.feed(read_results(path, typed=True))  # each line checked and parsed once
+    if not tally.header:
+        raise ConfigError(
+            f"{path}: no results (the run was stopped before it wrote its header); nothing to "
+            "report"
+        )
+    return tally

@@ -1,0 +1,146 @@
+"""Judging one call on its own: status, digests, canary, baseline match.
+
+A call's *record* (a :class:`~stress.records.CallRecord`) is what the result file stores;
+verdicts are derived from records later (:mod:`stress.grading.verdicts`). Judging one call needs
+the case's baseline: its digest (bit-deterministic cases), its output arrays (cases graded by
+tolerance) and how many output elements equal the canary pattern by chance.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from stress.acl.errors import AclError, AclMemoryError
+from stress.baseline.store import CaseBaseline
+from stress.corpus.parse import Case
+from stress.grading.digest import DEFAULT_CANARY, call_digest, canary_count, digest
+from stress.records import CallRecord
+from stress.vocabulary import Status
+
+__all__ = ["Outcome", "close_enough", "judge"]
+
+
+@dataclass
+class Outcome:
+    """What one call produced: outputs, or the status it failed with."""
+
+    status: Status = Status.OK
+    code: int = 0
+    api: str = ""
+    message: str = ""
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    start: float = 0.0
+    duration: float = 0.0
+
+    @classmethod
+    def failed(cls, exc: AclError, start: float) -> Outcome:
+        """A call that failed with an ACL status; device memory exhaustion (the
+        :class:`~stress.acl.AclMemoryError` codes) is ``out-of-memory``, not an error."""
+        return cls(
+            Status.OUT_OF_MEMORY if isinstance(exc, AclMemoryError) else Status.ERROR,
+            exc.code,
+            exc.api,
+            exc.message,
+            start=start,
+            duration=time.perf_counter() - start,
+        )
+
+    @classmethod
+    def host_out_of_memory(cls, exc: MemoryError, start: float) -> Outcome:
+        """The host could not allocate while preparing or collecting the call."""
+        return cls(
+            Status.OUT_OF_MEMORY,
+            0,
+            "host",
+            f"MemoryError: {exc}" if str(exc) else "MemoryError",
+            start=start,
+            duration=time.perf_counter() - start,
+        )
+
+
+def close_enough(
+    actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float
+) -> tuple[bool, float]:
+    """|a - e| <= atol * max|e| + rtol * |e| elementwise (atol is relative to the tensor's scale).
+
+    Returns (ok, worst ratio of error to allowance).
+    """
+    if actual.shape != expected.shape:
+        return False, float("inf")
+    if actual.size == 0:
+        return True, 0.0
+    a = actual.astype(np.float64)
+    e = expected.astype(np.float64)
+    scale = float(np.nanmax(np.abs(e))) if np.isfinite(e).any() else 0.0
+    allowance = atol * max(scale, 1e-30) + rtol * np.abs(e)
+    err = np.abs(a - e)
+    err = np.where(np.isnan(a) & np.isnan(e), 0.0, err)
+    err = np.where(np.isnan(err), np.inf, err)
+    ratio = float(np.max(err / np.maximum(allowance, 1e-300)))
+    return ratio <= 1.0, ratio
+
+
+def judge(
+    case: Case,
+    outcome: Outcome,
+    baseline: CaseBaseline | None,
+    *,
+    phase: str,
+    canary: int = DEFAULT_CANARY,
+    **where: Any,
+) -> CallRecord:
+    """One call's record: status, digests, unwritten elements, baseline match; ``where`` are
+    the record's other fields (seq, worker, round, rep, aggressor, ...)."""
+    rec: dict[str, Any] = {"case": case.id, "status": outcome.status}
+    rec.update(_judged(case, outcome, baseline, canary))
+    rec["t"] = round(outcome.start, 6)
+    rec["dur"] = round(outcome.duration, 6)
+    return CallRecord(phase=phase, **rec, **where)
+
+
+def _judged(
+    case: Case, outcome: Outcome, baseline: CaseBaseline | None, canary: int
+) -> dict[str, Any]:
+    """The judged fields of a call record (see :func:`judge`)."""
+    rec: dict[str, Any] = {}
+    if outcome.status != Status.OK:
+        rec.update(code=outcome.code, api=outcome.api, message=outcome.message)
+        rec["match"] = bool(case.expect and outcome.code == case.expect.status)
+        return rec
+    digests = {name: digest(arr) for name, arr in outcome.outputs.items()}
+    rec["digest"] = call_digest(digests)
+    rec["outputs"] = digests
+    unwritten = {}
+    for name, arr in outcome.outputs.items():
+        chance = (
+            baseline.outputs[name].canary_chance if baseline and name in baseline.outputs else 0
+        )
+        n = canary_count(arr, canary) - chance
+        if n > 0:
+            unwritten[name] = n
+    if unwritten:
+        rec["unwritten"] = unwritten
+    if case.expect is not None:
+        rec["match"] = False  # a negative case succeeded
+        rec["message"] = f"expected status {case.expect.status}, the call succeeded"
+    elif baseline is None:
+        rec["match"] = None
+    elif baseline.status != Status.OK:
+        rec["match"] = False
+    elif baseline.grading == "digest":
+        rec["match"] = rec["digest"] == baseline.call_digest
+    else:
+        worst = 0.0
+        ok = True
+        for name, arr in outcome.outputs.items():
+            rtol, atol = case.spec.tolerances(case.params, name)
+            good, ratio = close_enough(arr, baseline.arrays[name], rtol, atol)
+            ok &= good
+            worst = max(worst, ratio)
+        rec["match"] = ok
+        rec["tolerance_ratio"] = round(worst, 4)
+    return rec

@@ -1,0 +1,2 @@
+"""The results journal: ``results.jsonl`` written and read back (:mod:`.results`), each line
+checked against its schema (:mod:`.schema`)."""

@@ -1,0 +1,181 @@
+"""The schema of a results journal's records, checked as each line is read back (and, by
+:func:`parse_record`, a call or phase-end line built into its typed record in the same pass).
+
+``results.jsonl`` is data: a report re-rendered from a damaged or hand-edited journal must end
+in one line naming the line and the field, not in a traceback deep inside the grading. One table
+per record type lists the fields the readers use, their accepted types and, where it matters,
+their values; fields not listed are kept unchecked (newer writers may add some).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from stress.errors import ConfigError
+from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, json_fields
+from stress.vocabulary import PhaseStatus, Status
+
+__all__ = ["check_record", "parse_record"]
+
+_NoneT = type(None)
+_Table = dict[str, tuple[tuple[type, ...], Any]]
+
+
+def _finite(v: Any) -> bool | str:
+    return math.isfinite(v) or "must be a finite number"
+
+
+def _one_of(values: tuple[str, ...]):
+    return lambda v: v in values or f"must be one of {', '.join(values)}"
+
+
+def _str_dict(v: Mapping[str, Any]) -> bool | str:
+    return all(isinstance(k, str) for k in v) or "keys must be strings"
+
+
+def _optional_str_dict(v: Mapping[str, Any] | None) -> bool | str:
+    return v is None or _str_dict(v)
+
+
+def _counts(v: Mapping[str, Any]) -> bool | str:
+    ok = all(type(n) is int for n in v.values())
+    return ok or "values must be integers"
+
+
+def _cases(v: list[Any]) -> bool | str:
+    ok = all(isinstance(c, dict) and isinstance(c.get("id"), str) for c in v)
+    return ok or "must be a list of tables with a string 'id'"
+
+
+def _config(v: Mapping[str, Any]) -> bool | str:
+    streams = v.get("streams", [])
+    if not isinstance(streams, list) or not all(isinstance(s, str) for s in streams):
+        return "'streams' must be a list of strings"
+    return True
+
+
+_STATUSES = tuple(Status)
+_PHASE_STATUSES = tuple(PhaseStatus)
+_ANY_NUMBER = (int, float)
+
+_COMMON: _Table = {"phase": ((str,), None), "variant": ((str,), None)}
+_TABLES: dict[str, _Table] = {
+    "run": {
+        "backend": ((dict,), _str_dict),
+        "config": ((dict,), _config),
+        "cases": ((list,), _cases),
+        "control_cases": ((list,), _cases),
+        "corpus": ((list,), None),
+        "baseline": ((dict,), _str_dict),
+        "started": ((str, _NoneT), None),
+    },
+    "phase-start": {**_COMMON, "stream": ((str,), None), "cases": ((int,), None)},
+    "phase-end": {
+        **_COMMON,
+        "status": ((str,), _one_of(_PHASE_STATUSES)),
+        "detail": ((str,), None),
+        "calls": ((int,), None),
+        "seconds": (_ANY_NUMBER, _finite),
+    },
+    "call": {
+        **_COMMON,
+        "case": ((str,), None),
+        "status": ((str,), _one_of(_STATUSES)),
+        "match": ((bool, _NoneT), None),
+        "digest": ((str,), None),
+        "outputs": ((dict,), _str_dict),
+        "unwritten": ((dict,), _counts),
+        "code": ((int, _NoneT), None),
+        "api": ((str, _NoneT), None),
+        "message": ((str,), None),
+        "warmup": ((bool,), None),
+        "aggressor": ((str, _NoneT), None),
+        "round": ((int,), None),
+        "worker": ((int,), None),
+        "position": ((int,), None),
+        "group": ((list,), None),
+        "schedule": ((list,), None),
+        "elapsed": (_ANY_NUMBER, _finite),
+        "tolerance_ratio": (_ANY_NUMBER, None),
+    },
+    "run-end": {
+        "status": ((str,), _one_of(_PHASE_STATUSES)),
+        "reproducer": ((dict, _NoneT), _optional_str_dict),
+        "timing": ((dict,), None),
+    },
+    "note": {"message": ((str,), None)},
+}
+
+
+#: Fields a record of the type cannot do without (its typed record needs them).
+_REQUIRED = {CALL: ("phase", "case", "status"), PHASE_END: ("phase",)}
+
+#: The record types read back typed: their class, the enum of ``status``, defaults.
+_TYPED: dict[str, tuple[type, type, dict[str, Any]]] = {
+    CALL: (CallRecord, Status, {}),
+    PHASE_END: (PhaseResult, PhaseStatus, {"status": PhaseStatus.DONE, "variant": ""}),
+}
+
+
+def check_record(record: Mapping[str, Any], path: Path, line: int) -> None:
+    """Refuse a record whose known fields have the wrong type or value (one line)."""
+    _checked(record, path, line, None)
+
+
+def parse_record(
+    record: Mapping[str, Any], path: Path, line: int
+) -> Mapping[str, Any] | CallRecord | PhaseResult:
+    """:func:`check_record`, and a ``call`` or ``phase-end`` record built into its typed record
+    in the same pass over its fields (checked once: nothing parses it again); other records
+    come back as they are."""
+    typed = _TYPED.get(record.get("type"))  # type: ignore[arg-type]
+    if typed is None:
+        _checked(record, path, line, None)
+        return record
+    cls, status, defaults = typed
+    known, extra = _checked(record, path, line, json_fields(cls))
+    known = {**defaults, **known}
+    known["status"] = status(known["status"])  # its value checked above
+    return cls(**known, extra=extra)
+
+
+def _checked(
+    record: Mapping[str, Any], path: Path, line: int, names: frozenset[str] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Check ``record``; with ``names``, also split it into those fields and the rest."""
+    kind = record.get("type")
+    if not isinstance(kind, str):
+        raise ConfigError(f"{path}: line {line}, field 'type': expected a string; file damaged")
+    for name in _REQUIRED.get(kind, ()):
+        if name not in record:
+            raise ConfigError(
+                f"{path}: line {line} ({kind} record), field '{name}': missing; the journal is "
+                "damaged or from another tool"
+            )
+    table = _TABLES.get(kind, {})
+    known: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for name, value in record.items():
+        spec = table.get(name)
+        if spec is not None:
+            types, check = spec
+            wrong = not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+            verdict = "" if wrong else (check(value) if check else True)
+            if wrong or verdict is not True:
+                what = verdict or "expected " + " or ".join(
+                    "null" if t is _NoneT else t.__name__ for t in types
+                )
+                raise ConfigError(
+                    f"{path}: line {line} ({kind} record), field '{name}': {what}, found "
+                    f"{value!r:.40}; the journal is damaged or from another tool"
+                )
+        if names is None:
+            continue
+        if name in names:
+            known[name] = value
+        elif name != "type":
+            extra[name] = value
+    return known, extra

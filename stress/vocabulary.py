@@ -1,0 +1,212 @@
+"""The data model: every status, verdict and diagnosis word, and the one failure predicate.
+
+Every other module names these values through the enums below, never as string literals. They
+are :class:`enum.StrEnum` members, so a member *is* its string: the journal (``results.jsonl``),
+``report.json`` and baselines keep exactly the words they always had, and records read back from
+a file compare equal to the members.
+
+Severity (the jcstress idea): verdicts are ordered from the worst (``CRASH``) to ``PASS``;
+:func:`Verdict.combine` of several verdicts is the worst of them, so a phase's verdict is the
+combination of its cases', and a case's over phase variants the combination of those.
+
+Schema versions. Every file the framework writes carries ``"schema": "aclnn-stress/<kind>/<n>"``
+(see :data:`SCHEMAS`); :func:`schema_version` reads it back, and a file without one is version 1
+(files written before the field existed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Any, Protocol
+
+__all__ = [
+    "SCHEMAS",
+    "VERSION",
+    "ChildStatus",
+    "Diagnosis",
+    "PhaseStatus",
+    "RunVerdict",
+    "Status",
+    "Verdict",
+    "is_failure",
+    "schema",
+    "schema_version",
+]
+
+
+class Status(StrEnum):
+    """How one call ended (the ``status`` of a call record and of a baseline entry)."""
+
+    OK = "ok"  # the call returned 0 and its outputs were downloaded
+    ERROR = "error"  # an ACL/aclnn status other than 0 (expected for negative cases)
+    CRASH = "crash"  # the process died while the call was in flight
+    HANG = "hang"  # the call did not finish within the call timeout
+    # device memory (207001, 207018, 200000 from aclrtMalloc or an operator) or host memory
+    # (MemoryError while preparing the call) ran out: the resource, not the operator, failed
+    OUT_OF_MEMORY = "out-of-memory"
+
+
+class Verdict(StrEnum):
+    """A case's verdict in one phase, declared from the worst to the best."""
+
+    CRASH = "CRASH"
+    HANG = "HANG"
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"  # a call ran out of device or host memory
+    INCOMPLETE = "INCOMPLETE"  # the phase made no call: nothing was tested
+    ERROR = "ERROR"
+    UNWRITTEN = "UNWRITTEN"
+    MISMATCH_RANDOM = "MISMATCH_RANDOM"
+    MISMATCH_STABLE = "MISMATCH_STABLE"
+    PASS = "PASS"
+
+    @property
+    def severity(self) -> int:
+        """Larger is worse: ``PASS`` is 0, ``CRASH`` the largest."""
+        return len(_VERDICT_ORDER) - 1 - _VERDICT_ORDER.index(self)
+
+    @property
+    def failed(self) -> bool:
+        return self is not Verdict.PASS
+
+    @classmethod
+    def combine(cls, verdicts: Iterable[str]) -> Verdict:
+        """The most severe of ``verdicts`` (``PASS`` for none)."""
+        return max((cls(v) for v in verdicts), key=lambda v: v.severity, default=cls.PASS)
+
+    @property
+    def style(self) -> str:
+        """The rich style the console and tables show this verdict in."""
+        return _STYLE[self]
+
+
+_VERDICT_ORDER = tuple(Verdict)
+_STYLE = {
+    Verdict.PASS: "green",
+    Verdict.MISMATCH_STABLE: "yellow",
+    Verdict.MISMATCH_RANDOM: "yellow",
+    Verdict.UNWRITTEN: "magenta",
+    Verdict.ERROR: "red",
+    Verdict.CRASH: "bold red",
+    Verdict.HANG: "bold red",
+    Verdict.OUT_OF_MEMORY: "bold magenta",
+    Verdict.INCOMPLETE: "magenta",
+}
+
+
+class PhaseStatus(StrEnum):
+    """How a phase (or the child process that ran it) ended."""
+
+    DONE = "done"
+    HUNG = "hung"
+    CRASHED = "crashed"
+    FAILED = "failed"  # the child exited non-zero: a bug or a configuration error
+    INTERRUPTED = "interrupted"
+    SKIPPED = "skipped"
+    NO_CALLS = "no-calls"  # the phase ended without a single call (e.g. threads too slow to start)
+
+    @property
+    def verdict(self) -> Verdict:
+        """The least verdict a phase that ended this way gets, whatever its calls say."""
+        return {
+            PhaseStatus.CRASHED: Verdict.CRASH,
+            PhaseStatus.HUNG: Verdict.HANG,
+            PhaseStatus.FAILED: Verdict.ERROR,
+            PhaseStatus.NO_CALLS: Verdict.INCOMPLETE,
+        }.get(self, Verdict.PASS)
+
+
+class ChildStatus(StrEnum):
+    """The ``status`` of a child's ``child-end`` record: a phase status, or an exception."""
+
+    DONE = "done"
+    HUNG = "hung"
+    ERROR = "error"  # the job raised: ``detail`` is ``<ExceptionType>: <message>``
+
+
+class Diagnosis(StrEnum):
+    """The run's diagnosis, in the order :func:`stress.grading.verdicts.diagnose` checks them."""
+
+    CRASH = "crash"
+    HANG = "hang"
+    OUT_OF_MEMORY = "out-of-memory"  # device or host memory ran out: the resource, not a race
+    RUNTIME_FAULT = "runtime-fault"
+    UNWRITTEN_OUTPUT = "unwritten-output"
+    SELF_RACE = "self-race"
+    CROSS_CALL_CONTAMINATION = "cross-call-contamination"
+    ORDER_DEPENDENCE = "order-dependence"
+    BASELINE_MISMATCH = "baseline-mismatch"
+    OPERATOR_ERROR = "operator-error"
+    # Nothing failed, but the run is not complete: it was killed or interrupted, a phase never
+    # ended, or a phase made no call. Not ``clean``, since what was not run cannot have passed.
+    # Any finding outranks it (a killed run that found a race is diagnosed with the race).
+    INCOMPLETE = "incomplete"
+    CLEAN = "clean"
+
+    @property
+    def run_verdict(self) -> RunVerdict:
+        if self is Diagnosis.CLEAN:
+            return RunVerdict.CLEAN
+        return RunVerdict.INCOMPLETE if self is Diagnosis.INCOMPLETE else RunVerdict.FINDINGS
+
+
+class RunVerdict(StrEnum):
+    """The verdict of a whole run (``report.json`` ``verdict``; CLI exit 0, 1 or 3)."""
+
+    CLEAN = "clean"
+    FINDINGS = "findings"
+    INCOMPLETE = "incomplete"  # the run did not finish and found nothing in what it ran
+
+
+class Judged(Protocol):
+    """What :func:`is_failure` reads of a call record (:class:`stress.records.CallRecord`)."""
+
+    status: Any
+    match: bool | None
+    unwritten: Any
+
+
+def is_failure(rec: Judged | Mapping[str, Any]) -> bool:
+    """Whether one call record is a failure: a result that differs from the baseline, a canary
+    left in an output, a crash or hang, or an error status that was not expected (a negative
+    case's expected status has ``match`` true and is not a failure).
+
+    The one predicate for live progress, grading, the interference matrix and benchmarks; a
+    :class:`CallRecord` answers it as :attr:`CallRecord.failed`.
+    """
+    if isinstance(rec, Mapping):
+        status, match, unwritten = rec.get("status"), rec.get("match"), rec.get("unwritten")
+    else:
+        status, match, unwritten = rec.status, rec.match, rec.unwritten
+    if status == Status.OK:
+        return match is False or bool(unwritten)
+    return not match
+
+
+# -- versions --------------------------------------------------------------------------------
+VERSION = "0.1.0"  # the package's (pyproject.toml's); a journal's run header carries it
+SCHEMAS = {
+    "results": 1,
+    "report": 1,
+    "baseline": 1,
+    "pytest-summary": 1,
+    "pytest-runs": 1,
+    "gradcheck": 1,
+}
+
+
+def schema(kind: str) -> str:
+    """The schema id written into a file of ``kind``: ``aclnn-stress/<kind>/<version>``."""
+    return f"aclnn-stress/{kind}/{SCHEMAS[kind]}"
+
+
+def schema_version(doc: Mapping[str, Any], kind: str) -> int:
+    """The version of a file's ``schema`` field (1 when absent: files from before it)."""
+    text = doc.get("schema")
+    if text is None:
+        return 1
+    prefix = f"aclnn-stress/{kind}/"
+    number = text[len(prefix) :] if isinstance(text, str) and text.startswith(prefix) else ""
+    if not number.isdigit():
+        raise ValueError(f"schema {text!r} is not an aclnn-stress {kind} schema")
+    return int(number)
