@@ -30,9 +30,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-# The suite over the cores with pytest-xdist (`-n auto`: one worker per core); slow tests stay
-# behind their marker (pyproject.toml's addopts). PYTEST_ARGS='-n 0' runs it serially.
-TEST_WORKERS ?= -n auto
+# The suite over the cores with pytest-xdist (`-n auto`: one worker per core; loadgroup: tests
+# marked xdist_group share one worker, e.g. the wheel test's one build); slow tests stay
+# behind their marker (pyproject.toml's addopts). TEST_WORKERS='-n 0' runs it serially.
+TEST_WORKERS ?= -n auto --dist loadgroup
 test: $(STAMP) lint browser
 	$(PY) -m pytest -q $(TEST_WORKERS) $(PYTEST_ARGS)
 

@@ -28,7 +28,7 @@ import pytest
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 
-pytestmark = pytest.mark.wheel
+pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel")]  # one build under xdist
 
 REPO = Path(__file__).resolve().parents[1]
 
