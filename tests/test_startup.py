@@ -4,14 +4,11 @@ not depend on the machine's load), and ``--help`` speaks to the user, not to the
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 
 import pytest
-
-from stress.cli.parser import ELSEWHERE, build_parser
 
 #: Heavy or command-specific: none of them is needed to print the version, the help or to parse.
 HEAVY = (
@@ -87,35 +84,60 @@ def test_python_m_stress_version_imports_nothing_heavy():
     assert "stress.cli" in names and _heavy(names) == []
 
 
-def test_the_placeholders_show_the_same_help_as_the_commands():
-    """Commands defined elsewhere are placeholders until named: their help line must agree."""
-    assert build_parser(full=False).format_help() == build_parser().format_help()
-    for name in ELSEWHERE:
-        sub = _subparsers(build_parser(name, full=False))
-        assert (
-            sub.choices[name].format_help()
-            == _subparsers(build_parser()).choices[name].format_help()
-        )
+#: Run in a fresh interpreter: building every command's parser imports the whole package, and
+#: the process the tests share should not carry that (tests/test_tally.py measures memory).
+_HELP_PROBE = """
+import argparse, json
+from stress.cli.parser import ELSEWHERE, build_parser
 
-
-def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+def subparsers(parser):
     return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
 
-
-def _every_parser(parser: argparse.ArgumentParser, path=("aclnn-stress",)):
-    yield path, parser
+def every(parser, path=("aclnn-stress",)):
+    yield " ".join(path), parser.format_help()
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
-                yield from _every_parser(sub, (*path, name))
+                yield from every(sub, (*path, name))
+
+full = build_parser()
+print(json.dumps({
+    "top": [build_parser(full=False).format_help(), full.format_help()],
+    "placeholders": {
+        name: [
+            subparsers(build_parser(name, full=False)).choices[name].format_help(),
+            subparsers(full).choices[name].format_help(),
+        ]
+        for name in ELSEWHERE
+    },
+    "helps": dict(every(full)),
+}))
+"""
 
 
-def test_help_has_no_internal_references():
+@pytest.fixture(scope="module")
+def helps() -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", _HELP_PROBE], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
+def test_the_placeholders_show_the_same_help_as_the_commands(helps):
+    """Commands defined elsewhere are placeholders until named: their help line must agree."""
+    lazy, full = helps["top"]
+    assert lazy == full
+    for name, (placeholder_built, real) in helps["placeholders"].items():
+        assert placeholder_built == real, name
+
+
+def test_help_has_no_internal_references(helps):
     """No "(DESIGN item 3)", "issue #19" or the like: references a user cannot follow."""
-    bad = []
-    for path, parser in _every_parser(build_parser()):
-        text = parser.format_help()
-        for needle in ("DESIGN", "issue #", "issue ", " item "):
-            if needle in text:
-                bad.append((" ".join(path), needle))
+    assert len(helps["helps"]) >= 20  # every command and action was rendered
+    bad = [
+        (path, needle)
+        for path, text in helps["helps"].items()
+        for needle in ("DESIGN", "issue #", "issue ", " item ")
+        if needle in text
+    ]
     assert bad == [], json.dumps(bad)
