@@ -16,7 +16,8 @@ help:
 	@echo "make stress   create .venv, install, run the stress protocol over the shipped corpus"
 	@echo "make lint     ruff (lint and format check) over the package, tests, benchmarks, examples;"
 	@echo "              the README/docs figures against benchmarks/results (check_figures.py);"
-	@echo "              lint-imports: the architecture's contracts (pyproject.toml [tool.importlinter])"
+	@echo "              lint-imports: the architecture's contracts (pyproject.toml [tool.importlinter]);"
+	@echo "              deptry (the dependencies); check-wheel-contents (the built wheel)"
 	@echo "make bench    run the benchmarks in benchmarks/"
 	@echo "make bench-detect   detection power per simulated fault vs a naive harness (long)"
 	@echo "make browser  install Debian's chromium for the HTML report's browser tests (as root)"
@@ -32,8 +33,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
+# The suite over the cores with pytest-xdist (`-n auto`: one worker per core; loadgroup: tests
+# marked xdist_group share one worker, e.g. the wheel test's one build); slow tests stay
+# behind their marker (pyproject.toml's addopts). TEST_WORKERS='-n 0' runs it serially.
+TEST_WORKERS ?= -n auto --dist loadgroup
 test: $(STAMP) lint browser
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # Headless Chromium for the HTML report's browser tests (Debian's package). Installed only when
 # missing and running as root; otherwise those tests skip and say why.
@@ -68,11 +73,17 @@ stress: $(STAMP)
 hostile: $(STAMP)
 	$(PY) tests/hostile_sweep.py
 
+# deptry: the runtime dependencies are exactly what the package imports ([tool.deptry]);
+# check-wheel-contents: the wheel `python -m build` makes (from the sdist) holds what it should.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check stress tests benchmarks examples
 	$(VENV)/bin/ruff format --check stress tests benchmarks examples
 	$(PY) benchmarks/check_figures.py
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/deptry .
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	  $(PY) -m build --no-isolation --outdir "$$d" . >"$$d/build.log" 2>&1 || { cat "$$d/build.log"; exit 1; }; \
+	  $(VENV)/bin/check-wheel-contents "$$d"/*.whl
 
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
@@ -85,4 +96,4 @@ bench-detect: $(STAMP)
 	$(PY) benchmarks/detection.py $(DETECT_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build dist *.egg-info

@@ -8,7 +8,7 @@ The public API (what ``examples/`` and user code import; everything else may mov
 * :func:`call_once` — one call of a case on a device: its inputs and outputs.
 * :func:`compare` / :func:`check_reference` — outputs against expected arrays or the case's
   numpy reference, within the operator's tolerances.
-* ``stress.strategies`` — hypothesis strategies of valid and invalid cases (needs hypothesis).
+* ``stress.strategies`` — hypothesis strategies of valid and invalid cases.
 * :class:`RunConfig`, :class:`Case`, :func:`load_corpus`, the verdict vocabulary
   (:class:`Verdict`, :class:`Status`, :class:`Diagnosis`, :func:`is_failure`) and
   :class:`ConfigError`; :class:`AclError` (an ACL/aclnn status: ``code``, ``api``, ``message``).
@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stress.config import RunConfig
-from stress.corpus import Case, load_corpus
 from stress.errors import ConfigError
 from stress.records import CallRecord, RunReport
 from stress.vocabulary import VERSION as __version__
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from stress import acl
+    from stress.corpus import Case, load_corpus
 
 __all__ = [
     "AclError",
@@ -57,10 +57,14 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name == "strategies":  # imported on demand: it needs hypothesis (a test dependency)
+    if name == "strategies":  # imported on demand: it imports hypothesis
         from stress.corpus import strategies
 
         return strategies
+    if name in ("Case", "load_corpus"):  # on demand: the corpus parser needs numpy and the
+        import stress.corpus  # operator catalogue, which `aclnn-stress --version` does not
+
+        return getattr(stress.corpus, name)
     if name == "AclError":  # imported on demand: the binding is not loaded by `import stress`
         from stress.acl import AclError
 

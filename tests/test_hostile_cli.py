@@ -65,24 +65,51 @@ def clean_run(baseline, tmp_path_factory) -> Path:
 
 
 # -- one-line errors ----------------------------------------------------------------------------
+# One style for every argument error: the option, what it must be, the value given (as
+# RunConfig's own checks say it); errors about no one value end with the --help to read.
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["run", "--threads", "abc"], "aclnn-stress run: --threads: 'abc' is not an integer"),
-        (["run", "--duration", "x"], "aclnn-stress run: --duration: 'x' is not a number"),
+        (
+            ["run", "--threads", "abc"],
+            "aclnn-stress: error: --threads must be an integer, got 'abc'",
+        ),
+        (["run", "--threads", "0"], "aclnn-stress: error: --threads must be >= 1, got 0"),
+        (
+            ["run", "--duration", "x"],
+            "aclnn-stress: error: --duration must be a number > 0, got 'x'",
+        ),
+        (["run", "--duration", "0"], "aclnn-stress: error: --duration must be > 0, got 0"),
+        (
+            ["run", "--stream", "x"],
+            "aclnn-stress: error: --stream must be one of shared, per-thread, both, got 'x'",
+        ),
+        (["run", "--canary", "300"], "aclnn-stress: error: --canary must be a byte 0..255"),
+        (["run", "--phases", "nope"], "aclnn-stress: error: --phases must be a comma-separated"),
         (
             ["baseline", "record", "--repeats", "x"],
-            "aclnn-stress baseline record: --repeats: 'x' is not an integer",
+            "aclnn-stress: error: --repeats must be an integer, got 'x'",
         ),
-        (["gradcheck", "--C", "x"], "aclnn-stress gradcheck: --C: 'x' is not an integer"),
-        (["report"], "aclnn-stress report: the following arguments are required: dir"),
-        (["bogus"], "aclnn-stress: COMMAND: invalid choice: 'bogus'"),
-        (["corpus"], "aclnn-stress corpus: the following arguments are required"),
+        (["gradcheck", "--C", "x"], "aclnn-stress: error: --C must be an integer, got 'x'"),
+        (["bogus"], "aclnn-stress: error: COMMAND must be one of info, sim, ops, run,"),
     ],
 )
-def test_argument_errors_are_one_line(argv, expected):
+def test_argument_errors_are_one_line_in_one_style(argv, expected):
     line = _one_line_error(stress_cli(*argv))
-    assert line.startswith(expected) and line.endswith("(see --help)")
+    assert line.startswith(expected) and line.endswith(argv[-1] if argv[-1] == "0" else "'")
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["report"], "aclnn-stress: error: the following arguments are required: dir"),
+        (["corpus"], "aclnn-stress: error: the following arguments are required"),
+        (["run", "--bogus"], "aclnn-stress: error: unrecognized arguments: --bogus"),
+    ],
+)
+def test_structural_argument_errors_name_the_help_to_read(argv, expected):
+    line = _one_line_error(stress_cli(*argv))
+    assert line.startswith(expected) and line.endswith("--help)")
 
 
 def test_help_states_the_exit_codes():

@@ -119,7 +119,10 @@ def test_options_and_markers_are_registered(pytester):
         (["--stress-corpus", "bad.toml"], "field 'shape': expected a list of integers"),
         (["--stress-control", "nope"], "--stress-control nope: no such file"),
         (["--stress-backend", "gpu"], "invalid choice: 'gpu'"),
-        (["--stress-max-case-bytes", "abc"], "'abc' is not a positive number of bytes"),
+        (
+            ["--stress-max-case-bytes", "abc"],
+            "must be a positive number of bytes (e.g. 8G, 512M, 1000000), got 'abc'",
+        ),
     ],
 )
 def test_bad_options_are_usage_errors(pytester, args, message):

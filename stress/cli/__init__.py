@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from stress.cli.commands import EXIT_CLEAN, EXIT_CONFIG, EXIT_FINDINGS, EXIT_INCOMPLETE
 from stress.cli.errors import os_error_line
-from stress.cli.parser import build_parser
+from stress.cli.parser import build_parser, command_of
 from stress.cli.stdout import guard_stdout
 from stress.errors import ConfigError
 from stress.signals import exit_code, interruptible
@@ -30,7 +30,8 @@ __all__ = [
 
 def main(argv: Sequence[str] | None = None) -> int:
     out = guard_stdout()
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command_of(argv), full=False)  # imports only the command it runs
     args = parser.parse_args(argv)
     func: Callable[..., int] = args.func
     with interruptible():

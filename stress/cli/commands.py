@@ -26,16 +26,8 @@ def verdict_exit(report: RunReport) -> int:
     return _EXIT.get(report.verdict, EXIT_FINDINGS)
 
 
-_REPO = Path(__file__).resolve().parents[2]
 DEFAULT_CORPUS = ("corpus/mhc.toml",)
 DEFAULT_CONTROL = "corpus/control.toml"
-
-
-def _shipped(path: str) -> str:
-    """A default corpus path: relative to the working directory, else to the source tree."""
-    if Path(path).exists() or not (_REPO / path).exists():
-        return path
-    return str(_REPO / path)
 
 
 # -- info / sim ------------------------------------------------------------------------------
@@ -114,20 +106,25 @@ def cmd_ops(args: argparse.Namespace) -> int:
 
 def _session_from(args: argparse.Namespace, *, for_run: bool):
     from stress.engine.run.session import Session
+    from stress.shipped import default_paths
 
     config = RunConfig.from_cli(args, phases=None if for_run else ("serial",))
-    corpus = [_shipped(p) for p in (args.corpus or DEFAULT_CORPUS)]
-    control = [] if args.control == "none" else [_shipped(args.control)]
+    paths = default_paths(
+        args.corpus, args.control, corpus_default=DEFAULT_CORPUS, control_default=DEFAULT_CONTROL
+    )
+    args.corpus_note = paths.note  # the console line saying which corpus the run uses
+    # the shipped corpus outside a checkout: nothing to compare with but its own first recording
+    first_use = paths.shipped and not args.baseline
     return Session(
         config=config,
-        corpus=corpus,
-        control=control,
+        corpus=list(paths.corpus),
+        control=list(paths.control),
         baseline_path=Path(args.baseline) if args.baseline else None,
         out_dir=Path(args.out) if getattr(args, "out", None) else None,
         backend=args.backend,
         isolate=not args.no_isolate,
         force=getattr(args, "force", False),
-        record_missing=getattr(args, "record_baseline", False),
+        record_missing=getattr(args, "record_baseline", False) or first_use,
         shrink_budget=max(0.0, getattr(args, "shrink_budget", 0.0)),
     )
 
@@ -168,7 +165,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         banner=f"aclnn-stress {__version__}: seed {cfg.seed} (replay with --seed {cfg.seed}), "
         f"{cfg.threads} threads, context {cfg.context}, streams {'+'.join(cfg.streams)}, "
-        f"phases {','.join(cfg.phases)}",
+        f"phases {','.join(cfg.phases)}"
+        + (f"\n{args.corpus_note}" if getattr(args, "corpus_note", "") else ""),
     )
     try:
         report = session.run()
@@ -230,6 +228,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         return EXIT_CLEAN
     session = _session_from(args, for_run=False)
     session.load()
+    if args.corpus_note:
+        console.print(args.corpus_note, highlight=False)
     if not args.out:
         path = session.default_baseline(session.backend_info()["fingerprint"])
     else:

@@ -18,19 +18,37 @@ EXIT_CODES_HELP = (
 )
 
 _INVALID = re.compile(r"^argument (?P<opt>[^:]+): invalid (?P<kind>\w+) value: (?P<value>.*)$")
+_CHOICE = re.compile(
+    r"^argument (?P<opt>[^:]+): invalid choice: (?P<value>.*?) \(choose from (?P<choices>.*)\)$"
+)
 _KINDS = {"int": "an integer", "float": "a number"}
 
 
+def _option(name: str) -> str:
+    """``-o/--out`` -> ``--out``: the long spelling, as the rest of the CLI names options."""
+    return name.split("/")[-1]
+
+
 def argument_error(prog: str, message: str) -> str:
-    """argparse's ``message`` for ``prog`` as the one line the CLI prints."""
-    m = _INVALID.match(message)
-    if m and m["kind"] in _KINDS:
-        opt = m["opt"].split("/")[-1]
-        message = f"{opt}: {m['value']} is not {_KINDS[m['kind']]}"
-    elif message.startswith("argument "):
+    """argparse's ``message`` for ``prog`` as the one line the CLI prints, in the style of every
+    other argument error (:class:`stress.config.RunConfig`'s): ``aclnn-stress: error: --OPTION
+    must be WHAT IS ALLOWED, got VALUE``. An error that is about no one value (a missing or an
+    unknown argument) ends with the ``--help`` to read."""
+    if m := _INVALID.match(message):
+        kind = _KINDS.get(m["kind"], f"a {m['kind']}")
+        return f"aclnn-stress: error: {_option(m['opt'])} must be {kind}, got {m['value']}"
+    if m := _CHOICE.match(message):
+        choices = ", ".join(c.strip().strip("'") for c in m["choices"].split(","))
+        return (
+            f"aclnn-stress: error: {_option(m['opt'])} must be one of {choices}, got {m['value']}"
+        )
+    if message.startswith("argument ") and " must be " in message:  # a values.py type's error
         opt, _, rest = message[len("argument ") :].partition(": ")
-        message = f"{opt.split('/')[-1]}: {rest}"
-    return f"{prog}: {message} (see --help)"
+        return f"aclnn-stress: error: {_option(opt)} {rest}"
+    if message.startswith("argument "):
+        opt, _, rest = message[len("argument ") :].partition(": ")
+        message = f"{_option(opt)}: {rest.replace('argument ', '')}"
+    return f"aclnn-stress: error: {message} (see {prog} --help)"
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 
 from stress import __version__
 from stress.cli import commands as c
@@ -12,7 +13,7 @@ from stress.cli import values as v
 from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
 from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES
 
-__all__ = ["build_parser"]
+__all__ = ["ELSEWHERE", "build_parser", "command_of"]
 
 
 _SIMPLE_EXIT_CODES = "Exit codes: 0 done, 2 usage/configuration/environment error."
@@ -343,12 +344,37 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=c.cmd_report)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from stress.cli.corpus import add_cli as add_corpus
-    from stress.cli.op import add_cli as add_op
-    from stress.cli.reproduce import add_cli as add_reproduce
-    from stress.cli.sanitize import add_cli as add_sanitize
-    from stress.gradcheck.cli import add_cli as add_gradcheck
+#: The commands whose arguments are defined with their subpackages: (module, its one-line help).
+#: Only the command being run is imported (they pull the operator catalogue, the header reader,
+#: numpy: `aclnn-stress --version` and `--help` must not); the others get a placeholder with the
+#: same help line (tests/test_startup.py checks that the two agree).
+ELSEWHERE = {
+    "gradcheck": (
+        "stress.gradcheck.cli",
+        "finite-difference check of a declared backward's gradients",
+    ),
+    "corpus": ("stress.cli.corpus", "generate corpus files (valid cases or constraint violations)"),
+    "op": ("stress.cli.op", "read operators from aclnn headers (inspect, new, list)"),
+    "sanitize": (
+        "stress.cli.sanitize",
+        "re-run a finished run's reproducers under the sanitizer",
+    ),
+    "reproduce": (
+        "stress.cli.reproduce",
+        "write a standalone ctypes script reproducing a run's failure",
+    ),
+}
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (its first word not an option: the top level takes no value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(command: str | None = None, *, full: bool = True) -> argparse.ArgumentParser:
+    """The whole parser (``full``), or one whose commands defined elsewhere (:data:`ELSEWHERE`)
+    are placeholders except ``command``: what :func:`stress.cli.main` parses with."""
+    from importlib import import_module
 
     parser = OneLineParser(
         prog="aclnn-stress",
@@ -365,9 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_baseline(sub)
     _add_report(sub)
-    add_gradcheck(sub)
-    add_corpus(sub)
-    add_op(sub)
-    add_sanitize(sub)
-    add_reproduce(sub)
+    for name, (module, help_line) in ELSEWHERE.items():
+        if full or name == command:
+            import_module(module).add_cli(sub)
+        else:
+            sub.add_parser(name, help=help_line, add_help=False)
     return parser

@@ -46,7 +46,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from stress.standalone import write_script
 
     if args.iterations < 0:
-        raise ConfigError(f"--iterations: must be >= 0, got {args.iterations}")
+        raise ConfigError(f"--iterations must be >= 0, got {args.iterations}")
     if args.output is not None:
         output_file(args.output, "-o")
     repro = write_script(args.run_dir, args.output, args.case, args.iterations, args.backend)

@@ -42,7 +42,7 @@ def add_cli(sub: argparse._SubParsersAction) -> None:
 def cmd_sanitize(args: argparse.Namespace) -> int:
     """Run the command (a ConfigError reaches the CLI's one-line error, exit 2)."""
     if not math.isfinite(args.timeout) or args.timeout <= 0:
-        raise ConfigError(f"--timeout: must be a finite number of seconds > 0, got {args.timeout}")
+        raise ConfigError(f"--timeout must be a finite number of seconds > 0, got {args.timeout}")
     result = sanitize_run(args.run_dir, args.timeout, args.tool)
     if not result.reruns:
         print("nothing to re-run: the run has no reproducer and no failing case")

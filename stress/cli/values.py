@@ -19,7 +19,8 @@ def phases(text: str) -> tuple[str, ...]:
     bad = [p for p in chosen if p not in PHASES]
     if bad or not chosen:
         raise argparse.ArgumentTypeError(
-            f"unknown phase {bad[0] if bad else text!r}; choose from {', '.join(PHASES)} or all"
+            f"must be a comma-separated list of {', '.join(PHASES)}, or all, got "
+            f"{bad[0] if bad else text!r}"
         )
     return chosen
 
@@ -28,9 +29,9 @@ def byte(text: str) -> int:
     try:
         value = int(text, 0)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a byte such as 0xAB") from None
+        value = -1
     if not 0 <= value <= 255:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a byte (0..255)")
+        raise argparse.ArgumentTypeError(f"must be a byte 0..255 such as 0xAB, got {text!r}")
     return value
 
 
@@ -39,7 +40,8 @@ def positive(kind: type) -> Callable[[str], float]:
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"must be {what} > 0, got {text!r}") from None
         if value <= 0:
             raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
         return value
@@ -52,7 +54,7 @@ def seconds_or_zero(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        value, text = math.nan, repr(text)
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
     return value
@@ -62,5 +64,7 @@ def byte_count(text: str) -> int:
     """A positive byte count, optionally with K, M, G or T (binary: 1G = 2^30)."""
     try:
         return parse_bytes(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of bytes (e.g. 8G, 512M, 1000000), got {text!r}"
+        ) from None

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hypothesis.errors import InvalidArgument
-
 from stress import ops
 from stress.errors import ConfigError
 from stress.ops.declaration import OpDeclaration
@@ -53,6 +51,8 @@ _BOUNDS = ("dims", "dtypes", "max_elements", "limits")
 def make_bounds(op: str, **bounds: Any) -> DeclaredBounds:
     """The validated bounds of ``op``: ``dims`` ({name: (low, high)}), ``dtypes`` ({var: [...]}),
     ``max_elements`` (per tensor), ``limits`` ({"B*S": 512}); BoundsError naming the bad one."""
+    from hypothesis.errors import InvalidArgument  # only where the strategies are used
+
     from stress.ops.declared_strategies import declared_bounds
 
     decl = declaration(op)
@@ -72,6 +72,8 @@ def violations_of(op: str) -> dict[str, tuple[str, int]]:
 
 def check_violations(op: str, violations: Sequence[str] | None) -> tuple[str, ...]:
     """The violation names to draw from (all of ``op``'s when None)."""
+    from hypothesis.errors import InvalidArgument
+
     from stress.ops.declared_strategies import violations_of as declared
 
     try:

@@ -96,7 +96,7 @@ def add_cli(subparsers: Any) -> None:
     """Add the ``gradcheck`` subcommand to ``aclnn-stress``'s subparsers."""
     p = subparsers.add_parser(
         "gradcheck",
-        help="finite-difference check of a declared backward's gradients (DESIGN item 3)",
+        help="finite-difference check of a declared backward's gradients",
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -93,7 +93,7 @@ def sample_elements(shapes: Mapping[str, tuple[int, ...]], k: int, seed: int) ->
     Drawn from ``SeedSequence(seed, spawn_key=(2,))``: independent of the inputs and gradients.
     """
     if k < 0:
-        raise ConfigError(f"--sample: must be >= 0, got {k}")
+        raise ConfigError(f"--sample must be >= 0, got {k}")
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_SAMPLE_SPAWN_KEY,)))
     out: list[Element] = []
     for name, shape in shapes.items():

@@ -1,0 +1,143 @@
+"""The CLI starts like a small tool: ``--version``, ``--help`` and parsing a command import only
+what they need (benchmarks/bench_startup.py times it; this checks what is imported, which does
+not depend on the machine's load), and ``--help`` speaks to the user, not to the project."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+#: Heavy or command-specific: none of them is needed to print the version, the help or to parse.
+HEAVY = (
+    "numpy",
+    "ml_dtypes",
+    "rich",
+    "jinja2",
+    "matplotlib",
+    "hypothesis",
+    "pycparser",
+    "pcpp",
+    "tomli_w",
+    "stress.ops",
+    "stress.corpus",
+    "stress.acl",
+    "stress.engine",
+)
+
+
+def _imported(code: str) -> set[str]:
+    """Every module a fresh interpreter has imported after ``code`` (python -X importtime)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode in (0, 2), done.stderr[-2000:]
+    names = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert "stress.cli" in names  # the probe itself worked
+    return names
+
+
+def _heavy(names: set[str]) -> list[str]:
+    return sorted(n for n in names if any(n == h or n.startswith(h + ".") for h in HEAVY))
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["run", "--help"], []])
+def test_version_and_help_import_nothing_heavy(argv):
+    code = f"import sys; from stress.cli import main; sys.exit(main({argv!r}))"
+    assert _heavy(_imported(code)) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--budget", "3", "--corpus", "corpus/mhc.toml"],
+        ["baseline", "record", "--repeats", "2"],
+        ["report", "some-dir"],
+        ["info"],
+    ],
+)
+def test_a_command_is_parsed_before_the_catalogue_or_the_corpus_parser_is_imported(argv):
+    code = (
+        "from stress.cli.parser import build_parser, command_of\n"
+        f"build_parser(command_of({argv!r}), full=False).parse_args({argv!r})\n"
+    )
+    assert _heavy(_imported(code)) == []
+
+
+def test_python_m_stress_version_imports_nothing_heavy():
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "stress", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.startswith("aclnn-stress ")
+    names = {ln.rsplit("|", 1)[1].strip() for ln in done.stderr.splitlines() if "|" in ln}
+    assert "stress.cli" in names and _heavy(names) == []
+
+
+#: Run in a fresh interpreter: building every command's parser imports the whole package, and
+#: the process the tests share should not carry that (tests/test_tally.py measures memory).
+_HELP_PROBE = """
+import argparse, json
+from stress.cli.parser import ELSEWHERE, build_parser
+
+def subparsers(parser):
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+def every(parser, path=("aclnn-stress",)):
+    yield " ".join(path), parser.format_help()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from every(sub, (*path, name))
+
+full = build_parser()
+print(json.dumps({
+    "top": [build_parser(full=False).format_help(), full.format_help()],
+    "placeholders": {
+        name: [
+            subparsers(build_parser(name, full=False)).choices[name].format_help(),
+            subparsers(full).choices[name].format_help(),
+        ]
+        for name in ELSEWHERE
+    },
+    "helps": dict(every(full)),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def helps() -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", _HELP_PROBE], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
+def test_the_placeholders_show_the_same_help_as_the_commands(helps):
+    """Commands defined elsewhere are placeholders until named: their help line must agree."""
+    lazy, full = helps["top"]
+    assert lazy == full
+    for name, (placeholder_built, real) in helps["placeholders"].items():
+        assert placeholder_built == real, name
+
+
+def test_help_has_no_internal_references(helps):
+    """No "(DESIGN item 3)", "issue #19" or the like: references a user cannot follow."""
+    assert len(helps["helps"]) >= 20  # every command and action was rendered
+    bad = [
+        (path, needle)
+        for path, text in helps["helps"].items()
+        for needle in ("DESIGN", "issue #", "issue ", " item ")
+        if needle in text
+    ]
+    assert bad == [], json.dumps(bad)
