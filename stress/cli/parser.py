@@ -353,7 +353,10 @@ ELSEWHERE = {
         "stress.gradcheck.cli",
         "finite-difference check of a declared backward's gradients",
     ),
-    "corpus": ("stress.cli.corpus", "generate corpus files (valid cases or constraint violations)"),
+    "corpus": (
+        "stress.cli.corpus",
+        "generate corpus files (valid cases or constraint violations) or import msOpST's",
+    ),
     "op": ("stress.cli.op", "read operators from aclnn headers (inspect, new, list)"),
     "sanitize": (
         "stress.cli.sanitize",
