@@ -21,6 +21,7 @@ from stress import acl
 from stress.baseline.store import Baseline, CaseBaseline, OutputBaseline
 from stress.config import CANARY, RunConfig, check_device
 from stress.corpus.parse import Case
+from stress.engine.canaries import SECOND_CANARY
 from stress.engine.digest import call_digest, digest
 from stress.engine.execute import Outcome, close_enough, run_call
 from stress.engine.inputs import InputCache
@@ -30,7 +31,7 @@ from stress.records import RecordedCase
 
 __all__ = ["ALT_CANARY", "backend_fingerprint", "corpus_fingerprint", "record_baseline"]
 
-ALT_CANARY = 0x5A
+ALT_CANARY = SECOND_CANARY  # the run's second canary too (stress.engine.canaries)
 
 
 def backend_fingerprint(rt: acl.Runtime) -> dict[str, Any]:

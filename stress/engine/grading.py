@@ -80,6 +80,7 @@ class CaseTally:
         "first",
         "first_error",
         "first_mismatch",
+        "kept",
         "mismatched",
         "ok",
         "unwritten",
@@ -93,6 +94,8 @@ class CaseTally:
         self.errors: dict[str, int] = {}
         self.first_error: CallRecord | None = None
         self.unwritten: dict[str, int] = {}
+        # output -> canary byte -> elements: leftovers not confirmed by the baseline
+        self.kept: dict[str, dict[int, int]] = {}
         self.mismatched = 0
         self.bad_digest: str | None = None
         self.bad_varied = False  # the mismatched calls gave more than one digest
@@ -114,6 +117,9 @@ class CaseTally:
             self.digests[r.digest] = self.digests.get(r.digest, 0) + 1
         for name, n in (r.unwritten or {}).items():
             self.unwritten[name] = max(self.unwritten.get(name, 0), n)
+        for name, n in (r.kept or {}).items():
+            seen = self.kept.setdefault(name, {})
+            seen[r.canary or 0] = max(seen.get(r.canary or 0, 0), n)
         if r.match is False:
             if self.first_mismatch is None:
                 self.first_mismatch, self.bad_digest = r, r.digest
@@ -124,6 +130,7 @@ class CaseTally:
     def verdict(self, case_id: str) -> CaseVerdict:
         """The case's verdict (worst first) from what was folded in."""
         verdict, detail = Verdict.PASS, ""
+        unwritten = self.confirmed_unwritten()
         if Status.CRASH in self.first:
             verdict = Verdict.CRASH
             detail = self.first[Status.CRASH].message or ""
@@ -135,11 +142,9 @@ class CaseTally:
         elif self.first_error is not None:
             verdict = Verdict.ERROR
             detail = self.first_error.message or f"status {self.first_error.code}"
-        elif self.unwritten:
+        elif unwritten:
             verdict = Verdict.UNWRITTEN
-            detail = ", ".join(
-                f"{k}: {n} elements kept the canary" for k, n in self.unwritten.items()
-            )
+            detail = ", ".join(f"{k}: {n} elements kept the canary" for k, n in unwritten.items())
         elif self.first_mismatch is not None:
             if self.mismatched == self.ok and not self.bad_varied:
                 verdict = Verdict.MISMATCH_STABLE
@@ -159,9 +164,19 @@ class CaseTally:
             dict(self.digests),
             self.mismatched,
             dict(self.errors),
-            dict(self.unwritten),
+            unwritten,
             detail,
         )
+
+    def confirmed_unwritten(self) -> dict[str, int]:
+        """Output -> elements never written: confirmed by the baseline's second canary, or kept
+        under both canaries in this phase (one canary alone is a coincidence:
+        :mod:`stress.engine.canaries`)."""
+        out = dict(self.unwritten)
+        for name, seen in self.kept.items():
+            if len(seen) > 1:
+                out[name] = max(out.get(name, 0), min(seen.values()))
+        return out
 
 
 def case_verdict(case_id: str, records: list[CallRecord]) -> CaseVerdict:
