@@ -54,13 +54,15 @@ def test_budget_is_divided_across_the_concurrent_phases_left():
     # serial and shuffled: a cap (the share a timed phase would get) to sample cases within
     serial = [st.phase for st in steps].index("serial")
     assert s.duration(serial, 5.0) == pytest.approx((15.0 - STEP_OVERHEAD_S * 5) / 3)
-    assert Scheduler(RunConfig(), plan(RunConfig())).duration(serial, 5.0) is None
+    one = RunConfig(streams=("shared",))
+    assert Scheduler(one, plan(one)).duration(serial, 5.0) is None
     assert s.duration(i, 19.0) > 0  # never zero or negative, however late
     assert s.config_for(i, 5.0).duration == pytest.approx(round(expect, 3))
     # without a budget, --duration per concurrent phase and the short burst
-    plain = Scheduler(RunConfig(duration=3.0), plan(RunConfig(duration=3.0)))
+    short = RunConfig(duration=3.0, streams=("shared",))
+    plain = Scheduler(short, plan(short))
     assert plain.duration(0, 0.0) == BURST_SECONDS and plain.duration(1, 0.0) == 3.0
-    inter = [st.phase for st in plan(RunConfig())].index("interleaved")
+    inter = [st.phase for st in plan(short)].index("interleaved")
     assert plain.duration(inter, 0.0) is None  # every pair: only --budget bounds the matrix
     left = len(steps) - inter  # interleaved and mixed
     assert s.duration(inter, 5.0) == pytest.approx((15.0 - STEP_OVERHEAD_S * left) / 2)
