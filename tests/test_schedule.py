@@ -129,6 +129,10 @@ def test_after_a_failing_burst_the_diagnostic_steps_are_short_and_focused():
     alone = BurstFindings(("a",), frozenset({"stream=per-thread"}), partners=("x", "y"))
     cross = [s for s in focus_steps(rest, burst, alone) if s.phase == "mixed" and s.confirm]
     assert cross[0].focus == ("a", "x", "y")
+    # one failing case that met no other: its interleaved pairs with every case, still short
+    lone = BurstFindings(("a",), frozenset({"stream=per-thread"}))
+    pairs = [s for s in focus_steps(rest, burst, lone) if s.phase == "interleaved" and s.confirm]
+    assert len(pairs) == 1 and pairs[0].focus == () and pairs[0].seconds == FOCUS_SECONDS
     # the control failed in the burst under shared streams: the control runs there too
     both = BurstFindings((), frozenset({"stream=shared"}), frozenset({"stream=shared"}))
     ctl = [s.variant for s in focus_steps(rest, burst, both) if s.confirm]
@@ -153,6 +157,7 @@ def test_a_failing_burst_is_diagnosed_by_short_focused_steps(tmp_path):
         "serial",
         "shuffled",
         f"isolated stream=per-thread {FOCUS}",
+        f"interleaved {FOCUS}",  # a self-race stands only once the pairs are clean
     ], names
     assert any(n.startswith("diagnosing: the burst failed") for n in report["notes"])
 

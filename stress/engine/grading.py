@@ -13,9 +13,11 @@ order: ``crash``, ``hang``, ``out-of-memory`` (the resource ran out: never read 
 harness is to blame), ``unwritten-output``, ``operator-error`` (a valid case fails with an error
 status even serially), ``baseline-mismatch`` (serial replay disagrees with the baseline: a changed
 or non-deterministic operator), ``order-dependence`` (single-threaded random order fails, serial
-is clean), ``self-race`` (a case alone on many threads fails), ``cross-call-contamination``
-(mixed or interleaved fail while isolated and control are clean), ``incomplete`` (nothing
-failed but a phase made no call), ``clean``. Single-threaded
+is clean), ``self-race`` (a case alone on many threads fails and the single-threaded
+interleaved pairs do not: when they fail too, the case needs another call's state, which its own
+copies on other threads also provide, and the run says ``cross-call-contamination``),
+``cross-call-contamination`` (mixed or interleaved fail while isolated and control are
+clean), ``incomplete`` (nothing failed but a phase made no call), ``clean``. Single-threaded
 patterns come before concurrent ones because they need no concurrency and therefore also explain
 concurrent failures.
 """
@@ -367,8 +369,21 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
     single = _single_threaded(ph)
     if single is not None:
         return single
+    if ph.fails("isolated") and ph.fails("interleaved"):
+        # one thread, two calls' stages interleaved, fails too: the case needs another call's
+        # state (its freed buffers, its tiling), which T copies of itself also provide
+        return Diagnosis.CROSS_CALL_CONTAMINATION, (
+            "interleaved pairs fail on one thread, so the failure of one case alone on many "
+            "threads is another call's state too, not a race of the case with itself: "
+            + ph.where(lambda v: v in _CONTAMINATION)
+        )
     if ph.fails("isolated"):
-        return Diagnosis.SELF_RACE, "one case alone on many threads fails: " + ph.where(_failed)
+        return Diagnosis.SELF_RACE, (
+            "one case alone on many threads fails"
+            + ("" if ph.ran("interleaved") else " (interleaved pairs not run)")
+            + ": "
+            + ph.where(_failed)
+        )
     if ph.fails("mixed") or ph.fails("interleaved"):
         return Diagnosis.CROSS_CALL_CONTAMINATION, (
             f"different cases in flight corrupt each other "
