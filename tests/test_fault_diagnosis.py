@@ -241,8 +241,9 @@ def _run_gradcheck(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, 
 
 # scratch-pool lives in the staging pool of the non-mHC operators: the mHC corpus cannot see it
 # (its diagnosis needs a corpus mixing two such operators; tests/test_sim_scratch_pool.py);
-# softmax-grad-tail lives in aclnnSoftmaxBackward (gradcheck: tests/test_gradcheck_spec.py)
-MHC_FAULTS = [f for f in EXPECTED if f not in ("scratch-pool", "softmax-grad-tail")]
+# softmax-grad-tail lives in aclnnSoftmaxBackward (gradcheck: tests/test_gradcheck_spec.py);
+# weight-cache in aclnnMatmul, found when the baseline is recorded (tests/test_baseline_order.py)
+MHC_FAULTS = [f for f in EXPECTED if f not in ("scratch-pool", "softmax-grad-tail", "weight-cache")]
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stress import acl
+from stress.baseline.order import OrderDependence
 from stress.baseline.record import backend_fingerprint, record_baseline
 from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
@@ -63,16 +64,19 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
             ).to_json()
         )  # fmt: skip
 
-    baseline = record_baseline(
-        rt,
-        cases,
-        repeats=config.repeats,
-        canary=config.canary,
-        deterministic=config.deterministic,
-        device=config.device,
-        call_timeout_ms=config.call_timeout_ms,
-        progress=progress,
-    )
+    try:
+        baseline = record_baseline(
+            rt,
+            cases,
+            repeats=config.repeats,
+            canary=config.canary,
+            deterministic=config.deterministic,
+            device=config.device,
+            call_timeout_ms=config.call_timeout_ms,
+            progress=progress,
+        )
+    except OrderDependence as exc:  # a finding: the parent raises it again (exit 1), unsaved
+        return PhaseStatus.DONE, "", {"order_dependence": str(exc)}
     path = baseline.save(job["out"])
     return PhaseStatus.DONE, "", {"path": str(path)}
 

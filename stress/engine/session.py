@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stress.baseline.order import OrderDependence
 from stress.baseline.store import backend_tag, default_baseline_path
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
@@ -129,6 +130,8 @@ class Session:
         end = self._require_done(
             self._job(job, on_case or (lambda r: None)), "recording the baseline"
         )
+        if end.get("order_dependence"):
+            raise OrderDependence(end["order_dependence"])
         return Path(end.get("path", path))
 
     # -- the run ----------------------------------------------------------------------------

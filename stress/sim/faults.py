@@ -83,6 +83,12 @@ FAULTS: dict[str, Fault] = {
             "aclnn-stress gradcheck --op corpus/ops/softmax_backward.toml -> biased",
             ("aclnnSoftmaxBackward",),
         ),
+        _fault(
+            "weight-cache",
+            Diagnosis.ORDER_DEPENDENCE,
+            "baseline record (fresh vs recycled addresses) over corpus/ops/matmul.toml",
+            ("aclnnMatmul",),
+        ),
     )
 }
 
