@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_fault_diagnosis import EXPECTED, run_fault
+from test_fault_diagnosis import AT_RECORD, EXPECTED, run_fault
 
 from stress.config import PHASES, RunConfig
 from stress.engine.grading import BURST_ONLY
@@ -163,9 +163,7 @@ def test_a_failing_burst_is_diagnosed_by_short_focused_steps(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "fault", [f for f in EXPECTED if f not in ("scratch-pool", "weight-cache")]
-)
+@pytest.mark.parametrize("fault", [f for f in EXPECTED if f not in ("scratch-pool", *AT_RECORD)])
 def test_fail_fast_with_focused_steps_diagnoses_each_fault(tmp_path, fault):
     """The default protocol as the CLI runs it (fail-fast, both stream policies): the focused
     diagnostic steps (or the full phases after them) give each fault its expected diagnosis."""
