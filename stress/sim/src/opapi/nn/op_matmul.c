@@ -63,9 +63,18 @@ typedef struct {
     float *w; /* [k][m], rounded */
 } wc_slot;
 
-static wc_slot g_wc[WC_SLOTS];
-static unsigned g_wc_next;
-static pthread_mutex_t g_wc_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Once per process whichever library runs the operator (aclsim_shared_state, nb_state.c). */
+typedef struct {
+    pthread_mutex_t mu;
+    wc_slot slot[WC_SLOTS];
+    unsigned next;
+} wc_state;
+
+static void wc_init(void *state)
+{
+    wc_state *g = state;
+    pthread_mutex_init(&g->mu, NULL);
+}
 
 static void wc_convert(const aclsim_tensor_desc *y, const mm_attrs *a, float *w)
 {
@@ -83,29 +92,30 @@ static void wc_convert(const aclsim_tensor_desc *y, const mm_attrs *a, float *w)
 static float *wc_weights(const aclsim_tensor_desc *y, const mm_attrs *a)
 {
     size_t bytes = (size_t)(a->k * a->m) * sizeof(float);
-    float *w = malloc(bytes ? bytes : 1);
+    wc_state *g = aclsim_shared_state("matmul.weight_cache", sizeof(wc_state), wc_init);
+    float *w = g ? malloc(bytes ? bytes : 1) : NULL;
     if (!w)
-        return NULL;
+        return NULL; /* out of memory: the kernel reads mat2 itself */
     const void *addr = op_view_base(y);
-    pthread_mutex_lock(&g_wc_lock);
+    pthread_mutex_lock(&g->mu);
     for (int i = 0; i < WC_SLOTS; i++) {
-        wc_slot *s = &g_wc[i];
+        wc_slot *s = &g->slot[i];
         if (s->w && s->addr == addr && s->dtype == y->dtype && s->round == a->round &&
             s->k == a->k && s->m == a->m) {
             memcpy(w, s->w, bytes); /* a hit: mat2 itself is not read */
-            pthread_mutex_unlock(&g_wc_lock);
+            pthread_mutex_unlock(&g->mu);
             return w;
         }
     }
     wc_convert(y, a, w);
     float *copy = malloc(bytes ? bytes : 1);
     if (copy) {
-        wc_slot *s = &g_wc[g_wc_next++ % WC_SLOTS];
+        wc_slot *s = &g->slot[g->next++ % WC_SLOTS];
         free(s->w);
         memcpy(copy, w, bytes);
         *s = (wc_slot){addr, y->dtype, a->round, a->k, a->m, copy};
     }
-    pthread_mutex_unlock(&g_wc_lock);
+    pthread_mutex_unlock(&g->mu);
     return w;
 }
 
