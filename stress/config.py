@@ -71,7 +71,9 @@ class RunConfig:
     seed: int = 0
     threads: int = 8
     context: str = "shared"  # shared | per-thread
-    streams: tuple[str, ...] = ("shared",)  # stream policies the concurrent phases run under
+    # stream policies the concurrent phases run under: both by default, so that kernels overlap
+    # (per-thread streams) as well as host threads sharing one stream (README "--stream")
+    streams: tuple[str, ...] = STREAM_POLICIES
     duration: float | None = None  # seconds per concurrent phase (None: DEFAULT_DURATION)
     iterations: int | None = None  # rounds per concurrent phase (per case for isolated)
     repeats: int = 3  # K: calls per case in serial and shuffled (and in a baseline recording)
@@ -189,7 +191,7 @@ class RunConfig:
         context = getattr(args, "context", None) or cls.context
         stream = getattr(args, "stream", None)
         if stream is None:
-            streams: tuple[str, ...] = ("per-thread",) if context == "per-thread" else ("shared",)
+            streams: tuple[str, ...] = ("per-thread",) if context == "per-thread" else cls.streams
         else:
             streams = ("shared", "per-thread") if stream == "both" else (stream,)
         seed = getattr(args, "seed", None)

@@ -123,6 +123,10 @@ class CallRecord:
     digest: str | None = None
     outputs: Mapping[str, str] | None = None
     unwritten: Mapping[str, int] | None = None
+    # output -> elements that kept the canary, not confirmed by the second one (not a failure
+    # by itself; graded per phase: stress.grading.canaries), and the byte the call used
+    kept: Mapping[str, int] | None = None
+    canary: int | None = None
     tolerance_ratio: float | None = None
     t: float | None = None  # perf_counter at the call's start (seconds)
     dur: float | None = None  # seconds

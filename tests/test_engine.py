@@ -53,7 +53,7 @@ def test_clean_run_passes_everywhere_and_report_rerenders(tmp_path, baseline):
     report = typed.to_json()
     assert report["diagnosis"] == "clean" and report["verdict"] == "clean"
     names = [p["name"] for p in report["phases"]]
-    assert names == list(PHASES)
+    assert list(dict.fromkeys(names)) == list(PHASES)  # concurrent ones under both streams
     for p in report["phases"]:
         assert p["verdict"] == "PASS" and p["calls"] > 0, p
         for c in p["cases"]:
@@ -191,7 +191,7 @@ def test_interrupted_run_keeps_a_renderable_result_file(tmp_path, baseline):
     assert proc.returncode == 130, err
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "interrupted" and not report["complete"]
-    assert [p["name"] for p in report["phases"]][:2] == ["burst", "control"]
+    assert [p["name"] for p in report["phases"]][:3] == ["burst", "burst", "control"]
     assert report["phases"][0]["verdict"] == "PASS"
     # `aclnn-stress report` renders the same from the JSONL alone
     (out / "report.json").unlink()

@@ -399,7 +399,10 @@ def test_two_baseline_recordings_on_one_path(tmp_path):
 
 def test_resume_continues_after_the_last_finished_phase(baseline, tmp_path):
     out = tmp_path / "run"
-    args = stress_args(baseline, out, "--phases", "serial,isolated", "--duration", "2", "--quiet")
+    args = stress_args(
+        baseline, out, "--phases", "serial,isolated", "--stream", "shared", "--duration", "2",
+        "--quiet",
+    )  # fmt: skip
     proc = start(args, tmp_path, "k")
     wait_for(out / "results.jsonl", '"phase":"isolated"')
     proc.send_signal(signal.SIGKILL)

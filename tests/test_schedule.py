@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_fault_diagnosis import EXPECTED, run_fault
+from test_fault_diagnosis import AT_RECORD, EXPECTED, run_fault
 
 from stress.config import PHASES, RunConfig
 from stress.engine.run.schedule import (
@@ -54,13 +54,15 @@ def test_budget_is_divided_across_the_concurrent_phases_left():
     # serial and shuffled: a cap (the share a timed phase would get) to sample cases within
     serial = [st.phase for st in steps].index("serial")
     assert s.duration(serial, 5.0) == pytest.approx((15.0 - STEP_OVERHEAD_S * 5) / 3)
-    assert Scheduler(RunConfig(), plan(RunConfig())).duration(serial, 5.0) is None
+    one = RunConfig(streams=("shared",))
+    assert Scheduler(one, plan(one)).duration(serial, 5.0) is None
     assert s.duration(i, 19.0) > 0  # never zero or negative, however late
     assert s.config_for(i, 5.0).duration == pytest.approx(round(expect, 3))
     # without a budget, --duration per concurrent phase and the short burst
-    plain = Scheduler(RunConfig(duration=3.0), plan(RunConfig(duration=3.0)))
+    short = RunConfig(duration=3.0, streams=("shared",))
+    plain = Scheduler(short, plan(short))
     assert plain.duration(0, 0.0) == BURST_SECONDS and plain.duration(1, 0.0) == 3.0
-    inter = [st.phase for st in plan(RunConfig())].index("interleaved")
+    inter = [st.phase for st in plan(short)].index("interleaved")
     assert plain.duration(inter, 0.0) is None  # every pair: only --budget bounds the matrix
     left = len(steps) - inter  # interleaved and mixed
     assert s.duration(inter, 5.0) == pytest.approx((15.0 - STEP_OVERHEAD_S * left) / 2)
@@ -129,6 +131,10 @@ def test_after_a_failing_burst_the_diagnostic_steps_are_short_and_focused():
     alone = BurstFindings(("a",), frozenset({"stream=per-thread"}), partners=("x", "y"))
     cross = [s for s in focus_steps(rest, burst, alone) if s.phase == "mixed" and s.confirm]
     assert cross[0].focus == ("a", "x", "y")
+    # one failing case that met no other: its interleaved pairs with every case, still short
+    lone = BurstFindings(("a",), frozenset({"stream=per-thread"}))
+    pairs = [s for s in focus_steps(rest, burst, lone) if s.phase == "interleaved" and s.confirm]
+    assert len(pairs) == 1 and pairs[0].focus == () and pairs[0].seconds == FOCUS_SECONDS
     # the control failed in the burst under shared streams: the control runs there too
     both = BurstFindings((), frozenset({"stream=shared"}), frozenset({"stream=shared"}))
     ctl = [s.variant for s in focus_steps(rest, burst, both) if s.confirm]
@@ -153,12 +159,13 @@ def test_a_failing_burst_is_diagnosed_by_short_focused_steps(tmp_path):
         "serial",
         "shuffled",
         f"isolated stream=per-thread {FOCUS}",
+        f"interleaved {FOCUS}",  # a self-race stands only once the pairs are clean
     ], names
     assert any(n.startswith("diagnosing: the burst failed") for n in report["notes"])
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", [f for f in EXPECTED if f != "scratch-pool"])
+@pytest.mark.parametrize("fault", [f for f in EXPECTED if f not in ("scratch-pool", *AT_RECORD)])
 def test_fail_fast_with_focused_steps_diagnoses_each_fault(tmp_path, fault):
     """The default protocol as the CLI runs it (fail-fast, both stream policies): the focused
     diagnostic steps (or the full phases after them) give each fault its expected diagnosis."""

@@ -37,9 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with interruptible():
         try:
             code = func(args)
-        except ConfigError as exc:
-            print(f"aclnn-stress: error: {exc}", file=sys.stderr)
-            code = EXIT_CONFIG
+        except ConfigError as exc:  # exit 2; a finding raised as one (order-dependence) 1
+            code = getattr(exc, "exit_code", EXIT_CONFIG)
+            print(f"aclnn-stress: {'error: ' if code == EXIT_CONFIG else ''}{exc}", file=sys.stderr)
         except KeyboardInterrupt as exc:
             print(f"aclnn-stress: interrupted ({exc or 'SIGINT'})", file=sys.stderr)
             code = exit_code(exc)

@@ -239,8 +239,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "--stream",
         choices=("shared", "per-thread", "both"),
         default=None,
-        help="stream policy of the concurrent phases: one stream for all workers (shared, the "
-        "default, as in the report), one per worker, or both in turn",
+        help="stream policy of the concurrent phases: one stream for all workers (shared, as in "
+        "the report), one per worker (kernels overlap), or both in turn (the default; "
+        "per-thread with --context per-thread)",
     )
     g.add_argument(
         "--context",

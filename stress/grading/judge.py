@@ -17,7 +17,8 @@ import numpy as np
 from stress.acl.errors import AclError, AclMemoryError
 from stress.baseline.store import CaseBaseline
 from stress.corpus.parse import Case
-from stress.grading.digest import DEFAULT_CANARY, call_digest, canary_count, digest
+from stress.grading.canaries import survivors
+from stress.grading.digest import DEFAULT_CANARY, call_digest, digest
 from stress.records import CallRecord
 from stress.vocabulary import Status
 
@@ -91,19 +92,26 @@ def judge(
     *,
     phase: str,
     canary: int = DEFAULT_CANARY,
+    run_canary: int | None = None,
     **where: Any,
 ) -> CallRecord:
     """One call's record: status, digests, unwritten elements, baseline match; ``where`` are
-    the record's other fields (seq, worker, round, rep, aggressor, ...)."""
+    the record's other fields (seq, worker, round, rep, aggressor, ...). ``canary`` is the byte
+    the call's outputs were prefilled with, ``run_canary`` the run's (the baseline's) when the
+    call used the second one (:mod:`stress.grading.canaries`)."""
     rec: dict[str, Any] = {"case": case.id, "status": outcome.status}
-    rec.update(_judged(case, outcome, baseline, canary))
+    rec.update(_judged(case, outcome, baseline, canary, run_canary))
     rec["t"] = round(outcome.start, 6)
     rec["dur"] = round(outcome.duration, 6)
     return CallRecord(phase=phase, **rec, **where)
 
 
 def _judged(
-    case: Case, outcome: Outcome, baseline: CaseBaseline | None, canary: int
+    case: Case,
+    outcome: Outcome,
+    baseline: CaseBaseline | None,
+    canary: int,
+    run_canary: int | None = None,
 ) -> dict[str, Any]:
     """The judged fields of a call record (see :func:`judge`)."""
     rec: dict[str, Any] = {}
@@ -114,16 +122,14 @@ def _judged(
     digests = {name: digest(arr) for name, arr in outcome.outputs.items()}
     rec["digest"] = call_digest(digests)
     rec["outputs"] = digests
-    unwritten = {}
-    for name, arr in outcome.outputs.items():
-        chance = (
-            baseline.outputs[name].canary_chance if baseline and name in baseline.outputs else 0
-        )
-        n = canary_count(arr, canary) - chance
-        if n > 0:
-            unwritten[name] = n
-    if unwritten:
-        rec["unwritten"] = unwritten
+    run_canary = canary if run_canary is None else run_canary
+    left = survivors(outcome.outputs, baseline, canary, run_canary)
+    if left.unwritten:
+        rec["unwritten"] = left.unwritten
+    if left.kept:  # not confirmed by the second canary: graded per phase (stress.grading.canaries)
+        rec["kept"] = left.kept
+    if left.kept or canary != run_canary:
+        rec["canary"] = canary
     if case.expect is not None:
         rec["match"] = False  # a negative case succeeded
         rec["message"] = f"expected status {case.expect.status}, the call succeeded"

@@ -13,9 +13,11 @@ order: ``crash``, ``hang``, ``out-of-memory`` (the resource ran out: never read 
 harness is to blame), ``unwritten-output``, ``operator-error`` (a valid case fails with an error
 status even serially), ``baseline-mismatch`` (serial replay disagrees with the baseline: a changed
 or non-deterministic operator), ``order-dependence`` (single-threaded random order fails, serial
-is clean), ``self-race`` (a case alone on many threads fails), ``cross-call-contamination``
-(mixed or interleaved fail while isolated and control are clean), ``incomplete`` (nothing
-failed but a phase made no call), ``clean``. Single-threaded
+is clean), ``self-race`` (a case alone on many threads fails and the single-threaded
+interleaved pairs do not: when they fail too, the case needs another call's state, which its own
+copies on other threads also provide, and the run says ``cross-call-contamination``),
+``cross-call-contamination`` (mixed or interleaved fail while isolated and control are
+clean), ``incomplete`` (nothing failed but a phase made no call), ``clean``. Single-threaded
 patterns come before concurrent ones because they need no concurrency and therefore also explain
 concurrent failures.
 """
@@ -74,6 +76,7 @@ class CaseTally:
         "first",
         "first_error",
         "first_mismatch",
+        "kept",
         "mismatched",
         "ok",
         "unwritten",
@@ -87,6 +90,8 @@ class CaseTally:
         self.errors: dict[str, int] = {}
         self.first_error: CallRecord | None = None
         self.unwritten: dict[str, int] = {}
+        # output -> canary byte -> elements: leftovers not confirmed by the baseline
+        self.kept: dict[str, dict[int, int]] = {}
         self.mismatched = 0
         self.bad_digest: str | None = None
         self.bad_varied = False  # the mismatched calls gave more than one digest
@@ -108,6 +113,9 @@ class CaseTally:
             self.digests[r.digest] = self.digests.get(r.digest, 0) + 1
         for name, n in (r.unwritten or {}).items():
             self.unwritten[name] = max(self.unwritten.get(name, 0), n)
+        for name, n in (r.kept or {}).items():
+            seen = self.kept.setdefault(name, {})
+            seen[r.canary or 0] = max(seen.get(r.canary or 0, 0), n)
         if r.match is False:
             if self.first_mismatch is None:
                 self.first_mismatch, self.bad_digest = r, r.digest
@@ -118,6 +126,7 @@ class CaseTally:
     def verdict(self, case_id: str) -> CaseVerdict:
         """The case's verdict (worst first) from what was folded in."""
         verdict, detail = Verdict.PASS, ""
+        unwritten = self.confirmed_unwritten()
         if Status.CRASH in self.first:
             verdict = Verdict.CRASH
             detail = self.first[Status.CRASH].message or ""
@@ -129,11 +138,9 @@ class CaseTally:
         elif self.first_error is not None:
             verdict = Verdict.ERROR
             detail = self.first_error.message or f"status {self.first_error.code}"
-        elif self.unwritten:
+        elif unwritten:
             verdict = Verdict.UNWRITTEN
-            detail = ", ".join(
-                f"{k}: {n} elements kept the canary" for k, n in self.unwritten.items()
-            )
+            detail = ", ".join(f"{k}: {n} elements kept the canary" for k, n in unwritten.items())
         elif self.first_mismatch is not None:
             if self.mismatched == self.ok and not self.bad_varied:
                 verdict = Verdict.MISMATCH_STABLE
@@ -153,9 +160,19 @@ class CaseTally:
             dict(self.digests),
             self.mismatched,
             dict(self.errors),
-            dict(self.unwritten),
+            unwritten,
             detail,
         )
+
+    def confirmed_unwritten(self) -> dict[str, int]:
+        """Output -> elements never written: confirmed by the baseline's second canary, or kept
+        under both canaries in this phase (one canary alone is a coincidence:
+        :mod:`stress.grading.canaries`)."""
+        out = dict(self.unwritten)
+        for name, seen in self.kept.items():
+            if len(seen) > 1:
+                out[name] = max(out.get(name, 0), min(seen.values()))
+        return out
 
 
 def case_verdict(case_id: str, records: list[CallRecord]) -> CaseVerdict:
@@ -346,8 +363,21 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
     single = _single_threaded(ph)
     if single is not None:
         return single
+    if ph.fails("isolated") and ph.fails("interleaved"):
+        # one thread, two calls' stages interleaved, fails too: the case needs another call's
+        # state (its freed buffers, its tiling), which T copies of itself also provide
+        return Diagnosis.CROSS_CALL_CONTAMINATION, (
+            "interleaved pairs fail on one thread, so the failure of one case alone on many "
+            "threads is another call's state too, not a race of the case with itself: "
+            + ph.where(lambda v: v in _CONTAMINATION)
+        )
     if ph.fails("isolated"):
-        return Diagnosis.SELF_RACE, "one case alone on many threads fails: " + ph.where(_failed)
+        return Diagnosis.SELF_RACE, (
+            "one case alone on many threads fails"
+            + ("" if ph.ran("interleaved") else " (interleaved pairs not run)")
+            + ": "
+            + ph.where(_failed)
+        )
     if ph.fails("mixed") or ph.fails("interleaved"):
         return Diagnosis.CROSS_CALL_CONTAMINATION, (
             f"different cases in flight corrupt each other "

@@ -88,6 +88,8 @@ _TABLES: dict[str, _Table] = {
         "digest": ((str,), None),
         "outputs": ((dict,), _str_dict),
         "unwritten": ((dict,), _counts),
+        "kept": ((dict,), _counts),
+        "canary": ((int,), None),
         "code": ((int, _NoneT), None),
         "api": ((str, _NoneT), None),
         "message": ((str,), None),

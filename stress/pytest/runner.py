@@ -140,8 +140,8 @@ class StressRunner:
         repeats: int | None,
     ) -> RunConfig:
         """The runner's config with one run's overrides (None: keep the runner's value)."""
-        if stream is None:
-            streams = self.config.streams
+        if stream is None:  # the default (both), per-thread alone under per-thread contexts
+            streams = ("per-thread",) if context == "per-thread" else self.config.streams
         else:
             streams = (stream,) if isinstance(stream, str) else tuple(stream)
         if streams == ("both",):

@@ -65,7 +65,12 @@ FAULTS: dict[str, Fault] = {
             _BACKWARD,
         ),
         _fault("shared-scratch", Diagnosis.SELF_RACE, "isolated (per-thread streams)", _BACKWARD),
-        _fault("stale-tail", Diagnosis.ORDER_DEPENDENCE, "shuffled", _BACKWARD),
+        _fault(
+            "stale-tail",
+            Diagnosis.ORDER_DEPENDENCE,
+            "baseline record (reverse order), shuffled",
+            _BACKWARD,
+        ),
         _fault("empty-skip", Diagnosis.UNWRITTEN_OUTPUT, "serial (canary)", _BACKWARD),
         _fault("grad-drift", Diagnosis.CLEAN, "aclnn-stress gradcheck -> biased", _BACKWARD),
         _fault("add-race", Diagnosis.RUNTIME_FAULT, "control (per-thread streams)", ("aclnnAdd",)),
@@ -82,6 +87,12 @@ FAULTS: dict[str, Fault] = {
             Diagnosis.CLEAN,
             "aclnn-stress gradcheck --op corpus/ops/softmax_backward.toml -> biased",
             ("aclnnSoftmaxBackward",),
+        ),
+        _fault(
+            "weight-cache",
+            Diagnosis.ORDER_DEPENDENCE,
+            "baseline record (fresh vs recycled addresses) over corpus/ops/matmul.toml",
+            ("aclnnMatmul",),
         ),
     )
 }

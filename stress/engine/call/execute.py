@@ -11,6 +11,7 @@ import numpy as np
 
 from stress import acl
 from stress.corpus.parse import Case
+from stress.engine.call.blockpool import BlockPool
 from stress.engine.call.prepared import OpCall
 from stress.grading.digest import DEFAULT_CANARY
 from stress.grading.judge import Outcome
@@ -38,11 +39,21 @@ def run_call(
     *,
     canary: int = DEFAULT_CANARY,
     timeout_ms: int | None = None,
+    allocator: BlockPool | None = None,
 ) -> Outcome:
-    """One call back to back (upload, phase 1, workspace, phase 2, sync, download)."""
+    """One call back to back (upload, phase 1, workspace, phase 2, sync, download); its device
+    memory from ``allocator`` when given (:mod:`stress.engine.call.blockpool`)."""
     start = time.perf_counter()
     try:
-        call = OpCall(context, case.spec, case.params, inputs, canary=canary, layout_key=case.key)
+        call = OpCall(
+            context,
+            case.spec,
+            case.params,
+            inputs,
+            canary=canary,
+            layout_key=case.key,
+            allocator=allocator,
+        )
     except acl.AclError as exc:
         return Outcome.failed(exc, start)
     except MemoryError as exc:

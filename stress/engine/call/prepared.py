@@ -24,6 +24,7 @@ import numpy as np
 from stress import acl
 from stress.acl.enums import Format, MallocPolicy, MemcpyKind
 from stress.acl.twostage import get_workspace, launch
+from stress.engine.call.blockpool import BlockPool
 from stress.engine.call.layout import ScalarSlot, TensorSlot, layout
 from stress.grading.digest import DEFAULT_CANARY
 from stress.ops.spec import (
@@ -34,7 +35,7 @@ from stress.ops.spec import (
 __all__ = ["OpCall", "run_once"]
 
 
-def _release(raw, context_handle, executor, tensors, scalars, frees, others) -> None:
+def _release(raw, context_handle, executor, tensors, scalars, frees, others, free=None) -> None:
     """Free everything a call created (runs from close() or, as a fallback, from the GC)."""
     if context_handle:
         raw.aclrtSetCurrentContext(context_handle)
@@ -47,7 +48,7 @@ def _release(raw, context_handle, executor, tensors, scalars, frees, others) -> 
     for s in scalars:
         raw.aclDestroyScalar(s)
     for ptr in frees:
-        raw.aclrtFree(ptr)
+        (free or raw.aclrtFree)(ptr)
 
 
 class OpCall:
@@ -62,8 +63,10 @@ class OpCall:
         *,
         canary: int = DEFAULT_CANARY,
         layout_key: str | None = None,
+        allocator: BlockPool | None = None,
     ) -> None:
         self.context = context
+        self._allocator = allocator  # device memory from a pool instead of aclrtMalloc/aclrtFree
         self.spec = spec
         self.params = params
         self.canary = canary
@@ -90,6 +93,7 @@ class OpCall:
             self._scalars,
             self._frees,
             self._others,
+            allocator.free if allocator is not None else None,
         )
         self._finalizer.atexit = False
         context.bind()
@@ -161,12 +165,7 @@ class OpCall:
         raw = self._raw
         ptr = None
         if slot.nbytes:
-            dev = ctypes.c_void_p()
-            self._check(
-                raw.aclrtMalloc(ctypes.byref(dev), slot.nbytes, MallocPolicy.HUGE_FIRST),
-                "aclrtMalloc",
-            )
-            ptr = dev.value
+            ptr = self._malloc(slot.nbytes)
             self._frees.append(ptr)
             if slot.output:
                 self._check(
@@ -205,14 +204,19 @@ class OpCall:
         )
         self.workspace_size = size
         if size:
-            ws = ctypes.c_void_p()
-            self._check(
-                self._raw.aclrtMalloc(ctypes.byref(ws), size, MallocPolicy.HUGE_FIRST),
-                "aclrtMalloc",
-            )
-            self._workspace = ws.value
-            self._frees.append(ws.value)
+            self._workspace = self._malloc(size)
+            self._frees.append(self._workspace)
         return size
+
+    def _malloc(self, nbytes: int) -> int:
+        """Device memory for the call: from its allocator, else ``aclrtMalloc``."""
+        if self._allocator is not None:
+            return self._allocator.malloc(nbytes)
+        dev = ctypes.c_void_p()
+        self._check(
+            self._raw.aclrtMalloc(ctypes.byref(dev), nbytes, MallocPolicy.HUGE_FIRST), "aclrtMalloc"
+        )
+        return dev.value
 
     def phase2(self, stream: acl.Stream | None) -> None:
         """Launch the executor on ``stream`` (asynchronous); it is consumed."""

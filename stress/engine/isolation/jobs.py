@@ -17,6 +17,7 @@ from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import load_corpus
 from stress.engine.replay.baseline import backend_fingerprint, record_baseline
+from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.replay.phases import PhaseRunner
 from stress.records import CallRecord, RecordedCase
 from stress.vocabulary import PhaseStatus
@@ -64,16 +65,19 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
             ).to_json()
         )  # fmt: skip
 
-    baseline = record_baseline(
-        rt,
-        cases,
-        repeats=config.repeats,
-        canary=config.canary,
-        deterministic=config.deterministic,
-        device=config.device,
-        call_timeout_ms=config.call_timeout_ms,
-        progress=progress,
-    )
+    try:
+        baseline = record_baseline(
+            rt,
+            cases,
+            repeats=config.repeats,
+            canary=config.canary,
+            deterministic=config.deterministic,
+            device=config.device,
+            call_timeout_ms=config.call_timeout_ms,
+            progress=progress,
+        )
+    except OrderDependence as exc:  # a finding: the parent raises it again (exit 1), unsaved
+        return PhaseStatus.DONE, "", {"order_dependence": str(exc)}
     path = baseline.save(job["out"])
     return PhaseStatus.DONE, "", {"path": str(path)}
 

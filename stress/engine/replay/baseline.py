@@ -21,9 +21,12 @@ from stress import acl
 from stress.baseline.store import Baseline, CaseBaseline, OutputBaseline
 from stress.config import CANARY, RunConfig, check_device
 from stress.corpus.parse import Case
+from stress.engine.call.blockpool import BlockPool
 from stress.engine.call.execute import run_call
 from stress.engine.call.inputs import InputCache
+from stress.engine.replay.baseline_order import check_order
 from stress.errors import ConfigError
+from stress.grading.canaries import SECOND_CANARY
 from stress.grading.digest import call_digest, digest
 from stress.grading.judge import Outcome, close_enough
 from stress.records import RecordedCase
@@ -31,7 +34,7 @@ from stress.vocabulary import Status
 
 __all__ = ["ALT_CANARY", "backend_fingerprint", "corpus_fingerprint", "record_baseline"]
 
-ALT_CANARY = 0x5A
+ALT_CANARY = SECOND_CANARY  # the run's second canary too (stress.grading.canaries)
 
 
 def backend_fingerprint(rt: acl.Runtime) -> dict[str, Any]:
@@ -160,7 +163,9 @@ def record_baseline(
     call_timeout_ms: int | None = RunConfig().call_timeout_ms,
     progress: Callable[[Case, CaseBaseline], None] | None = None,
 ) -> Baseline:
-    """Run every case serially and build the :class:`Baseline` (not yet saved)."""
+    """Run every case serially and build the :class:`Baseline` (not yet saved): each case at
+    fresh addresses, then checked after another case in its recycled memory
+    (:mod:`stress.engine.replay.baseline_order`: its ``OrderDependence`` when they disagree)."""
     if canary == ALT_CANARY:
         raise ValueError(f"the canary must differ from the check canary {ALT_CANARY:#x}")
     check_device(device, rt.device_count)
@@ -171,18 +176,22 @@ def record_baseline(
     stream = ctx.create_stream()
     cache = InputCache(ctx, stream)
     result: dict[str, CaseBaseline] = {}
+    # fresh addresses: a case's calls recycle each other's blocks, sealed once it is done
+    # (stress.engine.replay.baseline_order), so no other case ever ran where a case is recorded
+    fresh = BlockPool(rt.api)
     try:
         for case in cases:
             try:
                 inputs = cache.get(case)
             except (MemoryError, acl.AclMemoryError) as exc:
                 raise _out_of_memory(case, f"{type(exc).__name__}: {exc}") from None
-            run_call(ctx, stream, case, inputs, canary=canary, timeout_ms=call_timeout_ms)
+            kw = {"timeout_ms": call_timeout_ms, "allocator": fresh}
+            run_call(ctx, stream, case, inputs, canary=canary, **kw)
             runs = [
-                run_call(ctx, stream, case, inputs, canary=canary, timeout_ms=call_timeout_ms)
-                for _ in range(repeats)
+                run_call(ctx, stream, case, inputs, canary=canary, **kw) for _ in range(repeats)
             ]
-            alt = run_call(ctx, stream, case, inputs, canary=ALT_CANARY, timeout_ms=call_timeout_ms)
+            alt = run_call(ctx, stream, case, inputs, canary=ALT_CANARY, **kw)
+            fresh.seal()
             for r in (*runs, alt):
                 if r.status == Status.OUT_OF_MEMORY:
                     raise _out_of_memory(case, f"status {r.code} from {r.api}: {r.message}")
@@ -190,7 +199,12 @@ def record_baseline(
             result[case.id] = cb
             if progress:
                 progress(case, cb)
+        fresh.release()
+        check_order(
+            rt, ctx, stream, cases, cache, result, canary=canary, timeout_ms=call_timeout_ms
+        )
     finally:
+        fresh.release()
         stream.close()
     return Baseline(
         backend=backend_fingerprint(rt),

@@ -100,13 +100,14 @@ class InterleavedPhase:
         if self._report_unprepared("interleaved", i, group, ins):
             worker.end()
             return
+        canary = self._canary()
         try:
             outcomes = run_interleaved(
                 worker.context,
                 worker.stream,
                 group,
                 ins,
-                canary=self.config.canary,
+                canary=canary,
                 timeout_ms=self.config.call_timeout_ms,
                 **extra,
             )
@@ -124,10 +125,29 @@ class InterleavedPhase:
                 (a, b, outcomes[0], "first"),
                 (b, a, outcomes[1], "second"),
             ):
-                self._emit("interleaved", 0, i, case, outcome, aggressor=other.id, order=order)
+                self._emit(
+                    "interleaved",
+                    0,
+                    i,
+                    case,
+                    outcome,
+                    canary=canary,
+                    aggressor=other.id,
+                    order=order,
+                )
             return
         for k, (case, outcome) in enumerate(zip(group, outcomes, strict=True)):
             others = [c.id for j, c in enumerate(group) if j != k]
             order = extra.get("order") or ()
             steps = [f"{group[c].id}.{step}" for c, step in order]
-            self._emit("interleaved", 0, i, case, outcome, group=others, position=k, schedule=steps)
+            self._emit(
+                "interleaved",
+                0,
+                i,
+                case,
+                outcome,
+                canary=canary,
+                group=others,
+                position=k,
+                schedule=steps,
+            )

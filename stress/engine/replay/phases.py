@@ -49,6 +49,7 @@ from stress.engine.replay.phase_budget import Budget, phase_budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
 from stress.engine.replay.sampling import MIN_CASES, AtLeastRounds, UntilConfirmed, case_chunks
 from stress.errors import ConfigError
+from stress.grading.canaries import call_canary
 from stress.grading.judge import Outcome, judge
 from stress.pairs import epoch_rounds, mixed_pick
 from stress.records import CallRecord
@@ -73,6 +74,8 @@ class PhaseRunner(InterleavedPhase):
     sink: Sink
     announce: bool = False  # also send a "begin" record when a call starts (for supervisors)
     _seq: itertools.count = field(default_factory=itertools.count, init=False)
+    # whose turn it is for the second canary (stress.grading.canaries.call_canary)
+    _turn: itertools.count = field(default_factory=itertools.count, init=False)
     # set at the first failing call of a confirming step (config.confirm): the phase ends
     _confirmed: threading.Event = field(default_factory=threading.Event, init=False)
 
@@ -108,6 +111,7 @@ class PhaseRunner(InterleavedPhase):
             cb,
             phase=phase,
             canary=canary,
+            run_canary=self.config.canary,
             seq=seq,
             worker=worker,
             round=rnd,
@@ -177,6 +181,9 @@ class PhaseRunner(InterleavedPhase):
     def _call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
         self._begin(worker, case=case.id, round=rnd)
         inputs = self._inputs(case)
+        canary = extra.pop("canary", None)
+        if canary is None:
+            canary = self._canary()
         try:
             outcome = (
                 inputs
@@ -186,7 +193,7 @@ class PhaseRunner(InterleavedPhase):
                     worker.stream,
                     case,
                     inputs,
-                    canary=extra.get("canary", self.config.canary),
+                    canary=canary,
                     timeout_ms=self.config.call_timeout_ms,
                 )
             )
@@ -198,7 +205,11 @@ class PhaseRunner(InterleavedPhase):
             self._hang(phase, detail)
             raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
         worker.end()
-        self._emit(phase, worker.index, rnd, case, outcome, **extra)
+        self._emit(phase, worker.index, rnd, case, outcome, canary=canary, **extra)
+
+    def _canary(self) -> int:
+        """The next call's canary: the run's and the second one in turn."""
+        return call_canary(self.config.canary, next(self._turn))
 
     def run(self, phase: str, stream: str = "shared") -> tuple[str, str]:
         """Run one phase; returns (status, detail) with status ``done`` or ``hung``."""

@@ -121,11 +121,14 @@ def settled(
 
     A crash or hang stands at once; any other finding once the control has run and the last
     phase has run under every stream policy. A failure seen only in the burst never stands
-    early: it is what the diagnostic phases are for."""
+    early: it is what the diagnostic phases are for. Nor does ``self-race`` before the
+    interleaved pairs ran (when planned): if they fail too, it is cross-call contamination."""
     if diagnosis in NEVER_EARLY or explanation.startswith(BURST_ONLY):
         return False
     if diagnosis in (Diagnosis.CRASH, Diagnosis.HANG):
         return True
+    if diagnosis == Diagnosis.SELF_RACE and "interleaved" in planned and "interleaved" not in ran:
+        return False  # the pairs may show another call's state behind it (grading.diagnose)
     return phase_done and ("control" in ran or "control" not in planned)
 
 
@@ -193,8 +196,9 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
     ``shuffled`` unchanged (single-threaded and cheap: a narrowed order could miss an order
     dependence and let a lower-ranked pattern stand); ``isolated`` on the failing corpus cases;
     ``interleaved`` and ``mixed`` on them too, with the cases they met in their failing rounds
-    when fewer than :data:`~stress.engine.replay.pct.GROUP` failed (a depth-3 ordering needs
-    three)."""
+    when fewer than :data:`~stress.engine.replay.pct.GROUP` failed (a depth-3 ordering needs three);
+    ``interleaved`` over every case when that leaves fewer than two (a self-race is checked
+    against the pairs before it stands: :func:`settled`)."""
     failing = {s.stream for s in burst if s.variant in found.variants}
     # one policy for the focused concurrent steps: per-thread streams when their burst failed
     # (the more concurrent: kernels overlap, and host threads interleave as under shared)
@@ -219,6 +223,8 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
             focused.append(replace(short, focus=cases, seconds=seconds))
         elif s.phase in ("interleaved", "mixed") and len(crossed) >= 2:
             focused.append(replace(short, focus=crossed))
+        elif s.phase == "interleaved" and cases:  # one failing case: its pairs with every case
+            focused.append(short)
     return focused + [s for s in rest if s not in focused]
 
 

@@ -22,6 +22,7 @@ from stress.corpus.parse import Case, load_corpus
 from stress.engine.call.case_size import check_case_sizes, default_max_case_bytes
 from stress.engine.isolation.forkserver import ForkServer, fork_server
 from stress.engine.isolation.supervise import ChildResult, run_child
+from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.baseline_step import record_missing, run_baseline
 from stress.engine.run.header import run_header
 from stress.engine.run.phase_end import phase_end
@@ -129,6 +130,8 @@ class Session:
         end = self._require_done(
             self._job(job, on_case or (lambda r: None)), "recording the baseline"
         )
+        if end.get("order_dependence"):
+            raise OrderDependence(end["order_dependence"])
         return Path(end.get("path", path))
 
     def record_missing_baseline(self, path: Path) -> None:

@@ -72,6 +72,12 @@ static const fault_info k_faults[] = {
      "lanes at a time and drops the lanes left over when the slice length is not a multiple of "
      "8 (a vectorised loop without its scalar tail): out is off by output*(the dropped terms), "
      "deterministically (op_softmax_backward.c)"},
+    {"weight-cache",
+     "aclnnMatmul: the kernel keeps mat2 converted to its rounded float32 layout in a process-wide "
+     "cache keyed by mat2's device address, dtype and shape (a pre-processed weight cache keyed "
+     "by pointer); a hit never reads mat2, so once the address is freed and handed to another "
+     "tensor of that shape the kernel multiplies by the old weights; calls at fresh addresses "
+     "always miss (op_matmul.c)"},
     {NULL, NULL},
 };
 

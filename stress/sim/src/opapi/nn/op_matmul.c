@@ -11,7 +11,17 @@
  * explicit mantissa bits, round to nearest even, like TF32) and 2 rounds them to FLOAT16; half
  * inputs are used as they are.  Products accumulate in float32 in k order; out rounded once.
  * K = 0 gives zeros; an empty out succeeds and writes nothing.
+ *
+ * Fault "weight-cache" (ACLSIM_FAULTS): the kernel converts a 2-D (unbatched) mat2 into the
+ * rounded float32 [K][N] layout it multiplies by, and keeps the converted copy in a small
+ * process-wide cache keyed by mat2's device address, dtype, K, N and rounding mode -- like a
+ * pre-processed weight cache keyed by pointer.  A hit skips the conversion and never reads mat2:
+ * once the address is freed and handed to another tensor of the same shape (a recycling
+ * allocator, or the next call of another case), the kernel multiplies by the old weights.  A
+ * case repeated at its own addresses gets its own weights back, and calls at fresh addresses
+ * always miss, so serial replay of fresh addresses never shows it.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "aclnn_matmul.h"
@@ -43,17 +53,86 @@ static float mm_round(float v, int mode)
     return v;
 }
 
+/* ---- the weight-cache fault ------------------------------------------------------------ */
+#define WC_SLOTS 8
+
+typedef struct {
+    const void *addr; /* mat2's device address: the key (with dtype, K, N, rounding) */
+    int32_t dtype, round;
+    int64_t k, m;
+    float *w; /* [k][m], rounded */
+} wc_slot;
+
+/* Once per process whichever library runs the operator (aclsim_shared_state, nb_state.c). */
+typedef struct {
+    pthread_mutex_t mu;
+    wc_slot slot[WC_SLOTS];
+    unsigned next;
+} wc_state;
+
+static void wc_init(void *state)
+{
+    wc_state *g = state;
+    pthread_mutex_init(&g->mu, NULL);
+}
+
+static void wc_convert(const aclsim_tensor_desc *y, const mm_attrs *a, float *w)
+{
+    const uint8_t *py = op_view_base(y);
+    const int64_t yes = aclsim_dtype_size(y->dtype);
+    for (int64_t t = 0; t < a->k; t++)
+        for (int64_t c = 0; c < a->m; c++)
+            w[t * a->m + c] =
+                mm_round(op_load_f32(py + (t * a->b_k + c * a->b_m) * yes, y->dtype), a->round);
+}
+
+/* mat2 as the kernel multiplies by it: a malloc'd [k][m] copy (the caller frees it), from the
+ * cache when mat2's address was seen with this shape, else converted and cached; NULL when out
+ * of host memory. */
+static float *wc_weights(const aclsim_tensor_desc *y, const mm_attrs *a)
+{
+    size_t bytes = (size_t)(a->k * a->m) * sizeof(float);
+    wc_state *g = aclsim_shared_state("matmul.weight_cache", sizeof(wc_state), wc_init);
+    float *w = g ? malloc(bytes ? bytes : 1) : NULL;
+    if (!w)
+        return NULL; /* out of memory: the kernel reads mat2 itself */
+    const void *addr = op_view_base(y);
+    pthread_mutex_lock(&g->mu);
+    for (int i = 0; i < WC_SLOTS; i++) {
+        wc_slot *s = &g->slot[i];
+        if (s->w && s->addr == addr && s->dtype == y->dtype && s->round == a->round &&
+            s->k == a->k && s->m == a->m) {
+            memcpy(w, s->w, bytes); /* a hit: mat2 itself is not read */
+            pthread_mutex_unlock(&g->mu);
+            return w;
+        }
+    }
+    wc_convert(y, a, w);
+    float *copy = malloc(bytes ? bytes : 1);
+    if (copy) {
+        wc_slot *s = &g->slot[g->next++ % WC_SLOTS];
+        free(s->w);
+        memcpy(copy, w, bytes);
+        *s = (wc_slot){addr, y->dtype, a->round, a->k, a->m, copy};
+    }
+    pthread_mutex_unlock(&g->mu);
+    return w;
+}
+
 static int mm_kernel(aclsim_kernel_ctx *k)
 {
     const mm_attrs *a = k->attrs;
     const aclsim_tensor_desc *x = &k->inputs[0], *y = &k->inputs[1], *o = &k->outputs[0];
     const int64_t xes = aclsim_dtype_size(x->dtype), yes = aclsim_dtype_size(y->dtype);
     const int64_t oes = aclsim_dtype_size(o->dtype);
+    float *cached = a->nb == 0 && aclsim_fault("weight-cache") ? wc_weights(y, a) : NULL;
     aclsim_stage *st;
     uint8_t *dst = aclsim_stage_begin(o, &st);
-    if (!dst)
+    if (!dst) {
+        free(cached);
         return aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
                                   k->op);
+    }
     op_iter it;
     op_iter_init(&it, a->nb, a->batch);
     op_iter_add_strided(&it, op_view_base(x), a->a_bst, xes);
@@ -69,8 +148,10 @@ static int mm_kernel(aclsim_kernel_ctx *k)
                 for (int64_t t = 0; t < a->k; t++) {
                     float u = mm_round(op_load_f32(px + (r * a->a_n + t * a->a_k) * xes, x->dtype),
                                        a->round);
-                    float v = mm_round(op_load_f32(py + (t * a->b_k + c * a->b_m) * yes, y->dtype),
-                                       a->round);
+                    float v = cached ? cached[t * a->m + c]
+                                     : mm_round(op_load_f32(py + (t * a->b_k + c * a->b_m) * yes,
+                                                            y->dtype),
+                                                a->round);
                     acc += u * v;
                 }
                 op_store_c(dst + j * oes, o->dtype, acc, 0.0);
@@ -78,6 +159,7 @@ static int mm_kernel(aclsim_kernel_ctx *k)
         op_iter_next(&it);
     }
     aclsim_stage_commit(st, o);
+    free(cached);
     return 0;
 }
 
