@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stress.errors import ConfigError
+from stress.model import View
 
 if TYPE_CHECKING:
     from stress.engine.replay import Budget
@@ -56,6 +57,8 @@ PYTEST_DURATION = 0.5
 MAX_THREADS = 256
 MAX_REPEATS = 10_000
 MAX_CALL_TIMEOUT = 24 * 3600.0
+#: The view variants a run derives from every case by default: all of them.
+VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
 
 
 def check_device(device: int, device_count: int) -> None:
@@ -95,6 +98,8 @@ class RunConfig:
     # a diagnostic step: the phase ends at its first failing call (it confirmed the burst's
     # finding; more calls would not change the diagnosis); never a user option
     confirm: bool = False
+    # view variants derived from every case (stress.corpus.variants; () with --variants none)
+    variants: tuple[str, ...] = VIEWS
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
@@ -103,6 +108,7 @@ class RunConfig:
         object.__setattr__(self, "phases", tuple(self.phases))
         object.__setattr__(self, "include_dirs", tuple(self.include_dirs))
         object.__setattr__(self, "focus", tuple(self.focus))
+        object.__setattr__(self, "variants", tuple(self.variants))
 
     # -- validation ------------------------------------------------------------------------
     def validate(self) -> RunConfig:
@@ -139,6 +145,11 @@ class RunConfig:
             )
         if not self.phases:
             raise ConfigError(f"--phases: no phase given; phases: {', '.join(PHASES)}")
+        for v in self.variants:
+            if v not in VIEWS:
+                raise ConfigError(
+                    f"--variants: unknown variant {v!r}; variants: {', '.join(VIEWS)} (or none)"
+                )
         for d in self.include_dirs:
             if not Path(d).is_dir():
                 raise ConfigError(f"-I {d}: not a directory; give a folder holding headers")
@@ -172,6 +183,7 @@ class RunConfig:
         d["streams"] = list(self.streams)
         d["phases"] = list(self.phases)
         d["include_dirs"] = list(self.include_dirs)
+        d["variants"] = list(self.variants)
         # a phase child's job only: the run header keeps its format
         for key in ("focus", "confirm"):
             if not d[key]:
@@ -188,6 +200,7 @@ class RunConfig:
         d["phases"] = tuple(d.get("phases", PHASES))
         d["include_dirs"] = tuple(d.get("include_dirs", ()))
         d["focus"] = tuple(str(c) for c in d.get("focus", ()))
+        d["variants"] = tuple(d.get("variants", VIEWS))
         return cls(**d)
 
     # -- entry points ----------------------------------------------------------------------
@@ -222,6 +235,7 @@ class RunConfig:
             budget_s=getattr(args, "budget", None),
             include_dirs=tuple(str(Path(d).resolve()) for d in _given(args, "include", ())),
             max_case_bytes=getattr(args, "max_case_bytes", None),
+            variants=_given(args, "variants", cls.variants),
         ).validate()
 
     @classmethod
@@ -272,6 +286,8 @@ class RunConfig:
         args += [f"-I {shlex.quote(d)}" for d in self.include_dirs]
         if self.max_case_bytes is not None:
             args.append(f"--max-case-bytes {self.max_case_bytes}")
+        if self.variants != VIEWS:
+            args.append(f"--variants {','.join(self.variants) or 'none'}")
         return args
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "RunVerdict",
     "Status",
     "Verdict",
+    "View",
     "is_failure",
     "schema",
     "schema_version",
@@ -140,6 +141,9 @@ class Diagnosis(StrEnum):
     SELF_RACE = "self-race"
     CROSS_CALL_CONTAMINATION = "cross-call-contamination"
     ORDER_DEPENDENCE = "order-dependence"
+    # a non-contiguous view of the inputs gives another result than its contiguous twin, even
+    # serially (stress.corpus.variants: view invariance)
+    VIEW_DEPENDENCE = "view-dependence"
     BASELINE_MISMATCH = "baseline-mismatch"
     OPERATOR_ERROR = "operator-error"
     # Nothing failed, but the run is not complete: it was killed or interrupted, a phase never
@@ -153,6 +157,15 @@ class Diagnosis(StrEnum):
         if self is Diagnosis.CLEAN:
             return RunVerdict.CLEAN
         return RunVerdict.INCOMPLETE if self is Diagnosis.INCOMPLETE else RunVerdict.FINDINGS
+
+
+class View(StrEnum):
+    """A view variant's layout of its inputs (:mod:`stress.corpus.variants`), in the order the
+    variants are derived."""
+
+    TRANSPOSE = "transpose"  # the last two dims strided as a transpose of the storage
+    PAD = "pad"  # rows padded: a row stride past the last dim
+    OFFSET = "offset"  # a non-zero storage offset
 
 
 class RunVerdict(StrEnum):

@@ -172,7 +172,10 @@ def run_call(
     """One call back to back (upload, phase 1, workspace, phase 2, sync, download)."""
     start = time.perf_counter()
     try:
-        call = OpCall(context, case.spec, case.params, inputs, canary=canary, layout_key=case.key)
+        call = OpCall(
+            context, case.spec, case.params, inputs, canary=canary, layout_key=case.key,
+            view=case.view,
+        )  # fmt: skip
     except acl.AclError as exc:
         return Outcome.failed(exc, start)
     except MemoryError as exc:
@@ -226,7 +229,8 @@ def run_interleaved(
     for i, (case, ins) in enumerate(zip(cases, inputs, strict=True)):
         try:
             calls.append(
-                OpCall(context, case.spec, case.params, ins, canary=canary, layout_key=case.key)
+                OpCall(context, case.spec, case.params, ins, canary=canary, layout_key=case.key,
+                       view=case.view)  # fmt: skip
             )
         except acl.AclError as exc:
             calls.append(None)

@@ -110,7 +110,10 @@ class Reproducer:
     def trial(self, phase: str, stream: str, cases: list[Case], victim: str) -> bool:
         """Run ``phase`` on ``cases`` alone (in a child); True when ``victim`` still fails."""
         write_corpus(cases, self.trial_corpus)  # the child's corpus: it crosses a process
-        config = replace(self.config, phases=(phase,), duration=TRIAL_SECONDS, iterations=None)
+        # the trial corpus states its view variants itself (view = ...): none derived again
+        config = replace(
+            self.config, phases=(phase,), duration=TRIAL_SECONDS, iterations=None, variants=()
+        )
         records: list[dict[str, Any]] = []
         job = {
             "kind": "phase",
@@ -142,6 +145,7 @@ class Reproducer:
             streams=(stream,),
             duration=TRIAL_SECONDS,
             iterations=None,
+            variants=(),  # the corpus keeps the variants it needs (view = ...)
         )
         command = " ".join(
             [

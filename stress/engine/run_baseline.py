@@ -38,7 +38,8 @@ def run_baseline(
     baseline = Baseline.load(path)
     warnings = baseline.check_compatible(
         fingerprint,
-        [*session.cases, *session.control_cases],
+        # a view variant is graded against its twin's baseline: it has none of its own
+        [*(c for c in session.cases if not c.view), *session.control_cases],
         deterministic=session.config.deterministic,
         canary=session.config.canary,
         force=session.force,
