@@ -229,8 +229,15 @@ def run_interleaved(
     for i, (case, ins) in enumerate(zip(cases, inputs, strict=True)):
         try:
             calls.append(
-                OpCall(context, case.spec, case.params, ins, canary=canary, layout_key=case.key,
-                       view=case.view)  # fmt: skip
+                OpCall(
+                    context,
+                    case.spec,
+                    case.params,
+                    ins,
+                    canary=canary,
+                    layout_key=case.key,
+                    view=case.view,
+                )
             )
         except acl.AclError as exc:
             calls.append(None)
