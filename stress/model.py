@@ -38,6 +38,7 @@ __all__ = [
     "is_failure",
     "schema",
     "schema_version",
+    "split_view",
 ]
 
 
@@ -166,6 +167,14 @@ class View(StrEnum):
     TRANSPOSE = "transpose"  # the last two dims strided as a transpose of the storage
     PAD = "pad"  # rows padded: a row stride past the last dim
     OFFSET = "offset"  # a non-zero storage offset
+
+
+def split_view(case_id: str) -> tuple[str, str]:
+    """(twin id, view kind) of a case id: a view variant's id is ``<twin>@<view>``
+    (:mod:`stress.corpus.variants`; ``@`` is not allowed in a corpus id); the kind is "" for a
+    contiguous case."""
+    twin, sep, view = case_id.rpartition("@")
+    return (twin, view) if sep and view in View.__members__.values() else (case_id, "")
 
 
 class RunVerdict(StrEnum):

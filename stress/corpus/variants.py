@@ -21,7 +21,8 @@ Broadcast views (a stride of 0) are not derived: whether an input may broadcast 
 operator's contract (its header and docs), which a declaration does not state yet.
 
 Cases are derived automatically (no declaration change): each positive case gets one variant
-per kind that changes at least one of its input tensors; negative cases get none (their
+per kind that changes at least one of its input tensors (under ``--budget`` one per case, the
+kind rotating: :func:`run_variants`); negative cases get none (their
 expected status belongs to the layout they were written for). A variant's id is
 ``<twin id>@<kind>`` (``@`` is not allowed in a corpus id, so the two never collide); a corpus
 file states one with ``view = "<kind>"`` beside the twin's id (how a minimal reproducer keeps
@@ -34,9 +35,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from stress.model import View
+from stress.model import View, split_view
 
 if TYPE_CHECKING:
+    from stress.config import RunConfig
     from stress.corpus.parse import Case
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "SEPARATOR",
     "VIEWS",
     "applies",
+    "run_variants",
     "split_view",
     "variant_id",
     "with_variants",
@@ -56,19 +59,13 @@ VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
 PAD = 3
 #: Elements before the first one of an ``offset`` view (odd: the view starts unaligned).
 OFFSET = 5
-#: Between a twin's id and the view kind in a variant's id.
+#: Between a twin's id and the view kind in a variant's id (:func:`stress.model.split_view`).
 SEPARATOR = "@"
 
 
 def variant_id(twin: str, view: str) -> str:
     """The id of ``twin``'s ``view`` variant."""
     return f"{twin}{SEPARATOR}{view}"
-
-
-def split_view(case_id: str) -> tuple[str, str]:
-    """(twin id, view kind) of a case id; the kind is "" for a contiguous case."""
-    twin, sep, view = case_id.rpartition(SEPARATOR)
-    return (twin, view) if sep and view in VIEWS else (case_id, "")
 
 
 def applies(view: str, shape: Sequence[int]) -> bool:
@@ -95,15 +92,28 @@ def _view_inputs(case: Case) -> Iterator[tuple[int, ...]]:
             yield from (tuple(s) for s in a.shapes(p))
 
 
-def with_variants(cases: Sequence[Case], views: Sequence[str]) -> list[Case]:
+def with_variants(
+    cases: Sequence[Case], views: Sequence[str], *, seed: int = 0, one_each: bool = False
+) -> list[Case]:
     """``cases`` followed by their view variants (each kind in ``views`` that changes one of
-    a positive case's inputs), in case order."""
+    a positive case's inputs), in case order. ``one_each`` (a run under ``--budget``) derives
+    one variant per case instead, its kind rotating with the case's position and ``seed``, so
+    the corpus doubles instead of quadrupling and every seed meets other kinds."""
     derived = []
-    for case in cases:
+    for i, case in enumerate(cases):
         if case.negative or case.view:
             continue
         shapes = list(_view_inputs(case))
-        for view in views:
-            if any(applies(view, s) for s in shapes):
-                derived.append(replace(case, id=variant_id(case.id, view), view=view))
+        kinds = [v for v in views if any(applies(v, s) for s in shapes)]
+        if one_each and kinds:
+            kinds = [kinds[(seed + i) % len(kinds)]]
+        derived += [replace(case, id=variant_id(case.id, v), view=v) for v in kinds]
     return [*cases, *derived]
+
+
+def run_variants(cases: Sequence[Case], config: RunConfig) -> list[Case]:
+    """The cases a run with ``config`` replays: the corpus and its view variants (one per case
+    under ``--budget``). The session and every phase child derive the same list."""
+    return with_variants(
+        cases, config.variants, seed=config.seed, one_each=config.budget_s is not None
+    )

@@ -16,7 +16,7 @@ from stress.baseline.record import backend_fingerprint, record_baseline
 from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import load_corpus
-from stress.corpus.variants import with_variants
+from stress.corpus.variants import run_variants
 from stress.engine.phases import PhaseRunner
 from stress.model import PhaseStatus
 from stress.records import CallRecord, RecordedCase
@@ -81,7 +81,7 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
 def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     rt = acl.runtime(job.get("backend"))
     config = RunConfig.from_json(job["config"])
-    cases = with_variants(load_corpus(job["corpus"], config.include_dirs), config.variants)
+    cases = run_variants(load_corpus(job["corpus"], config.include_dirs), config)
     control = load_corpus(job["control"], config.include_dirs) if job.get("control") else []
     baseline = Baseline.load(job["baseline"]) if job.get("baseline") else None
 

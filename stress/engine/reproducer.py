@@ -169,16 +169,23 @@ class Reproducer:
         }
 
 
+#: The phases shrunk per diagnosis, in order of preference: a view-dependence's reproducer is
+#: the failing view variant alone, serially (written with its ``view``).
+_SHRUNK = {
+    Diagnosis.SELF_RACE: ("isolated",),
+    Diagnosis.CROSS_CALL_CONTAMINATION: ("interleaved", "mixed"),
+    Diagnosis.VIEW_DEPENDENCE: ("serial",),
+}
+
+
 def _failing_phase(report: RunReport) -> PhaseVerdict | None:
     """The phase to shrink: isolated for a self-race, interleaved (else mixed) for
-    contamination; None for other diagnoses."""
+    contamination, serial for a view-dependence; None for other diagnoses."""
     diagnosis = report.diagnosis
-    if diagnosis not in (Diagnosis.CROSS_CALL_CONTAMINATION, Diagnosis.SELF_RACE):
+    names = _SHRUNK.get(diagnosis)
+    if names is None:
         return None
     failing = [p for p in report.phases if p.verdict != Verdict.PASS]
-    names = ("isolated",)
-    if diagnosis == Diagnosis.CROSS_CALL_CONTAMINATION:
-        names = ("interleaved", "mixed")
     for name in names:
         phase = next((p for p in failing if p.name == name), None)
         if phase is not None:

@@ -19,7 +19,7 @@ from typing import Any
 from stress.baseline.store import backend_tag, default_baseline_path
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
-from stress.corpus.variants import with_variants
+from stress.corpus.variants import run_variants
 from stress.engine.budget import check_case_sizes, default_max_case_bytes
 from stress.engine.forkserver import ForkServer, fork_server
 from stress.engine.isolate import ChildResult, run_child
@@ -143,7 +143,7 @@ class Session:
     def load(self) -> None:
         # the corpus and the view variants derived from it (the phase children derive the same)
         cases = load_corpus(self.corpus, self.config.include_dirs)
-        self.cases = with_variants(cases, self.config.variants)
+        self.cases = run_variants(cases, self.config)
         phases = self.config.phases
         if "control" in phases or ("burst" in phases and self.control):
             if not self.control:

@@ -19,6 +19,7 @@ from stress.model import Diagnosis, PhaseStatus, Verdict, schema
 from stress.records import RunReport
 from stress.report.journal import RESULTS_FILE, read_results
 from stress.report.tally import GradedJournal, JournalTally, finished
+from stress.report.variants import describe_variants, variants_summary
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -83,6 +84,9 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
         },
         "coverage": tally.coverage.result(header),
     }
+    variants = variants_summary(phases, header.get("config", {}))
+    if "variants" in header.get("config", {}) or variants["kinds"]:  # (not in older runs)
+        document["variants"] = variants
     return RunReport.from_json(document)
 
 
@@ -125,6 +129,7 @@ def render_markdown(report: RunReport) -> str:
             f"{p.status}{': ' + p.detail if p.detail else ''} |"
         )
     lines += [f"- coverage: {line}" for line in describe(report.extra.get("coverage") or {})]
+    lines += [f"- {line}" for line in describe_variants(report.extra.get("variants"))]
     for p in report.phases:
         lines += ["", f"## {p.title} — {p.verdict}", ""]
         lines += [
@@ -184,6 +189,8 @@ def render_console(report: RunReport, console: Any = None, *, cases: bool = True
     console.print(summary)
     for line in describe(report.extra.get("coverage") or {}):
         console.print(f"coverage: {escape(line)}", highlight=False)
+    for line in describe_variants(report.extra.get("variants")):
+        console.print(escape(line), highlight=False)
     if cases:
         for p in report.phases:
             if p.verdict == Verdict.PASS:
