@@ -21,8 +21,8 @@ Broadcast views (a stride of 0) are not derived: whether an input may broadcast 
 operator's contract (its header and docs), which a declaration does not state yet.
 
 Cases are derived automatically (no declaration change): each positive case gets one variant
-per kind that changes at least one of its input tensors (under ``--budget`` one per case, the
-kind rotating: :func:`run_variants`); negative cases get none (their
+per kind that changes at least one of its input tensors (under ``--budget`` one per case, its
+kind drawn from the case's id and the seed: :func:`run_variants`); negative cases get none (their
 expected status belongs to the layout they were written for). A variant's id is
 ``<twin id>@<kind>`` (``@`` is not allowed in a corpus id, so the two never collide); a corpus
 file states one with ``view = "<kind>"`` beside the twin's id (how a minimal reproducer keeps
@@ -31,6 +31,7 @@ its variant).
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -97,16 +98,16 @@ def with_variants(
 ) -> list[Case]:
     """``cases`` followed by their view variants (each kind in ``views`` that changes one of
     a positive case's inputs), in case order. ``one_each`` (a run under ``--budget``) derives
-    one variant per case instead, its kind rotating with the case's position and ``seed``, so
+    one variant per case instead, its kind drawn from the case's id and ``seed``, so
     the corpus doubles instead of quadrupling and every seed meets other kinds."""
     derived = []
-    for i, case in enumerate(cases):
+    for case in cases:
         if case.negative or case.view:
             continue
         shapes = list(_view_inputs(case))
         kinds = [v for v in views if any(applies(v, s) for s in shapes)]
-        if one_each and kinds:
-            kinds = [kinds[(seed + i) % len(kinds)]]
+        if one_each and kinds:  # by the id, not the position: any subset derives the same
+            kinds = [kinds[(seed + zlib.crc32(case.id.encode())) % len(kinds)]]
         derived += [replace(case, id=variant_id(case.id, v), view=v) for v in kinds]
     return [*cases, *derived]
 

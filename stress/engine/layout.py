@@ -87,7 +87,7 @@ def layout(spec: OpSpec, params: Params, key: str | None = None, view: str = "")
     """The cached layout of a call: by ``key`` (a case's digest, which covers its view) when
     given, else by params; ``view`` lays the inputs out as that view variant's."""
     if key is not None:
-        cache_key: Any = (spec.name, key)
+        cache_key: Any = (spec.name, key, view)
     else:
         try:
             cache_key = (spec.name, _freeze(dict(params)), view)

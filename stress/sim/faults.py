@@ -83,6 +83,12 @@ FAULTS: dict[str, Fault] = {
             "aclnn-stress gradcheck --op corpus/ops/softmax_backward.toml -> biased",
             ("aclnnSoftmaxBackward",),
         ),
+        _fault(
+            "view-staging",
+            Diagnosis.CROSS_CALL_CONTAMINATION,
+            "burst, mixed (per-thread streams; view variants)",
+            ("aclnnMhcPreSinkhorn", "aclnnMhcPreSinkhornBackward"),
+        ),
     )
 }
 

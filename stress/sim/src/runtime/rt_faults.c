@@ -72,6 +72,12 @@ static const fault_info k_faults[] = {
      "lanes at a time and drops the lanes left over when the slice length is not a multiple of "
      "8 (a vectorised loop without its scalar tail): out is off by output*(the dropped terms), "
      "deterministically (op_softmax_backward.c)"},
+    {"view-staging",
+     "aclnnMhcPreSinkhorn/aclnnMhcPreSinkhornBackward: the kernel gathers a non-contiguous input "
+     "(a transposed, row-padded or offset view) into one process-wide staging slot per input "
+     "position, taken without a lock; two such kernels executing at once (different streams) "
+     "compute with each other's inputs; contiguous inputs are read in place, never staged "
+     "(op_mhc_view_stage.c)"},
     {NULL, NULL},
 };
 
