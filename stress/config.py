@@ -251,6 +251,7 @@ class RunConfig:
             call_timeout=_given(option, "stress_call_timeout", cls.call_timeout),
             device=_given(option, "stress_device", cls.device),
             max_case_bytes=getattr(option, "stress_max_case_bytes", None),
+            variants=_given(option, "stress_variants", cls.variants),
         ).validate()
 
     def to_cli_args(self, *, budget: bool = True) -> list[str]:
