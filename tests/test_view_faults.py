@@ -67,3 +67,79 @@ def test_view_staging_is_invisible_without_variants(tmp_path, baseline):
     report = _run(tmp_path / "plain", baseline, ())
     assert report["diagnosis"] == "clean", report["explanation"]
     assert report["variants"] == {"derived": [], "kinds": {}}
+
+
+# ---- the mechanism, in a fresh process (ACLSIM_FAULTS is read at aclInit) ----------------------
+
+MECHANISM = r"""
+import json, threading
+import numpy as np
+from stress import acl
+from stress.corpus.parse import load_corpus
+from stress.corpus.variants import with_variants
+from stress.engine.call import OpCall
+from stress.engine.inputs import InputCache
+
+rt = acl.runtime("sim")
+ctx = rt.device(0).default_context
+ctx.bind()
+rt.set_deterministic(True)
+stream = ctx.create_stream()
+CASES = {c.id: c for c in with_variants(load_corpus(["corpus/mhc.toml"]), ("transpose", "pad"))}
+cache = InputCache(ctx, ctx.create_stream())
+
+def call(cid, s):
+    c = CASES[cid]
+    with OpCall(ctx, c.spec, c.params, cache.get(c), layout_key=c.key, view=c.view) as oc:
+        return oc.run(s)
+
+def same(x, y):
+    return all(np.array_equal(x[k].view(np.uint8), y[k].view(np.uint8)) for k in x)
+
+def concurrent(ids, own_streams, rounds=16, threads=4):
+    streams = [ctx.create_stream() if own_streams else stream for _ in range(threads)]
+    bar, lock, bad = threading.Barrier(threads), threading.Lock(), [0]
+    def work(i):
+        ctx.bind()
+        for r in range(rounds):
+            cid = ids[(i + r) % len(ids)]
+            bar.wait()
+            out = call(cid, streams[i])
+            with lock:
+                bad[0] += not same(out, ref[CASES[cid].twin])
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+    return bad[0]
+
+plain = ["base-a", "base-b", "seq512", "large-c"]
+views = [f"{p}@transpose" for p in plain] + [f"{p}@pad" for p in plain]
+ref = {p: call(p, stream) for p in plain}
+serial = sum(not same(call(v, stream), ref[CASES[v].twin]) for v in views for _ in range(2))
+print("RESULT " + json.dumps({
+    "serial": serial,
+    "plain_own_streams": concurrent(plain, True),
+    "views_one_stream": concurrent(views, False),
+    "views_own_streams": concurrent(views, True),
+}), flush=True)
+"""
+
+
+def test_view_staging_needs_two_staged_kernels_executing_at_once():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, **FAULT, "STRESS_BACKEND": "sim"}
+    proc = subprocess.run(
+        [sys.executable, "-c", MECHANISM], cwd=REPO, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    lines = [ln[7:] for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    res = json.loads(lines[-1])
+    assert res["serial"] == 0, res  # one staged kernel at a time: its own values
+    assert res["plain_own_streams"] == 0, res  # contiguous inputs are never staged
+    assert res["views_one_stream"] == 0, res  # one stream runs the kernels in order
+    assert res["views_own_streams"] >= 1, res  # two staged kernels at once: corrupted
