@@ -160,3 +160,43 @@ def test_every_shipped_corpus_is_clean_with_every_variant(tmp_path, corpus, seed
            if c["verdict"] != "PASS"]  # fmt: skip
     assert not bad and report["diagnosis"] == "clean", bad
     assert report["variants"]["kinds"], report["variants"]  # the variants ran
+
+
+def test_variants_option_and_config():
+    import argparse
+
+    from stress.cli.values import variants
+    from stress.config import RunConfig
+
+    assert variants("none") == () and variants("all") == VIEWS
+    assert variants("offset,transpose") == ("transpose", "offset")  # in derivation order
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown variant 'diag'"):
+        variants("pad,diag")
+    assert RunConfig().variants == VIEWS  # on by default
+    config = RunConfig(variants=("pad",))
+    assert RunConfig.from_json(config.to_json()).variants == ("pad",)
+    assert "--variants pad" in config.to_cli_args()
+    assert "--variants none" in RunConfig(variants=()).to_cli_args()
+    assert not any(a.startswith("--variants") for a in RunConfig().to_cli_args())
+    with pytest.raises(ConfigError, match="--variants: unknown variant 'diag'"):
+        RunConfig(variants=("diag",)).validate()
+
+
+def test_one_variant_per_case_under_a_budget_is_drawn_from_the_id():
+    from stress.config import RunConfig
+    from stress.corpus.variants import run_variants
+
+    cases = load_corpus([REPO / "corpus/mhc.toml"])
+    full = run_variants(cases, RunConfig(seed=3))
+    budgeted = run_variants(cases, RunConfig(seed=3, budget_s=10))
+    per_case = {}
+    for c in budgeted[len(cases) :]:
+        per_case.setdefault(c.twin, []).append(c.view)
+    assert per_case and all(len(v) == 1 for v in per_case.values())
+    assert {c.id for c in budgeted} <= {c.id for c in full}
+    # any subset of the corpus derives the same variant for a case (the phase children do)
+    again = run_variants(cases[::-1], RunConfig(seed=3, budget_s=10))
+    assert {c.id for c in again} == {c.id for c in budgeted}
+    kinds = {v for seed in range(6) for c in run_variants(cases, RunConfig(seed=seed, budget_s=1))
+             for v in [c.view] if v}  # fmt: skip
+    assert kinds == set(VIEWS)  # over seeds every kind comes round
