@@ -8,7 +8,8 @@ checked against :data:`DEFAULTS`.
 
 One budget differs on purpose: the pytest plugin runs each concurrent phase for
 :data:`PYTEST_DURATION` seconds unless ``--stress-duration`` says otherwise, so that a plain
-``pytest`` stays fast; the CLI's default is :data:`DEFAULT_DURATION`.
+``pytest`` stays fast; the CLI's default is :data:`DEFAULT_DURATION`. For the same reason the
+plugin derives no view variants (:data:`PYTEST_VARIANTS`) unless ``--stress-variants`` asks.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "MAX_THREADS",
     "PHASES",
     "PYTEST_DURATION",
+    "PYTEST_VARIANTS",
     "STREAM_POLICIES",
     "RunConfig",
     "check_device",
@@ -59,6 +61,9 @@ MAX_REPEATS = 10_000
 MAX_CALL_TIMEOUT = 24 * 3600.0
 #: The view variants a run derives from every case by default: all of them.
 VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
+#: The pytest plugin's default view variants: none (``--stress-variants`` turns them on), so
+#: that a plain ``pytest`` stays fast; the CLI's default is every kind (:data:`VIEWS`).
+PYTEST_VARIANTS: tuple[str, ...] = ()
 
 
 def check_device(device: int, device_count: int) -> None:
@@ -251,7 +256,8 @@ class RunConfig:
             call_timeout=_given(option, "stress_call_timeout", cls.call_timeout),
             device=_given(option, "stress_device", cls.device),
             max_case_bytes=getattr(option, "stress_max_case_bytes", None),
-            variants=_given(option, "stress_variants", cls.variants),
+            # no view variants unless asked: they quadruple a corpus the plugin runs unbudgeted
+            variants=_given(option, "stress_variants", PYTEST_VARIANTS),
         ).validate()
 
     def to_cli_args(self, *, budget: bool = True) -> list[str]:

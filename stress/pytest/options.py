@@ -50,7 +50,8 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="LIST",
         help=f"view variants derived from every case ({','.join(VIEWS)}, all or none; default "
-        "all), graded against the contiguous twin",
+        "none, which keeps a plain pytest fast; the CLI's default is all), graded against the "
+        "contiguous twin",
     )
     g.addoption(
         "--stress-max-case-bytes",
