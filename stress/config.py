@@ -270,6 +270,8 @@ class RunConfig:
             f"--stream {stream}",
             f"--context {self.context}",
         ]
+        if self.variants != VIEWS:
+            args.append(f"--variants {','.join(self.variants) or 'none'}")
         if budget and self.budget_s is not None:
             args.append(f"--budget {self.budget_s:g}")
         elif budget and self.iterations is not None:
@@ -293,8 +295,6 @@ class RunConfig:
         args += [f"-I {shlex.quote(d)}" for d in self.include_dirs]
         if self.max_case_bytes is not None:
             args.append(f"--max-case-bytes {self.max_case_bytes}")
-        if self.variants != VIEWS:
-            args.append(f"--variants {','.join(self.variants) or 'none'}")
         return args
 
 

@@ -50,10 +50,18 @@ def test_view_staging_is_found_through_the_variants(tmp_path, baseline):
     v = {p["name"]: p for p in report["phases"]}
     assert v["serial"]["verdict"] == "PASS"  # one call at a time stages and reads its own
     assert v["isolated"]["verdict"] == "PASS"  # the same case everywhere stages the same
-    assert v["mixed"]["verdict"].startswith("MISMATCH"), v["mixed"]
-    failing = [c["id"] for c in v["mixed"]["cases"] if c["verdict"] != "PASS"]
+    failing = {c["id"]: c for c in v["mixed"]["cases"] if c["verdict"] != "PASS"}
     assert failing and all(split_view(c)[1] for c in failing), failing  # only views
-    assert report["diagnosis"] == "cross-call-contamination"
+    mismatched = [c for c, f in failing.items() if f["verdict"].startswith("MISMATCH")]
+    assert mismatched, failing
+    # A kernel computing with another call's inputs writes garbage, and an fp16 output of
+    # thousands of garbage elements holds the canary pattern (0xABAB) by chance now and then:
+    # the grader then calls that case UNWRITTEN, which outranks a mismatch (1-2 elements, seen
+    # in 2 of 4 seeds on small-c-fp16). A second canary would tell them apart (issue 29).
+    chance = [f for f in failing.values() if f["verdict"] == "UNWRITTEN"]
+    assert all(sum(f["unwritten"].values()) <= 4 for f in chance), chance
+    expected = "unwritten-output" if chance else "cross-call-contamination"
+    assert report["diagnosis"] == expected, report["explanation"]
     found = report["variants"]["kinds"]
     assert any(k["failing"] for k in found.values()), found
     repro = report["reproducer"]
