@@ -8,7 +8,8 @@ checked against :data:`DEFAULTS`.
 
 One budget differs on purpose: the pytest plugin runs each concurrent phase for
 :data:`PYTEST_DURATION` seconds unless ``--stress-duration`` says otherwise, so that a plain
-``pytest`` stays fast; the CLI's default is :data:`DEFAULT_DURATION`.
+``pytest`` stays fast; the CLI's default is :data:`DEFAULT_DURATION`. For the same reason the
+plugin derives no view variants (:data:`PYTEST_VARIANTS`) unless ``--stress-variants`` asks.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
+from stress.vocabulary import View
 
 __all__ = [
     "CANARY",
@@ -31,6 +33,7 @@ __all__ = [
     "MAX_THREADS",
     "PHASES",
     "PYTEST_DURATION",
+    "PYTEST_VARIANTS",
     "STREAM_POLICIES",
     "RunConfig",
     "check_device",
@@ -53,6 +56,11 @@ PYTEST_DURATION = 0.5
 MAX_THREADS = 256
 MAX_REPEATS = 10_000
 MAX_CALL_TIMEOUT = 24 * 3600.0
+#: The view variants a run derives from every case by default: all of them.
+VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
+#: The pytest plugin's default view variants: none (``--stress-variants`` turns them on), so
+#: that a plain ``pytest`` stays fast; the CLI's default is every kind (:data:`VIEWS`).
+PYTEST_VARIANTS: tuple[str, ...] = ()
 
 
 def check_device(device: int, device_count: int) -> None:
@@ -94,6 +102,8 @@ class RunConfig:
     # a diagnostic step: the phase ends at its first failing call (it confirmed the burst's
     # finding; more calls would not change the diagnosis); never a user option
     confirm: bool = False
+    # view variants derived from every case (stress.corpus.variants; () with --variants none)
+    variants: tuple[str, ...] = VIEWS
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
@@ -102,6 +112,7 @@ class RunConfig:
         object.__setattr__(self, "phases", tuple(self.phases))
         object.__setattr__(self, "include_dirs", tuple(self.include_dirs))
         object.__setattr__(self, "focus", tuple(self.focus))
+        object.__setattr__(self, "variants", tuple(self.variants))
 
     # -- validation ------------------------------------------------------------------------
     def validate(self) -> RunConfig:
@@ -138,6 +149,11 @@ class RunConfig:
             )
         if not self.phases:
             raise ConfigError(f"--phases: no phase given; phases: {', '.join(PHASES)}")
+        for v in self.variants:
+            if v not in VIEWS:
+                raise ConfigError(
+                    f"--variants: unknown variant {v!r}; variants: {', '.join(VIEWS)} (or none)"
+                )
         for d in self.include_dirs:
             if not Path(d).is_dir():
                 raise ConfigError(f"-I {d}: not a directory; give a folder holding headers")
@@ -162,6 +178,7 @@ class RunConfig:
         d["streams"] = list(self.streams)
         d["phases"] = list(self.phases)
         d["include_dirs"] = list(self.include_dirs)
+        d["variants"] = list(self.variants)
         # a phase child's job only: the run header keeps its format
         for key in ("focus", "confirm"):
             if not d[key]:
@@ -178,6 +195,7 @@ class RunConfig:
         d["phases"] = tuple(d.get("phases", PHASES))
         d["include_dirs"] = tuple(d.get("include_dirs", ()))
         d["focus"] = tuple(str(c) for c in d.get("focus", ()))
+        d["variants"] = tuple(d.get("variants", VIEWS))
         return cls(**d)
 
     # -- entry points ----------------------------------------------------------------------
@@ -212,6 +230,7 @@ class RunConfig:
             budget_s=getattr(args, "budget", None),
             include_dirs=tuple(str(Path(d).resolve()) for d in _given(args, "include", ())),
             max_case_bytes=getattr(args, "max_case_bytes", None),
+            variants=_given(args, "variants", cls.variants),
         ).validate()
 
     @classmethod
@@ -227,6 +246,8 @@ class RunConfig:
             call_timeout=_given(option, "stress_call_timeout", cls.call_timeout),
             device=_given(option, "stress_device", cls.device),
             max_case_bytes=getattr(option, "stress_max_case_bytes", None),
+            # no view variants unless asked: they quadruple a corpus the plugin runs unbudgeted
+            variants=_given(option, "stress_variants", PYTEST_VARIANTS),
         ).validate()
 
     def to_cli_args(self, *, budget: bool = True) -> list[str]:
@@ -239,6 +260,8 @@ class RunConfig:
             f"--stream {stream}",
             f"--context {self.context}",
         ]
+        if self.variants != VIEWS:
+            args.append(f"--variants {','.join(self.variants) or 'none'}")
         if budget and self.budget_s is not None:
             args.append(f"--budget {self.budget_s:g}")
         elif budget and self.iterations is not None:

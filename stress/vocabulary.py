@@ -23,15 +23,20 @@ from typing import Any, Protocol
 __all__ = [
     "SCHEMAS",
     "VERSION",
+    "VIEWS",
+    "VIEW_SEPARATOR",
     "ChildStatus",
     "Diagnosis",
     "PhaseStatus",
     "RunVerdict",
     "Status",
     "Verdict",
+    "View",
     "is_failure",
     "schema",
     "schema_version",
+    "split_view",
+    "variant_id",
 ]
 
 
@@ -135,6 +140,9 @@ class Diagnosis(StrEnum):
     SELF_RACE = "self-race"
     CROSS_CALL_CONTAMINATION = "cross-call-contamination"
     ORDER_DEPENDENCE = "order-dependence"
+    # a non-contiguous view of the inputs gives another result than its contiguous twin, even
+    # serially (stress.corpus.variants: view invariance)
+    VIEW_DEPENDENCE = "view-dependence"
     BASELINE_MISMATCH = "baseline-mismatch"
     OPERATOR_ERROR = "operator-error"
     # Nothing failed, but the run is not complete: it was killed or interrupted, a phase never
@@ -148,6 +156,34 @@ class Diagnosis(StrEnum):
         if self is Diagnosis.CLEAN:
             return RunVerdict.CLEAN
         return RunVerdict.INCOMPLETE if self is Diagnosis.INCOMPLETE else RunVerdict.FINDINGS
+
+
+class View(StrEnum):
+    """A view variant's layout of its inputs (:mod:`stress.corpus.variants`), in the order the
+    variants are derived."""
+
+    TRANSPOSE = "transpose"  # the last two dims strided as a transpose of the storage
+    PAD = "pad"  # rows padded: a row stride past the last dim
+    OFFSET = "offset"  # a non-zero storage offset
+
+
+#: Every view kind, in the order variants are derived.
+VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
+#: Between a twin's id and the view kind in a variant's id (not allowed in a corpus id).
+VIEW_SEPARATOR = "@"
+
+
+def variant_id(twin: str, view: str) -> str:
+    """The id of ``twin``'s ``view`` variant (the inverse of :func:`split_view`)."""
+    return f"{twin}{VIEW_SEPARATOR}{view}"
+
+
+def split_view(case_id: str) -> tuple[str, str]:
+    """(twin id, view kind) of a case id: a view variant's id is ``<twin>@<view>``
+    (:mod:`stress.corpus.variants`; ``@`` is not allowed in a corpus id); the kind is "" for a
+    contiguous case."""
+    twin, sep, view = case_id.rpartition(VIEW_SEPARATOR)
+    return (twin, view) if sep and view in View.__members__.values() else (case_id, "")
 
 
 class RunVerdict(StrEnum):

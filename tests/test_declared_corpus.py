@@ -130,7 +130,8 @@ def test_pytest_plugin_runs_a_declared_op(pytester):
 def test_scratch_pool_fault_names_the_declared_pair(tmp_path):
     proc, report = _run(tmp_path, str(DECLS / "scratch_mul.toml"), str(DECLS / "scratch_add.toml"),
                         phases="serial,mixed", faults="scratch-pool",
-                        extra=("--stream", "per-thread", "--duration", "1", "--threads", "4"),
+                        extra=("--stream", "per-thread", "--duration", "1", "--threads", "4",
+                               "--variants", "none"),  # the pair alone, as declared
                         )  # fmt: skip
     assert report is not None, proc.stderr
     assert report["diagnosis"] == "cross-call-contamination", report["explanation"]

@@ -14,7 +14,7 @@ import pytest
 from _cli import stress_cli
 
 from stress import cli
-from stress.config import PHASES, RunConfig
+from stress.config import PHASES, VIEWS, RunConfig
 from stress.engine.run.session import Session
 from stress.grading.assemble import build_report
 from stress.journal.results import read_results
@@ -69,9 +69,12 @@ def test_clean_run_passes_everywhere_and_report_rerenders(tmp_path, baseline):
         "verdict",
     } <= set(report)
     mixed = next(p for p in report["phases"] if p["name"] == "mixed")
-    assert {c["id"] for c in mixed["cases"]} == {"t-f32", "t-bf16", "t-fp16", "t-neg"}
-    assert report["interference"]["cells"]  # 3 valid cases -> 9 ordered pairs
-    assert len(report["interference"]["cells"]) == 9
+    # the corpus and the view variants of its 3 valid cases (every kind applies to them)
+    valid = ("t-f32", "t-bf16", "t-fp16")
+    variants = {f"{c}@{v}" for c in valid for v in VIEWS}
+    assert {c["id"] for c in mixed["cases"]} == {*valid, "t-neg"} | variants
+    assert report["interference"]["cells"]  # 12 valid cases -> 144 ordered pairs
+    assert len(report["interference"]["cells"]) == 12 * 12
     # the report is a pure function of the result file
     again = write_reports(tmp_path / "out")
     assert again == typed and report == json.loads((tmp_path / "out/report.json").read_text())

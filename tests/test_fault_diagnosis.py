@@ -25,6 +25,7 @@ from stress.config import PHASES, RunConfig
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
+from stress.vocabulary import split_view
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = [str(REPO / "corpus/mhc.toml")]
@@ -172,7 +173,8 @@ def test_empty_skip_is_an_unwritten_output(tmp_path):
     assert empty["verdict"] == "UNWRITTEN"
     # every element of the three non-empty outputs kept the canary
     assert empty["unwritten"] == {"gradPhi": 24 * 4 * 128, "gradAlpha": 3, "gradBias": 24}
-    others = [c for c in serial["cases"] if c["id"] != "empty-batch"]
+    # (its view variants, the same call on non-contiguous inputs, skip the same writes)
+    others = [c for c in serial["cases"] if split_view(c["id"])[0] != "empty-batch"]
     assert others and all(c["verdict"] == "PASS" for c in others)
     assert report["diagnosis"] == "unwritten-output"
 

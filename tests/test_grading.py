@@ -163,3 +163,31 @@ def test_a_call_record_round_trips_every_key_it_does_not_know():
         CallRecord.from_json({"type": "call", "phase": "p", "case": "c", "status": "fine"})
     with pytest.raises(ValueError, match="case"):
         CallRecord.from_json({"type": "call", "phase": "p", "status": "ok"})
+
+
+def _serial(*cases):
+    """A serial phase of (case id, passes) calls."""
+    return grade_phase(
+        "serial", [ok(case=c) if good else ok("bad", False, case=c) for c, good in cases]
+    )
+
+
+@pytest.mark.parametrize(
+    ("cases", "expected"),
+    [
+        # only the view fails, its contiguous twin passes: view-dependence
+        ((("a", True), ("a@transpose", False), ("a@pad", True)), "view-dependence"),
+        # the twin fails too: the operator disagrees with its baseline whatever the layout
+        ((("a", False), ("a@transpose", False)), "baseline-mismatch"),
+        # a contiguous case fails beside a view: not the view's doing alone
+        ((("a", True), ("b", False), ("a@offset", False)), "baseline-mismatch"),
+        # an id that only looks like a variant (unknown kind) is a contiguous case
+        ((("a@diagonal", False),), "baseline-mismatch"),
+    ],
+)
+def test_view_dependence_needs_only_views_failing_serially(cases, expected):
+    mixed = grade_phase("mixed", [ok()])
+    diagnosis, explanation = diagnose([_serial(*cases), mixed])
+    assert diagnosis == expected
+    if expected == "view-dependence":
+        assert "a@transpose" in explanation and "its twin a passes" in explanation

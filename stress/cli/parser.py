@@ -11,7 +11,7 @@ from stress import __version__
 from stress.cli import commands as c
 from stress.cli import values as v
 from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
-from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES
+from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES, VIEWS
 
 __all__ = ["ELSEWHERE", "build_parser", "command_of"]
 
@@ -234,6 +234,13 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         type=v.phases,
         default=PHASES,
         help=f"comma-separated subset of {','.join(PHASES)} (default all)",
+    )
+    g.add_argument(
+        "--variants",
+        type=v.variants,
+        metavar="LIST",
+        help=f"view variants derived from every case, graded against its contiguous twin: a "
+        f"comma-separated subset of {','.join(VIEWS)}, all, or none (default all)",
     )
     g.add_argument(
         "--stream",

@@ -7,9 +7,9 @@ import argparse
 import math
 from collections.abc import Callable
 
-from stress.config import PHASES, parse_bytes
+from stress.config import PHASES, VIEWS, parse_bytes
 
-__all__ = ["byte", "byte_count", "phases", "positive", "seconds_or_zero"]
+__all__ = ["byte", "byte_count", "phases", "positive", "seconds_or_zero", "variants"]
 
 
 def phases(text: str) -> tuple[str, ...]:
@@ -23,6 +23,22 @@ def phases(text: str) -> tuple[str, ...]:
             f"{bad[0] if bad else text!r}"
         )
     return chosen
+
+
+def variants(text: str) -> tuple[str, ...]:
+    """``--variants``: view kinds (stress.corpus.variants), ``all`` or ``none``."""
+    chosen = tuple(w.strip() for w in text.split(",") if w.strip())
+    if chosen == ("none",):
+        return ()
+    if chosen == ("all",):
+        return VIEWS
+    bad = [w for w in chosen if w not in VIEWS]
+    if bad or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"unknown variant {bad[0] if bad else text!r}; choose from {', '.join(VIEWS)}, all "
+            "or none"
+        )
+    return tuple(w for w in VIEWS if w in chosen)
 
 
 def byte(text: str) -> int:

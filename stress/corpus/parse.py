@@ -51,11 +51,12 @@ from stress.files import load_toml
 from stress.ops.declaration_types import OpDeclaration
 from stress.ops.declared import to_opspec
 from stress.ops.spec import OpSpec
+from stress.vocabulary import VIEWS, variant_id
 
 __all__ = ["Case", "Expect", "corpus_text", "load_corpus", "load_corpus_file"]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-_CASE_KEYS = {"id", "op", "seed", "expect", "description"}
+_CASE_KEYS = {"id", "op", "seed", "expect", "description", "view"}
 _EXPECT_KEYS = {"status"}
 
 
@@ -81,23 +82,28 @@ class Case:
     expect: Expect | None = None
     description: str = ""
     spec: OpSpec = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    view: str = ""  # a view variant's layout of its inputs (stress.corpus.variants); "" contiguous
 
     @property
     def negative(self) -> bool:
         return self.expect is not None
 
+    @property
+    def twin(self) -> str:
+        """The id of the contiguous case whose baseline grades this one (its own for that)."""
+        return self.id.rpartition("@")[0] if self.view else self.id
+
     @functools.cached_property
     def key(self) -> str:
-        """Digest of what determines the case's result (op, parameters, seed, expectation)."""
-        payload = json.dumps(
-            {
-                "op": self.op,
-                "params": dict(self.params),
-                "seed": self.seed,
-                "expect": self.expect.to_json() if self.expect else None,
-            },
-            sort_keys=True,
-        )
+        """Digest of what determines the case's result (op, parameters, seed, expectation; the
+        view layout of a variant)."""
+        what = {
+            "op": self.op,
+            "params": dict(self.params),
+            "seed": self.seed,
+            "expect": self.expect.to_json() if self.expect else None,
+        }
+        payload = json.dumps({**what, "view": self.view} if self.view else what, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:
@@ -109,6 +115,7 @@ class Case:
             "expect": self.expect.to_json() if self.expect else None,
             "source": self.source,
             "key": self.key,
+            **({"view": self.view} if self.view else {}),
         }
 
 
@@ -161,8 +168,10 @@ def _parse_case(raw: Any, defaults: Mapping[str, Any], index: int, source: str) 
         raise ConfigError(f"{where}, field 'description': expected a string")
     params_raw = {k: v for k, v in merged.items() if k not in _CASE_KEYS}
     params = spec.parse_params(params_raw, where)
+    view = _parse_view(merged.get("view", ""), where)
     return Case(
-        id=case_id,
+        id=variant_id(case_id, view) if view else case_id,
+        view=view,
         op=op_name,
         params=params,
         seed=seed,
@@ -170,6 +179,14 @@ def _parse_case(raw: Any, defaults: Mapping[str, Any], index: int, source: str) 
         expect=_parse_expect(merged.get("expect"), where),
         description=description,
         spec=spec,
+    )
+
+
+def _parse_view(raw: Any, where: str) -> str:
+    if raw == "" or raw in VIEWS:
+        return raw
+    raise ConfigError(
+        f"{where}, field 'view': expected one of {', '.join(VIEWS)} (a view variant), got {raw!r}"
     )
 
 
@@ -267,7 +284,9 @@ def corpus_text(cases: Sequence[Case], comment: str = "") -> str:
     """The TOML of ``cases`` (with each case's description): loads back to the same cases."""
     entries = []
     for case in cases:
-        entry: dict[str, Any] = {"id": case.id, "op": case.op, "seed": case.seed}
+        entry: dict[str, Any] = {"id": case.twin, "op": case.op, "seed": case.seed}
+        if case.view:
+            entry["view"] = case.view
         if case.description:
             entry["description"] = case.description
         for key, value in case.params.items():

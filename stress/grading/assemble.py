@@ -9,6 +9,7 @@ from typing import Any
 
 from stress.errors import ConfigError
 from stress.grading.tally import GradedJournal, JournalTally, finished
+from stress.grading.variants import variants_summary
 from stress.journal.results import read_results
 from stress.records import RunReport
 from stress.vocabulary import Diagnosis, PhaseStatus, schema
@@ -65,6 +66,9 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
         },
         "coverage": tally.coverage.result(header),
     }
+    variants = variants_summary(phases, header.get("config", {}))
+    if "variants" in header.get("config", {}) or variants["kinds"]:  # (not in older runs)
+        document["variants"] = variants
     return RunReport.from_json(document)
 
 

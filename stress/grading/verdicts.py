@@ -10,7 +10,9 @@ baseline), ``MISMATCH_STABLE`` (every call gives the same wrong result), ``PASS`
 The run's diagnosis names the pattern across phases (DESIGN.md "Protocol"), checked in this
 order: ``crash``, ``hang``, ``out-of-memory`` (the resource ran out: never read as a race),
 ``runtime-fault`` (the control operator fails, so the runtime or
-harness is to blame), ``unwritten-output``, ``operator-error`` (a valid case fails with an error
+harness is to blame), ``unwritten-output``, ``view-dependence`` (only view variants fail
+serially, their contiguous twins pass: the operator mishandles non-contiguous inputs),
+``operator-error`` (a valid case fails with an error
 status even serially), ``baseline-mismatch`` (serial replay disagrees with the baseline: a changed
 or non-deterministic operator), ``order-dependence`` (single-threaded random order fails, serial
 is clean), ``self-race`` (a case alone on many threads fails and the single-threaded
@@ -29,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from stress.records import CallRecord, CaseVerdict, PhaseVerdict
-from stress.vocabulary import Diagnosis, PhaseStatus, Status, Verdict
+from stress.vocabulary import Diagnosis, PhaseStatus, Status, Verdict, split_view
 
 __all__ = [
     "DIAGNOSES",
@@ -314,10 +316,29 @@ def _failed(v: str) -> bool:
     return v not in (Verdict.PASS, Verdict.INCOMPLETE)
 
 
+def _view_dependence(ph: _Phases) -> str:
+    """The explanation when only view variants fail serially and none of their contiguous
+    twins does (view invariance broken); "" otherwise."""
+    failing = [c for p in ph.by_name["serial"] for c in p.cases if _failed(c.verdict)]
+    twins = {c.id: split_view(c.id) for c in failing}
+    if not failing or any(not view for _, view in twins.values()):
+        return ""
+    shown = [f"{c.id} {c.verdict} (its twin {twins[c.id][0]} passes)" for c in failing[:4]]
+    return (
+        "a non-contiguous view of the inputs gives another result than the same call on "
+        "contiguous tensors, even serially: "
+        + ", ".join(shown)
+        + (" ..." if len(failing) > 4 else "")
+    )
+
+
 def _single_threaded(ph: _Phases) -> tuple[Diagnosis, str] | None:
     """Failures that need no concurrency (serial, shuffled): they also explain failures of the
     concurrent phases (a stale read shows up in mixed too), so they are checked first."""
     if ph.fails("serial"):
+        views = _view_dependence(ph)
+        if views:
+            return Diagnosis.VIEW_DEPENDENCE, views
         if Verdict.ERROR in ph.verdicts("serial"):
             return Diagnosis.OPERATOR_ERROR, "valid cases fail even serially: " + ph.where(
                 lambda v: v == Verdict.ERROR

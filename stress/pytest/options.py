@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from stress.cli.values import byte_count
-from stress.config import DEFAULT_DURATION, DEFAULTS, PYTEST_DURATION
+from stress.cli.values import byte_count, variants
+from stress.config import DEFAULT_DURATION, DEFAULTS, PYTEST_DURATION, VIEWS
 from stress.pytest.state import BACKENDS
 
 __all__ = ["add_options"]
@@ -43,6 +43,15 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="S",
         help=f"a call still running after S seconds is a HANG (default "
         f"{DEFAULTS['call_timeout']:g})",
+    )
+    g.addoption(
+        "--stress-variants",
+        type=variants,
+        default=None,
+        metavar="LIST",
+        help=f"view variants derived from every case ({','.join(VIEWS)}, all or none; default "
+        "none, which keeps a plain pytest fast; the CLI's default is all), graded against the "
+        "contiguous twin",
     )
     g.addoption(
         "--stress-max-case-bytes",

@@ -185,6 +185,7 @@ class StressRunner:
         snapshot, ``out/results.jsonl`` and reports); with ``log`` it is listed in the worker's
         ``runs.jsonl`` (trial runs of a shrink are not)."""
         from stress.corpus.shrink import write_corpus
+        from stress.corpus.variants import run_variants
         from stress.engine.run.session import Session
 
         started = time.monotonic()
@@ -221,7 +222,8 @@ class StressRunner:
             isolate=self.isolate if isolate is None else isolate,
             shrink_budget=self.shrink_budget,
         )
-        session.cases, session.control_cases = cases, control  # in memory: no reading back
+        # in memory: no reading back (with the view variants the phase children derive too)
+        session.cases, session.control_cases = run_variants(cases, config), control
         report = session.run()
         header = session.header
         result = StressResult(

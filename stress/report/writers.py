@@ -17,6 +17,7 @@ from stress.files import atomic_write_bytes, load_json
 from stress.grading.assemble import read_tally, report_from
 from stress.grading.coverage import describe
 from stress.grading.tally import JournalTally
+from stress.grading.variants import describe_variants
 from stress.journal.results import RESULTS_FILE
 from stress.records import RunReport
 from stress.vocabulary import Diagnosis, Verdict
@@ -50,6 +51,7 @@ def render_markdown(report: RunReport) -> str:
             f"{p.status}{': ' + p.detail if p.detail else ''} |"
         )
     lines += [f"- coverage: {line}" for line in describe(report.extra.get("coverage") or {})]
+    lines += [f"- {line}" for line in describe_variants(report.extra.get("variants"))]
     for p in report.phases:
         lines += ["", f"## {p.title} — {p.verdict}", ""]
         lines += [
@@ -109,6 +111,8 @@ def render_console(report: RunReport, console: Any = None, *, cases: bool = True
     console.print(summary)
     for line in describe(report.extra.get("coverage") or {}):
         console.print(f"coverage: {escape(line)}", highlight=False)
+    for line in describe_variants(report.extra.get("variants")):
+        console.print(escape(line), highlight=False)
     if cases:
         for p in report.phases:
             if p.verdict == Verdict.PASS:

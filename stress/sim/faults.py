@@ -94,6 +94,12 @@ FAULTS: dict[str, Fault] = {
             "baseline record (fresh vs recycled addresses) over corpus/ops/matmul.toml",
             ("aclnnMatmul",),
         ),
+        _fault(
+            "view-staging",
+            Diagnosis.CROSS_CALL_CONTAMINATION,
+            "burst, mixed (per-thread streams; view variants)",
+            ("aclnnMhcPreSinkhorn", "aclnnMhcPreSinkhornBackward"),
+        ),
     )
 }
 

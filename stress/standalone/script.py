@@ -34,8 +34,10 @@ from stress import acl
 from stress.baseline.store import Baseline
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
+from stress.corpus.variants import run_variants
 from stress.engine.call.inputs import generate_inputs
 from stress.engine.call.layout import ArraySlot, ScalarSlot, TensorSlot, layout
+from stress.engine.call.views import storage_bytes
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes, load_json
 from stress.vocabulary import VERSION, Status, Verdict
@@ -102,7 +104,7 @@ def _load_cases(report: Mapping[str, Any], header: Mapping[str, Any], run_dir: P
         )
     by_id: dict[str, Case] = {}
     for path in found:  # the reproducer corpus first; the run's corpora add the rest
-        for case in load_corpus([path], config.include_dirs):
+        for case in run_variants(load_corpus([path], config.include_dirs), config):
             by_id.setdefault(case.id, case)
     return by_id
 
@@ -114,8 +116,18 @@ def _b64(raw: bytes) -> str:
 def _tensor(slot: TensorSlot) -> dict[str, Any]:
     role = "inout" if slot.inout else "output" if slot.output else "input"
     strides = [int(s) for s in slot.strides][: len(slot.shape)]
-    return {"kind": "tensor", "name": slot.name, "role": role, "shape": list(slot.shape),
-            "strides": strides, "acl_dtype": slot.acl_dtype, "nbytes": slot.nbytes}  # fmt: skip
+    t = {"kind": "tensor", "name": slot.name, "role": role, "shape": list(slot.shape),
+         "strides": strides, "acl_dtype": slot.acl_dtype, "nbytes": slot.alloc_nbytes}  # fmt: skip
+    if slot.view is not None:  # a view variant's input: its storage is uploaded
+        t.update(offset=slot.view.offset, storage=list(slot.view.storage))
+    return t
+
+
+def _views(slots: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """The view geometry of each input laid out as a view (a view variant's), by name."""
+    members = [s for k, s in slots if k == "tensor"]
+    members += [m for k, s in slots if k == "tensor_list" for m in s]
+    return {m.name: m.view for m in members if m.view is not None}
 
 
 def _scalar(slot: ScalarSlot) -> dict[str, Any]:
@@ -145,9 +157,9 @@ def _arg(kind: str, slot: Any, ctype: str) -> dict[str, Any]:
 
 
 def _expect(case: Case, baseline: Baseline) -> tuple[int, dict[str, Any]]:
-    cb = baseline.cases.get(case.id)
+    cb = baseline.cases.get(case.twin)  # a view variant's reference is its contiguous twin
     if cb is None:
-        raise ConfigError(f"{case.id}: not in the run's baseline; re-record it")
+        raise ConfigError(f"{case.twin}: not in the run's baseline; re-record it")
     expect = {}
     for name, out in cb.outputs.items():
         trusted = cb.bit_deterministic and out.unwritten == 0  # else the bytes are no reference
@@ -167,12 +179,18 @@ def _call(rt: acl.Runtime, case: Case, inputs: Mapping[str, np.ndarray], baselin
     spec = case.spec
     phase1 = rt.api.operator(spec.function, spec.signature)[0]
     ctypes_ = [t.__name__ for t in phase1.argtypes[:-2]]  # without workspaceSize, executor
-    slots = layout(spec, case.params, case.key)
+    slots = layout(spec, case.params, case.key, case.view)
     status, expect = _expect(case, baseline)
     call = {"case": case.id, "function": spec.function, "argtypes": ctypes_, "status": status,
             "expect": expect,
             "args": [_arg(k, s, c) for (k, s), c in zip(slots, ctypes_, strict=True)]}  # fmt: skip
-    blobs = {f"{case.id}/{name}": np.ascontiguousarray(a).tobytes() for name, a in inputs.items()}
+    views = _views(slots)
+    blobs = {
+        f"{case.id}/{name}": (
+            storage_bytes(np.ascontiguousarray(a), views[name]) if name in views else a
+        ).tobytes()
+        for name, a in inputs.items()
+    }
     return call, blobs
 
 

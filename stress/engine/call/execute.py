@@ -53,6 +53,7 @@ def run_call(
             canary=canary,
             layout_key=case.key,
             allocator=allocator,
+            view=case.view,
         )
     except acl.AclError as exc:
         return Outcome.failed(exc, start)
@@ -107,7 +108,15 @@ def run_interleaved(
     for i, (case, ins) in enumerate(zip(cases, inputs, strict=True)):
         try:
             calls.append(
-                OpCall(context, case.spec, case.params, ins, canary=canary, layout_key=case.key)
+                OpCall(
+                    context,
+                    case.spec,
+                    case.params,
+                    ins,
+                    canary=canary,
+                    layout_key=case.key,
+                    view=case.view,
+                )
             )
         except acl.AclError as exc:
             calls.append(None)

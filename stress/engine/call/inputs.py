@@ -47,7 +47,8 @@ def generate_inputs(
 
 
 class InputCache:
-    """Inputs per case id, generated on first use (thread-safe)."""
+    """Inputs per case id, generated on first use (thread-safe); a view variant shares its
+    twin's (the same values, laid out otherwise at upload)."""
 
     def __init__(self, context: acl.Context | None = None, stream: acl.Stream | None = None):
         self.context = context
@@ -60,20 +61,21 @@ class InputCache:
         """The case's inputs; an out-of-memory failure (host ``MemoryError``, device
         :class:`~stress.acl.AclMemoryError`) is remembered and raised again on every later get,
         without generating again."""
+        key = case.twin
         with self._lock:
-            failure = self._failed.get(case.id)
+            failure = self._failed.get(key)
             if failure is not None:
                 raise failure
-            inputs = self._inputs.get(case.id)
+            inputs = self._inputs.get(key)
             if inputs is None:
                 if self.context is not None:
                     self.context.bind()
                 try:
                     inputs = generate_inputs(case, self.context, self.stream)
                 except (MemoryError, acl.AclMemoryError) as exc:
-                    self._failed[case.id] = exc
+                    self._failed[key] = exc
                     raise
-                self._inputs[case.id] = inputs
+                self._inputs[key] = inputs
             return inputs
 
     def prepare(self, case: Case) -> None:

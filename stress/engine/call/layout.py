@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from stress import acl
+from stress.engine.call.views import ViewGeometry, geometry
 from stress.ops.spec import (
     AttrArg,
     BoolArrayArg,
@@ -39,6 +40,14 @@ class TensorSlot:
     dims: Any  # ctypes int64 array
     strides: Any
     inout: bool = False  # uploaded, then downloaded and graded (no canary)
+    # a view variant's input (stress.engine.call.views): strides/offset into a larger storage
+    view: ViewGeometry | None = None
+    storage_dims: Any = None  # ctypes int64 array of view.storage
+
+    @property
+    def alloc_nbytes(self) -> int:
+        """The bytes of device memory the tensor's storage takes."""
+        return self.view.elements * self.dtype.itemsize if self.view else self.nbytes
 
 
 @dataclass(frozen=True)
@@ -74,25 +83,28 @@ def _freeze(value: Any) -> Any:
 _LAYOUTS: dict[tuple[str, Any], tuple] = {}
 
 
-def layout(spec: OpSpec, params: Params, key: str | None = None) -> tuple:
-    """The cached layout of a call: by ``key`` (a case's digest) when given, else by params."""
+def layout(spec: OpSpec, params: Params, key: str | None = None, view: str = "") -> tuple:
+    """The cached layout of a call: by ``key`` (a case's digest, which covers its view) when
+    given, else by params; ``view`` lays the inputs out as that view variant's."""
     if key is not None:
-        cache_key: Any = (spec.name, key)
+        cache_key: Any = (spec.name, key, view)
     else:
         try:
-            cache_key = (spec.name, _freeze(dict(params)))
+            cache_key = (spec.name, _freeze(dict(params)), view)
             hash(cache_key)
         except TypeError:  # unhashable parameter values: no caching
-            return _build_layout(spec, params)
+            return _build_layout(spec, params, view)
     layout = _LAYOUTS.get(cache_key)
     if layout is None:
         if len(_LAYOUTS) > 4096:
             _LAYOUTS.clear()
-        layout = _LAYOUTS[cache_key] = _build_layout(spec, params)
+        layout = _LAYOUTS[cache_key] = _build_layout(spec, params, view)
     return layout
 
 
-def _tensor_slot(name: str, output: bool, inout: bool, shape: Any, dtype: Any) -> TensorSlot:
+def _tensor_slot(
+    name: str, output: bool, inout: bool, shape: Any, dtype: Any, view: str = ""
+) -> TensorSlot:
     shape = tuple(int(d) for d in shape)
     dtype = np.dtype(dtype)
     strides, step = [], 1
@@ -100,6 +112,9 @@ def _tensor_slot(name: str, output: bool, inout: bool, shape: Any, dtype: Any) -
         strides.append(step)
         step *= max(d, 1)
     n = max(len(shape), 1)
+    g = geometry(view, shape) if view and not output and not inout else None
+    if g is not None:
+        strides = list(g.strides[::-1])
     return TensorSlot(
         name,
         output,
@@ -110,6 +125,8 @@ def _tensor_slot(name: str, output: bool, inout: bool, shape: Any, dtype: Any) -
         (ctypes.c_int64 * n)(*shape),
         (ctypes.c_int64 * n)(*strides[::-1]),
         inout,
+        g,
+        (ctypes.c_int64 * len(g.storage))(*g.storage) if g is not None else None,
     )
 
 
@@ -119,7 +136,7 @@ def _scalar_slot(name: str, dtype: Any, value: Any) -> ScalarSlot:
     return ScalarSlot(name, raw, int(acl.acl_dtype(dtype)))
 
 
-def _slot(arg: Any, p: Params) -> tuple[str, Any]:
+def _slot(arg: Any, p: Params, view: str = "") -> tuple[str, Any]:
     """One argument's (kind, slot): everything about it that depends on the case only."""
     if isinstance(arg, AttrArg):
         return ("attr", arg.value(p))
@@ -128,7 +145,8 @@ def _slot(arg: Any, p: Params) -> tuple[str, Any]:
     if isinstance(arg, TensorArg):
         if not arg.present(p):
             return ("null", None)
-        return ("tensor", _tensor_slot(arg.name, arg.output, arg.inout, arg.shape(p), arg.dtype(p)))
+        slot = _tensor_slot(arg.name, arg.output, arg.inout, arg.shape(p), arg.dtype(p), view)
+        return ("tensor", slot)
     if isinstance(arg, TensorListArg):
         if not arg.present(p):
             return ("null", None)
@@ -136,7 +154,7 @@ def _slot(arg: Any, p: Params) -> tuple[str, Any]:
         return (
             "tensor_list",
             tuple(
-                _tensor_slot(arg.member(i), arg.output, arg.inout, shape, dtype)
+                _tensor_slot(arg.member(i), arg.output, arg.inout, shape, dtype, view)
                 for i, (shape, dtype) in enumerate(members)
             ),
         )
@@ -167,5 +185,5 @@ def _slot(arg: Any, p: Params) -> tuple[str, Any]:
     raise TypeError(f"{type(arg).__name__} {getattr(arg, 'name', '?')}: no binding for this kind")
 
 
-def _build_layout(spec: OpSpec, p: Params) -> tuple:
-    return tuple(_slot(arg, p) for arg in spec.args)
+def _build_layout(spec: OpSpec, p: Params, view: str = "") -> tuple:
+    return tuple(_slot(arg, p, view) for arg in spec.args)

@@ -26,6 +26,7 @@ from stress.acl.enums import Format, MallocPolicy, MemcpyKind
 from stress.acl.twostage import get_workspace, launch
 from stress.engine.call.blockpool import BlockPool
 from stress.engine.call.layout import ScalarSlot, TensorSlot, layout
+from stress.engine.call.views import storage_bytes
 from stress.grading.digest import DEFAULT_CANARY
 from stress.ops.spec import (
     OpSpec,
@@ -64,6 +65,7 @@ class OpCall:
         canary: int = DEFAULT_CANARY,
         layout_key: str | None = None,
         allocator: BlockPool | None = None,
+        view: str = "",
     ) -> None:
         self.context = context
         self._allocator = allocator  # device memory from a pool instead of aclrtMalloc/aclrtFree
@@ -98,7 +100,7 @@ class OpCall:
         self._finalizer.atexit = False
         context.bind()
         try:
-            self._build(layout(spec, params, layout_key), host_inputs)
+            self._build(layout(spec, params, layout_key, view), host_inputs)
         except BaseException:
             self.close()
             raise
@@ -165,7 +167,7 @@ class OpCall:
         raw = self._raw
         ptr = None
         if slot.nbytes:
-            ptr = self._malloc(slot.nbytes)
+            ptr = self._malloc(slot.alloc_nbytes)
             self._frees.append(ptr)
             if slot.output:
                 self._check(
@@ -178,15 +180,20 @@ class OpCall:
                         f"{self.spec.name}: input {slot.name} is {host.dtype}"
                         f"{list(host.shape)}, the layout wants {slot.dtype}{list(slot.shape)}"
                     )
+                if slot.view is not None:  # a view variant: its storage, laid out
+                    host = storage_bytes(host, slot.view)
                 self._check(
                     raw.aclrtMemcpy(
-                        ptr, slot.nbytes, host.ctypes.data, slot.nbytes, MemcpyKind.HOST_TO_DEVICE
+                        ptr, host.nbytes, host.ctypes.data, host.nbytes, MemcpyKind.HOST_TO_DEVICE
                     ),
                     "aclrtMemcpy",
                 )
         ndim = len(slot.shape)
+        offset, storage, nstorage = 0, slot.dims, ndim
+        if slot.view is not None:
+            offset, storage, nstorage = slot.view.offset, slot.storage_dims, len(slot.view.storage)
         handle = raw.aclCreateTensor(
-            slot.dims, ndim, slot.acl_dtype, slot.strides, 0, Format.ND, slot.dims, ndim, ptr
+            slot.dims, ndim, slot.acl_dtype, slot.strides, offset, Format.ND, storage, nstorage, ptr
         )
         if not handle:
             raise acl.AclNullHandleError("aclCreateTensor", self._api.recent_error_message())

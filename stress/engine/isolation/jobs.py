@@ -16,6 +16,7 @@ from stress import acl
 from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import load_corpus
+from stress.corpus.variants import run_variants
 from stress.engine.replay.baseline import backend_fingerprint, record_baseline
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.replay.phases import PhaseRunner
@@ -85,7 +86,7 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
 def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     rt = acl.runtime(job.get("backend"))
     config = RunConfig.from_json(job["config"])
-    cases = load_corpus(job["corpus"], config.include_dirs)
+    cases = run_variants(load_corpus(job["corpus"], config.include_dirs), config)
     control = load_corpus(job["control"], config.include_dirs) if job.get("control") else []
     baseline = Baseline.load(job["baseline"]) if job.get("baseline") else None
 

@@ -102,7 +102,8 @@ class PhaseRunner(InterleavedPhase):
     def _emit(
         self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
     ) -> CallRecord:
-        cb = self.baseline.cases.get(case.id) if self.baseline else None
+        # a view variant is graded against its contiguous twin's baseline (view invariance)
+        cb = self.baseline.cases.get(case.twin) if self.baseline else None
         canary = extra.pop("canary", self.config.canary)
         seq = next(self._seq)
         rec = judge(

@@ -125,7 +125,10 @@ class Reproducer:
     def trial(self, phase: str, stream: str, cases: list[Case], victim: str) -> bool:
         """Run ``phase`` on ``cases`` alone (in a child); True when ``victim`` still fails."""
         write_corpus(cases, self.trial_corpus)  # the child's corpus: it crosses a process
-        config = replace(self.config, phases=(phase,), duration=TRIAL_SECONDS, iterations=None)
+        # the trial corpus states its view variants itself (view = ...): none derived again
+        config = replace(
+            self.config, phases=(phase,), duration=TRIAL_SECONDS, iterations=None, variants=()
+        )
         records: list[dict[str, Any]] = []
         job = {
             "kind": "phase",
@@ -157,6 +160,7 @@ class Reproducer:
             streams=(stream,),
             duration=TRIAL_SECONDS,
             iterations=None,
+            variants=(),  # the corpus keeps the variants it needs (view = ...)
         )
         command = " ".join(
             [
@@ -180,16 +184,23 @@ class Reproducer:
         }
 
 
+#: The phases shrunk per diagnosis, in order of preference: a view-dependence's reproducer is
+#: the failing view variant alone, serially (written with its ``view``).
+_SHRUNK = {
+    Diagnosis.SELF_RACE: ("isolated",),
+    Diagnosis.CROSS_CALL_CONTAMINATION: ("interleaved", "mixed"),
+    Diagnosis.VIEW_DEPENDENCE: ("serial",),
+}
+
+
 def _failing_phase(report: RunReport) -> PhaseVerdict | None:
     """The phase to shrink: isolated for a self-race, interleaved (else mixed) for
-    contamination; None for other diagnoses."""
+    contamination, serial for a view-dependence; None for other diagnoses."""
     diagnosis = report.diagnosis
-    if diagnosis not in (Diagnosis.CROSS_CALL_CONTAMINATION, Diagnosis.SELF_RACE):
+    names = _SHRUNK.get(diagnosis)
+    if names is None:
         return None
     failing = [p for p in report.phases if p.verdict != Verdict.PASS]
-    names = ("isolated",)
-    if diagnosis == Diagnosis.CROSS_CALL_CONTAMINATION:
-        names = ("interleaved", "mixed")
     for name in names:
         phase = next((p for p in failing if p.name == name), None)
         if phase is not None:

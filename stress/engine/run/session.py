@@ -19,6 +19,7 @@ from typing import Any
 from stress.baseline.store import backend_tag, default_baseline_path
 from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
+from stress.corpus.variants import run_variants
 from stress.engine.call.case_size import check_case_sizes, default_max_case_bytes
 from stress.engine.isolation.forkserver import ForkServer, fork_server
 from stress.engine.isolation.supervise import ChildResult, run_child
@@ -154,7 +155,9 @@ class Session:
             check_case_sizes(cases, limit, given=given is not None, device_bytes=device_bytes)
 
     def load(self) -> None:
-        self.cases = load_corpus(self.corpus, self.config.include_dirs)
+        # the corpus and the view variants derived from it (the phase children derive the same)
+        cases = load_corpus(self.corpus, self.config.include_dirs)
+        self.cases = run_variants(cases, self.config)
         phases = self.config.phases
         if "control" in phases or ("burst" in phases and self.control):
             if not self.control:
@@ -203,7 +206,8 @@ class Session:
         baseline, warnings = run_baseline(
             Path(path),
             fingerprint,
-            [*self.cases, *self.control_cases],
+            # a view variant is graded against its twin's baseline: it has none of its own
+            [*(c for c in self.cases if not c.view), *self.control_cases],
             self.config,
             self.force,
             self.record_missing_baseline if self.record_missing else None,

@@ -78,6 +78,12 @@ static const fault_info k_faults[] = {
      "by pointer); a hit never reads mat2, so once the address is freed and handed to another "
      "tensor of that shape the kernel multiplies by the old weights; calls at fresh addresses "
      "always miss (op_matmul.c)"},
+    {"view-staging",
+     "aclnnMhcPreSinkhorn/aclnnMhcPreSinkhornBackward: the kernel gathers a non-contiguous input "
+     "(a transposed, row-padded or offset view) into one process-wide staging slot per input "
+     "position, taken without a lock; two such kernels executing at once (different streams) "
+     "compute with each other's inputs; contiguous inputs are read in place, never staged "
+     "(op_mhc_view_stage.c)"},
     {NULL, NULL},
 };
 

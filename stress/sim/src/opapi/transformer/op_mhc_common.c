@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mhc_common.h"
+#include "mhc_view_stage.h"
 
 /* ---- tiling ----------------------------------------------------------------------------------- */
 
@@ -109,9 +110,11 @@ int mhc_input_open(aclsim_kernel_ctx *k, int index, mhc_input *in)
         in->p = base + d->offset * es;
         return 0;
     }
-    /* Gather the strided view into a contiguous host copy (like l0op::Contiguous). */
+    /* Gather the strided view into a contiguous host copy (like l0op::Contiguous); under the
+     * fault `view-staging` into a staging slot shared by every call (op_mhc_view_stage.c). */
     int64_t numel = aclsim_numel(d);
-    uint8_t *dst = malloc((size_t)numel * (size_t)es);
+    uint8_t *staged = mhc_view_stage(index, (uint64_t)numel * (uint64_t)es);
+    uint8_t *dst = staged ? staged : malloc((size_t)numel * (size_t)es);
     if (!dst)
         return aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR,
                                   "kernel %s: out of host memory (contiguous copy of input %d)",
@@ -129,7 +132,7 @@ int mhc_input_open(aclsim_kernel_ctx *k, int index, mhc_input *in)
         }
     }
     in->p = dst;
-    in->owned = dst;
+    in->owned = staged ? NULL : dst;
     return 0;
 }
 

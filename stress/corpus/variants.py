@@ -1,0 +1,113 @@
+"""Variants derived from every case: the same call with its input tensors laid out as views.
+
+A real caller hands an operator what its framework holds: a transposed tensor, a slice with a
+padded row stride, a view starting part-way into its storage. A *view variant* of a case is the
+same call (same operator, parameters, seed, so the same logical input values) with every input
+tensor created through ``aclCreateTensor``'s strides / storage offset / storage shape as a
+non-contiguous view of a larger storage (the memory geometry is :mod:`stress.engine.call.views`).
+An operator that handles views right gives the same output digests as for the contiguous case,
+so a variant is graded against its contiguous *twin*'s baseline (view invariance).
+
+Kinds (:data:`VIEWS`):
+
+``transpose`` the last two dims of every input of rank >= 2 (both > 1) strided as a transpose:
+              the storage holds the transposed data, the view's strides read it back in order.
+``pad``       every input's rows padded (row stride = last dim + :data:`PAD`; a rank-1 input
+              reads every :data:`PAD` + 1-th element); the padding holds a fill pattern.
+``offset``    every input starts :data:`OFFSET` elements into its storage (the elements before
+              it hold the fill pattern).
+
+Broadcast views (a stride of 0) are not derived: whether an input may broadcast is the
+operator's contract (its header and docs), which a declaration does not state yet.
+
+Cases are derived automatically (no declaration change): each positive case gets one variant
+per kind that changes at least one of its input tensors (under ``--budget`` one per case, its
+kind drawn from the case's id and the seed: :func:`run_variants`); negative cases get none (their
+expected status belongs to the layout they were written for). A variant's id is
+``<twin id>@<kind>`` (``@`` is not allowed in a corpus id, so the two never collide); a corpus
+file states one with ``view = "<kind>"`` beside the twin's id (how a minimal reproducer keeps
+its variant).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from stress.vocabulary import VIEW_SEPARATOR, VIEWS, split_view, variant_id
+
+if TYPE_CHECKING:
+    from stress.config import RunConfig
+    from stress.corpus.parse import Case
+
+__all__ = [
+    "OFFSET",
+    "PAD",
+    "SEPARATOR",
+    "VIEWS",
+    "applies",
+    "run_variants",
+    "split_view",
+    "variant_id",
+    "with_variants",
+]
+
+#: Elements of padding after each row of a ``pad`` view (odd: rows start unaligned).
+PAD = 3
+#: Elements before the first one of an ``offset`` view (odd: the view starts unaligned).
+OFFSET = 5
+#: Between a twin's id and the view kind in a variant's id (:func:`stress.vocabulary.split_view`).
+SEPARATOR = VIEW_SEPARATOR
+
+
+def applies(view: str, shape: Sequence[int]) -> bool:
+    """Whether a ``view`` layout of a tensor of ``shape`` differs from the contiguous one."""
+    if any(d == 0 for d in shape):
+        return False  # no elements: nothing to lay out
+    if view == "transpose":
+        return len(shape) >= 2 and shape[-1] > 1 and shape[-2] > 1
+    if view == "pad":
+        return len(shape) >= 1
+    return view == "offset"
+
+
+def _view_inputs(case: Case) -> Iterator[tuple[int, ...]]:
+    """The shapes of the tensors a view variant lays out: inputs, not outputs or in-out ones
+    (an in-out tensor is downloaded and graded as it is laid out)."""
+    from stress.ops.spec import TensorArg, TensorListArg
+
+    p = case.params
+    for a in case.spec.args:
+        if isinstance(a, TensorArg) and not a.output and not a.inout and a.present(p):
+            yield tuple(a.shape(p))
+        elif isinstance(a, TensorListArg) and not a.output and not a.inout and a.present(p):
+            yield from (tuple(s) for s in a.shapes(p))
+
+
+def with_variants(
+    cases: Sequence[Case], views: Sequence[str], *, seed: int = 0, one_each: bool = False
+) -> list[Case]:
+    """``cases`` followed by their view variants (each kind in ``views`` that changes one of
+    a positive case's inputs), in case order. ``one_each`` (a run under ``--budget``) derives
+    one variant per case instead, its kind drawn from the case's id and ``seed``, so
+    the corpus doubles instead of quadrupling and every seed meets other kinds."""
+    derived = []
+    for case in cases:
+        if case.negative or case.view:
+            continue
+        shapes = list(_view_inputs(case))
+        kinds = [v for v in views if any(applies(v, s) for s in shapes)]
+        if one_each and kinds:  # by the id, not the position: any subset derives the same
+            kinds = [kinds[(seed + zlib.crc32(case.id.encode())) % len(kinds)]]
+        derived += [replace(case, id=variant_id(case.id, v), view=v) for v in kinds]
+    return [*cases, *derived]
+
+
+def run_variants(cases: Sequence[Case], config: RunConfig) -> list[Case]:
+    """The cases a run with ``config`` replays: the corpus and its view variants (one per case
+    under ``--budget``). The session and every phase child derive the same list."""
+    return with_variants(
+        cases, config.variants, seed=config.seed, one_each=config.budget_s is not None
+    )
