@@ -54,8 +54,10 @@ def _matches(rule: ValueRule, value: Any) -> bool:
 def _broken(decl: OpDeclaration, params: Mapping[str, Any]) -> Violation | None:
     """The first declared violation whose every ``set`` entry the case's parameters match."""
     for v in decl.generation.violations:
-        if v.set and not v.unbroadcastable and all(
-            name in params and _matches(rule, params[name]) for name, rule in v.set
+        if (
+            v.set
+            and not v.unbroadcastable
+            and all(name in params and _matches(rule, params[name]) for name, rule in v.set)
         ):
             return v
     return None

@@ -47,8 +47,8 @@ from typing import Any
 import tomli_w
 
 from stress import ops
-from stress.errors import ConfigError
 from stress.corpus.legal import check_legal
+from stress.errors import ConfigError
 from stress.files import load_toml
 from stress.ops.declaration_types import OpDeclaration
 from stress.ops.declared import to_opspec
