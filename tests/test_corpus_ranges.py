@@ -162,3 +162,14 @@ def test_a_recording_error_names_the_case_once(tmp_path: Path):
         "ValueError: no inputs for H=64"
     )
     assert error.count("no inputs for") == 1
+
+
+def test_cases_built_in_python_are_checked_alike():
+    """build_case (the pytest plugin's stress_case, stress.strategies) refuses the same way."""
+    from stress.corpus.generate import build_case
+
+    params = {"B": 1, "S": 8, "C": 0}
+    with pytest.raises(ConfigError, match=r"^<generated>, field 'C': 0 is outside its legal"):
+        build_case("mhc_pre_sinkhorn_backward", params)
+    negative = build_case("mhc_pre_sinkhorn_backward", params, expect=161002)
+    assert negative.negative and negative.params["C"] == 0
