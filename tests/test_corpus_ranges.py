@@ -75,6 +75,11 @@ def test_a_mhc_case_outside_its_legal_ranges_is_one_line(tmp_path: Path, case: s
     assert _refusal(path) == f"{path}: case 'bad', {line}"
 
 
+def test_a_dtype_alias_matches_the_violation_it_names(tmp_path: Path):
+    path = _corpus(tmp_path, 'B = 1\nS = 8\nC = 128\ndtype = "fp32"')
+    assert "field 'dtype': 'fp32' breaks a documented constraint: dtype must be" in _refusal(path)
+
+
 def test_an_attribute_variable_breaking_a_violation_is_refused(tmp_path: Path):
     path = _corpus(tmp_path, "B = 1\nS = 8\nC = 128\nhc_mult = 3", op="mhc_pre_sinkhorn")
     assert _refusal(path) == (

@@ -26,6 +26,7 @@ from typing import Any
 from stress import ops
 from stress.errors import ConfigError
 from stress.ops.declaration_types import OpDeclaration
+from stress.ops.dims import DTYPE_NAMES
 from stress.ops.generation import ValueRule, Violation
 
 __all__ = ["HOST_MAX_RANK", "MAX_RANK", "check_legal"]
@@ -48,7 +49,14 @@ def _matches(rule: ValueRule, value: Any) -> bool:
         lo, hi = rule.span
         multiple = rule.not_multiple > 1 and value % rule.not_multiple == 0
         return lo <= value <= hi and not multiple and value not in rule.excluded
-    return any(value == o and type(value) is type(o) for o in rule.options)
+    return any(_same(value, o) for o in rule.options)
+
+
+def _same(value: Any, option: Any) -> bool:
+    """Equal, with dtype names compared as dtypes (``fp32`` is ``float32``)."""
+    if isinstance(value, str) and value in DTYPE_NAMES and option in DTYPE_NAMES:
+        return DTYPE_NAMES[value] == DTYPE_NAMES[option]
+    return value == option and type(value) is type(option)
 
 
 def _broken(decl: OpDeclaration, params: Mapping[str, Any]) -> Violation | None:
