@@ -122,10 +122,13 @@ def _ranks(decl: OpDeclaration, params: Mapping[str, Any], where: str):
                 yield name, len(t.shape)
 
 
-def check_legal(op: str, params: Mapping[str, Any], where: str, *, negative: bool) -> None:
-    """Refuse (ConfigError) a case of ``op`` outside what its declaration makes legal;
-    ``negative``: the case expects a failure status (only the host's rank limit applies)."""
-    decl = ops.declaration_of(op)
+def check_legal(
+    op: str | OpDeclaration, params: Mapping[str, Any], where: str, *, negative: bool
+) -> None:
+    """Refuse (ConfigError) a case of ``op`` (a catalogue name, or the declaration itself)
+    outside what its declaration makes legal; ``negative``: the case expects a failure status
+    (only the host's rank limit applies)."""
+    decl = ops.declaration_of(op) if isinstance(op, str) else op
     if decl is None:
         return
     most = HOST_MAX_RANK if negative else MAX_RANK

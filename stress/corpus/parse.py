@@ -212,7 +212,7 @@ def corpus_cases(decl: OpDeclaration, spec: OpSpec | None = None) -> list[Case]:
     for c in decl.cases:
         where = f"{decl.source}: case '{c.id}'"
         params = spec.parse_params(c.params(), where)
-        check_legal(spec.name, params, where, negative=c.expect is not None)
+        check_legal(decl, params, where, negative=c.expect is not None)
         out.append(
             Case(
                 id=c.id,
