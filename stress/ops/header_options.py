@@ -1,0 +1,30 @@
+"""The ``-I DIR`` and ``-D NAME[=V]`` options of every command that reads an aclnn header
+(``op inspect``, ``op new``, ``corpus import-msopst``): one definition, so the commands take
+the same spelling and pass the same ``include``/``define`` lists to
+:func:`stress.ops.header.read_header`."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_header_options"]
+
+
+def add_header_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``-I`` (into ``args.include``) and ``-D`` (into ``args.define``), both repeatable."""
+    parser.add_argument(
+        "-I",
+        dest="include",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="add an include dir (searched for the header and its #includes)",
+    )
+    parser.add_argument(
+        "-D",
+        dest="define",
+        action="append",
+        default=[],
+        metavar="NAME[=V]",
+        help="define a macro (e.g. an unknown visibility macro: -D MY_API=)",
+    )
