@@ -9,7 +9,7 @@ names a declaration may use.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,14 +142,25 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def parse_dims(raw: Any, where: str) -> tuple[DimSpec, ...]:
+def _named_entries(
+    raw: Any, where: str, table: str, expected: str, noun: str
+) -> Iterator[tuple[str, Any, str]]:
+    """The ``(name, value, at)`` of a TOML table of ``NAME = ...`` entries, each ``NAME`` an
+    identifier (``[dims]``, ``[vars]``); ``at`` names the file, table and field for errors."""
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where} [dims]: expected a table of NAME = [low, high] or NAME = int")
-    out = []
+        raise ConfigError(f"{where} [{table}]: expected a table of {expected}")
     for name, value in raw.items():
-        at = f"{where} [dims], field '{name}'"
+        at = f"{where} [{table}], field '{name}'"
         if not name.isidentifier():
-            raise ConfigError(f"{at}: a dimension name is an identifier (letters, digits, _)")
+            raise ConfigError(f"{at}: a {noun} name is an identifier (letters, digits, _)")
+        yield name, value, at
+
+
+def parse_dims(raw: Any, where: str) -> tuple[DimSpec, ...]:
+    out = []
+    for name, value, at in _named_entries(
+        raw, where, "dims", "NAME = [low, high] or NAME = int", "dimension"
+    ):
         if is_int(value) and value >= 0:
             out.append(DimSpec(name, value, value, value))
         elif isinstance(value, list | dict):
@@ -286,13 +297,8 @@ _SCALAR_TYPES = {"float": float, "int": int, "bool": bool}
 
 def parse_scalar_vars(raw: Any, dims: tuple[DimSpec, ...], where: str) -> tuple[ScalarVar, ...]:
     """``[vars]``: NAME = 1e-6 | true | 3, or { type = "int", default = "DIM" }."""
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} [vars]: expected a table of NAME = default value")
     out = []
-    for name, value in raw.items():
-        at = f"{where} [vars], field '{name}'"
-        if not name.isidentifier():
-            raise ConfigError(f"{at}: a variable name is an identifier (letters, digits, _)")
+    for name, value, at in _named_entries(raw, where, "vars", "NAME = default value", "variable"):
         if isinstance(value, bool | int | float):
             out.append(ScalarVar(name, type(value), value))
         elif (
