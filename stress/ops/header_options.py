@@ -9,22 +9,16 @@ import argparse
 
 __all__ = ["add_header_options"]
 
+# flag, args attribute, metavar, help
+_OPTIONS = (
+    ("-I", "include", "DIR", "add an include dir (searched for the header and its #includes)"),
+    ("-D", "define", "NAME[=V]", "define a macro (e.g. an unknown visibility macro: -D MY_API=)"),
+)
+
 
 def add_header_options(parser: argparse.ArgumentParser) -> None:
     """Add ``-I`` (into ``args.include``) and ``-D`` (into ``args.define``), both repeatable."""
-    parser.add_argument(
-        "-I",
-        dest="include",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="add an include dir (searched for the header and its #includes)",
-    )
-    parser.add_argument(
-        "-D",
-        dest="define",
-        action="append",
-        default=[],
-        metavar="NAME[=V]",
-        help="define a macro (e.g. an unknown visibility macro: -D MY_API=)",
-    )
+    for flag, dest, metavar, text in _OPTIONS:
+        parser.add_argument(
+            flag, dest=dest, action="append", default=[], metavar=metavar, help=text
+        )
