@@ -11,10 +11,10 @@ import pytest
 
 from stress.corpus.parse import corpus_text, load_corpus, load_corpus_file
 from stress.corpus.variants import OFFSET, PAD, VIEWS, split_view, with_variants
-from stress.engine.call.prepared import OpCall
 from stress.engine.call.execute import run_call
 from stress.engine.call.inputs import generate_inputs
 from stress.engine.call.layout import layout
+from stress.engine.call.prepared import OpCall
 from stress.engine.call.views import FILL, geometry, storage_bytes
 from stress.errors import ConfigError
 
@@ -177,7 +177,8 @@ def test_variants_option_and_config():
     assert RunConfig.from_json(config.to_json()).variants == ("pad",)
     assert "--variants pad" in config.to_cli_args()
     assert "--variants none" in RunConfig(variants=()).to_cli_args()
-    assert not any(a.startswith("--variants") for a in RunConfig().to_cli_args())
+    args = RunConfig().to_cli_args()
+    assert args and not any(a.startswith("--variants") for a in args)
     with pytest.raises(ConfigError, match="--variants: unknown variant 'diag'"):
         RunConfig(variants=("diag",)).validate()
 

@@ -26,22 +26,33 @@ def _api(owner):
     return rt.api
 
 
-class _Array(OwnedHandle):
-    _ctype: type = ctypes.c_int64
-    _create = "aclCreateIntArray"
-    _destroy = "aclDestroyIntArray"
+class _FromCArray(OwnedHandle):
+    """A handle CANN creates from a C array of ``_ctype`` and its length (``_create``, NULL for
+    none) and releases with ``_destroy``; it passes to a C call as that pointer."""
 
-    def __init__(self, owner, values: Sequence) -> None:
-        api = _api(owner)
-        self.values = tuple(values)
-        n = len(self.values)
-        buf = (self._ctype * max(n, 1))(*self.values)
+    _ctype: type
+    _create: str
+    _destroy: str
+
+    def _create_from(self, api, items: Sequence) -> None:
+        n = len(items)
+        buf = (self._ctype * max(n, 1))(*items)
         self.handle: int = getattr(api, self._create)(buf if n else None, n)
         self._own(getattr(api, self._destroy), self.handle)
 
     @property
     def _as_parameter_(self) -> ctypes.c_void_p:
         return ctypes.c_void_p(self.handle)
+
+
+class _Array(_FromCArray):
+    _ctype = ctypes.c_int64
+    _create = "aclCreateIntArray"
+    _destroy = "aclDestroyIntArray"
+
+    def __init__(self, owner, values: Sequence) -> None:
+        self.values = tuple(values)
+        self._create_from(_api(owner), self.values)
 
     def __len__(self) -> int:
         return len(self.values)
@@ -70,25 +81,18 @@ class BoolArray(_Array):
     _destroy = "aclDestroyBoolArray"
 
 
-class _List(OwnedHandle):
+class _List(_FromCArray):
+    _ctype = ctypes.c_void_p
     _create = "aclCreateTensorList"
     _destroy = "aclDestroyTensorList"
 
     def __init__(self, owner, members: Sequence[OwnedHandle]) -> None:
-        api = _api(owner)
         self.members = tuple(members)
         if any(m.closed for m in self.members):
             raise ValueError(f"{type(self).__name__}: a member is closed already")
-        n = len(self.members)
-        handles = (ctypes.c_void_p * max(n, 1))(*(m.handle for m in self.members))
-        self.handle: int = getattr(api, self._create)(handles if n else None, n)
+        self._create_from(_api(owner), [m.handle for m in self.members])
         for m in self.members:
             m.detach()  # the list owns the member handles now: CANN destroys them with it
-        self._own(getattr(api, self._destroy), self.handle)
-
-    @property
-    def _as_parameter_(self) -> ctypes.c_void_p:
-        return ctypes.c_void_p(self.handle)
 
     def __len__(self) -> int:
         return len(self.members)

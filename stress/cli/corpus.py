@@ -11,6 +11,7 @@ from stress import ops
 from stress.corpus.bounds import BoundsError
 from stress.corpus.generate import generate_cases
 from stress.errors import ConfigError
+from stress.ops.header_options import add_header_options
 
 __all__ = ["add_cli"]
 
@@ -172,22 +173,7 @@ def _add_import_msopst(sub: Any) -> None:
         "-o", "--out", dest="out", metavar="FILE", help="where to write (default: standard output)"
     )
     m.add_argument("--force", action="store_true", help="overwrite an existing -o file")
-    m.add_argument(
-        "-I",
-        dest="include",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="extra include folder for the header (repeatable)",
-    )
-    m.add_argument(
-        "-D",
-        dest="define",
-        action="append",
-        default=[],
-        metavar="NAME[=V]",
-        help="define a macro for reading the header",
-    )
+    add_header_options(m)
     m.set_defaults(func=_cmd_import_msopst)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
+from stress.ops.header_options import add_header_options
 
 __all__ = ["ROLE_RULE", "add_cli", "list_operators"]
 
@@ -89,22 +90,7 @@ def _add_new(sub: Any) -> None:
     new.add_argument(
         "-o", dest="output", metavar="FILE", help="write the declaration here (default: print it)"
     )
-    new.add_argument(
-        "-I",
-        dest="include",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="add an include dir (searched for the header and its #includes)",
-    )
-    new.add_argument(
-        "-D",
-        dest="define",
-        action="append",
-        default=[],
-        metavar="NAME[=V]",
-        help="define a macro (e.g. an unknown visibility macro: -D MY_API=)",
-    )
+    add_header_options(new)
     new.set_defaults(func=_cmd_new)
 
 

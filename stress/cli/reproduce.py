@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from stress.cli.run_folder import add_run_folder_command
 from stress.errors import ConfigError
 from stress.files import output_file
 
@@ -18,7 +19,8 @@ __all__ = ["add_cli", "after_run", "cmd_reproduce"]
 
 def add_cli(sub: argparse._SubParsersAction) -> None:
     """The ``aclnn-stress reproduce`` subcommand."""
-    p = sub.add_parser(
+    p = add_run_folder_command(
+        sub,
         "reproduce",
         help="write a standalone ctypes script reproducing a run's failure",
         description="Write a self-contained Python script (ctypes + numpy, no aclnn-stress) "
@@ -29,7 +31,6 @@ def add_cli(sub: argparse._SubParsersAction) -> None:
         "else the failing cases of its first failing phase.",
         epilog="Exit codes: 0 written, 2 usage/configuration error.",
     )
-    p.add_argument("run_dir", metavar="DIR", type=Path, help="the --out folder of a run")
     p.add_argument("--case", action="append", default=[], metavar="ID",
                    help="case to reproduce (repeatable; two cases race each other)")  # fmt: skip
     p.add_argument("-o", "--output", metavar="FILE", type=Path,

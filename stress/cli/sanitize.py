@@ -7,8 +7,8 @@ import argparse
 import math
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from stress.cli.run_folder import add_run_folder_command
 from stress.errors import ConfigError
 from stress.sanitize.hostsan import HOST_TOOLS
 from stress.sanitize.rerun import SHADOW, sanitize_run
@@ -18,7 +18,8 @@ __all__ = ["add_cli", "cmd_sanitize", "main"]
 
 def add_cli(sub: argparse._SubParsersAction) -> None:
     """The ``aclnn-stress sanitize DIR`` subcommand."""
-    p = sub.add_parser(
+    p = add_run_folder_command(
+        sub,
         "sanitize",
         help="re-run a finished run's reproducers under the sanitizer",
         description="Re-run the minimal reproducer (or the failing cases) of the run in DIR under "
@@ -27,7 +28,6 @@ def add_cli(sub: argparse._SubParsersAction) -> None:
         "diagnosis they explain (DIR/sanitize.json, one finding a line in DIR/sanitize.jsonl).",
         epilog="Exit codes: 0 no findings, 1 findings, 2 usage/configuration error.",
     )
-    p.add_argument("run_dir", metavar="DIR", type=Path, help="the --out folder of a run")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per re-run")
     p.add_argument(
         "--tool",

@@ -63,6 +63,7 @@ from stress.ops.gradspec import parse_gradspec
 from stress.ops.header import find_header, read_header
 from stress.ops.resolve import check_params, resolve
 from stress.ops.signature import ROLES, OpSignature
+from stress.ops.table_keys import reject_unknown_keys
 
 __all__ = [
     "DTYPE_NAMES",
@@ -117,11 +118,7 @@ def _tolerance(raw: Mapping[str, Any], at: str) -> Tolerance | None:
 def _op_table(raw: Any, source: str, include_dirs: Sequence[str | Path]):
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: missing [op] table with header = ... and function = ...")
-    unknown = sorted(set(raw) - _OP_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{source} [op], field '{unknown[0]}': unknown; allowed: {', '.join(sorted(_OP_KEYS))}"
-        )
+    reject_unknown_keys(raw, _OP_KEYS, f"{source} [op]")
     for key in ("header", "function"):
         if not isinstance(raw.get(key), str):
             raise ConfigError(f"{source} [op], field '{key}': required (a string)")

@@ -9,7 +9,7 @@ names a declaration may use.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,14 +142,24 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def parse_dims(raw: Any, where: str) -> tuple[DimSpec, ...]:
+def _entries(raw: Any, where: str, table: str, expected: str) -> Iterator[tuple[str, Any, str]]:
+    """The ``(name, value, at)`` of a TOML table of ``NAME = ...`` entries (``[dims]``,
+    ``[vars]``, ``[dtypes]``, ``[shapes]``); ``at`` names the file, table and field for errors."""
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where} [dims]: expected a table of NAME = [low, high] or NAME = int")
-    out = []
+        raise ConfigError(f"{where} [{table}]: expected a table of {expected}")
     for name, value in raw.items():
-        at = f"{where} [dims], field '{name}'"
-        if not name.isidentifier():
-            raise ConfigError(f"{at}: a dimension name is an identifier (letters, digits, _)")
+        yield name, value, f"{where} [{table}], field '{name}'"
+
+
+def _identifier(name: str, at: str, noun: str) -> None:
+    if not name.isidentifier():
+        raise ConfigError(f"{at}: a {noun} name is an identifier (letters, digits, _)")
+
+
+def parse_dims(raw: Any, where: str) -> tuple[DimSpec, ...]:
+    out = []
+    for name, value, at in _entries(raw, where, "dims", "NAME = [low, high] or NAME = int"):
+        _identifier(name, at, "dimension")
         if is_int(value) and value >= 0:
             out.append(DimSpec(name, value, value, value))
         elif isinstance(value, list | dict):
@@ -208,11 +218,8 @@ def _choice_var(name: str, value: dict, seen: list[DtypeVar], at: str) -> DtypeV
 
 
 def parse_dtype_vars(raw: Any, where: str) -> tuple[DtypeVar, ...]:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} [dtypes]: expected a table of NAME = [dtype names]")
     out: list[DtypeVar] = []
-    for name, value in raw.items():
-        at = f"{where} [dtypes], field '{name}'"
+    for name, value, at in _entries(raw, where, "dtypes", "NAME = [dtype names]"):
         if isinstance(value, list) and value:
             out.append(DtypeVar(name, tuple(_dtype_name(v, at) for v in value)))
         elif isinstance(value, dict) and ("default" in value or "promote" in value):
@@ -251,11 +258,8 @@ def _range(value: Any, at: str, key: str, low: int) -> tuple[int, int]:
 
 def parse_shape_vars(raw: Any, where: str) -> tuple[ShapeVar, ...]:
     """``[shapes]``: NAME = { rank = [lo, hi], side = [lo, hi] } or { default = "OTHER" }."""
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} [shapes]: expected a table of NAME = {{ rank, side }}")
     out: list[ShapeVar] = []
-    for name, value in raw.items():
-        at = f"{where} [shapes], field '{name}'"
+    for name, value, at in _entries(raw, where, "shapes", "NAME = { rank, side }"):
         if not name.isidentifier() or not isinstance(value, dict):
             raise ConfigError(f"{at}: expected {{ rank = [1, 4], side = [0, 64] }}")
         if set(value) - {"rank", "side", "default"}:
@@ -286,13 +290,9 @@ _SCALAR_TYPES = {"float": float, "int": int, "bool": bool}
 
 def parse_scalar_vars(raw: Any, dims: tuple[DimSpec, ...], where: str) -> tuple[ScalarVar, ...]:
     """``[vars]``: NAME = 1e-6 | true | 3, or { type = "int", default = "DIM" }."""
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} [vars]: expected a table of NAME = default value")
     out = []
-    for name, value in raw.items():
-        at = f"{where} [vars], field '{name}'"
-        if not name.isidentifier():
-            raise ConfigError(f"{at}: a variable name is an identifier (letters, digits, _)")
+    for name, value, at in _entries(raw, where, "vars", "NAME = default value"):
+        _identifier(name, at, "variable")
         if isinstance(value, bool | int | float):
             out.append(ScalarVar(name, type(value), value))
         elif (

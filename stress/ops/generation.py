@@ -39,6 +39,7 @@ from typing import Any
 from stress.errors import ConfigError
 from stress.ops.dims import is_int
 from stress.ops.shape_expr import DimExpr, ShapeExprError, parse_dim
+from stress.ops.table_keys import reject_unknown_keys
 
 __all__ = ["GenerationSpec", "Limit", "ValueRule", "Violation", "parse_generation"]
 
@@ -255,9 +256,7 @@ def _check_set(key: str, rule: ValueRule, decl: Any, at: str) -> None:
 def parse_generation(raw: Any, decl: Any) -> GenerationSpec:
     """The ``[generate]`` table of declaration ``decl`` (names checked against it)."""
     at = f"{decl.source} [generate]"
-    if not isinstance(raw, dict) or set(raw) - _KEYS:
-        bad = sorted(set(raw) - _KEYS)[0] if isinstance(raw, dict) else "generate"
-        raise ConfigError(f"{at}, field '{bad}': unknown; allowed: {', '.join(sorted(_KEYS))}")
+    reject_unknown_keys(raw if isinstance(raw, dict) else {"generate": raw}, _KEYS, at)
     names = _names(decl)
     most = raw.get("max_elements")
     if most is not None and (not is_int(most) or most < 1):

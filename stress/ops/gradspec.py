@@ -39,6 +39,7 @@ from stress.errors import ConfigError
 from stress.ops.dims import is_int
 from stress.ops.shape_expr import DimExpr, ShapeExprError, parse_dim
 from stress.ops.signature import OpSignature
+from stress.ops.table_keys import reject_unknown_keys
 
 __all__ = ["Block", "GradSpec", "parse_gradspec"]
 
@@ -148,11 +149,7 @@ def parse_gradspec(raw: Any, source: str, sig: OpSignature) -> GradSpec:
     at = f"{source} [gradcheck]"
     if not isinstance(raw, dict):
         raise ConfigError(f"{at}: expected a table with forward, inputs and outputs")
-    unknown = sorted(set(raw) - _KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{at}, field '{unknown[0]}': unknown; allowed: {', '.join(sorted(_KEYS))}"
-        )
+    reject_unknown_keys(raw, _KEYS, at)
     for key in ("forward", "inputs", "outputs"):
         if key not in raw:
             raise ConfigError(f"{at}, field '{key}': required (see README, [gradcheck])")

@@ -14,6 +14,7 @@ import sys
 
 from stress.errors import ConfigError
 from stress.ops.header import read_header
+from stress.ops.header_options import add_header_options
 from stress.ops.signature import HeaderInfo
 
 __all__ = ["build_parser", "main", "render"]
@@ -23,22 +24,7 @@ def build_parser(prog: str = "aclnn-stress op inspect") -> argparse.ArgumentPars
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("header", help="an aclnn_*.h path, or e.g. aclnnop/aclnn_add.h (-I)")
     parser.add_argument("--json", action="store_true", help="print the JSON contract")
-    parser.add_argument(
-        "-I",
-        dest="include",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="add an include dir (searched for the header and its #includes)",
-    )
-    parser.add_argument(
-        "-D",
-        dest="define",
-        action="append",
-        default=[],
-        metavar="NAME[=V]",
-        help="define a macro (e.g. an unknown visibility macro: -D MY_API=)",
-    )
+    add_header_options(parser)
     return parser  # fmt: skip
 
 

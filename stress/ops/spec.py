@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import ml_dtypes
 import numpy as np
@@ -138,28 +138,28 @@ class AttrArg:
     ctype: str = ""  # the C type (int64_t, int32_t, int8_t, uint64_t, double, float, bool)
 
 
+_E = TypeVar("_E", int, float, bool)
+
+
 @dataclass(frozen=True)
-class IntArrayArg:
+class _ArrayArg(Generic[_E]):
+    """An array argument: its values for a case's parameters (None -> NULL). The subclasses
+    are the three array types of the ABI, told apart by their class."""
+
+    name: str
+    value: Callable[[Params], tuple[_E, ...] | None]
+
+
+class IntArrayArg(_ArrayArg[int]):
     """An ``aclIntArray*`` (``aclCreateIntArray(const int64_t *, uint64_t)``); None -> NULL."""
 
-    name: str
-    value: Callable[[Params], tuple[int, ...] | None]
 
-
-@dataclass(frozen=True)
-class FloatArrayArg:
+class FloatArrayArg(_ArrayArg[float]):
     """An ``aclFloatArray*`` (``aclCreateFloatArray(const float *, uint64_t)``); None -> NULL."""
 
-    name: str
-    value: Callable[[Params], tuple[float, ...] | None]
 
-
-@dataclass(frozen=True)
-class BoolArrayArg:
+class BoolArrayArg(_ArrayArg[bool]):
     """An ``aclBoolArray*`` (``aclCreateBoolArray(const bool *, uint64_t)``); None -> NULL."""
-
-    name: str
-    value: Callable[[Params], tuple[bool, ...] | None]
 
 
 @dataclass(frozen=True)
