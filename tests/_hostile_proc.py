@@ -186,6 +186,11 @@ class Files:
         (self.root / "deep.json").write_text("[" * 100000 + "]" * 100000)
         big = (REPO / ADD).read_text().replace("B = 4\nH = 64", "B = 1000000\nH = 1000000", 1)
         (self.root / "huge.toml").write_text(big)
+        mhc, first = (REPO / "corpus/mhc.toml").read_text(), "C = 256\nseed = 101"
+        for name, dims in (("c0", "C = 0"), ("n0", "N = 0\nC = 256")):  # issue 31 item 4
+            (self.root / f"{name}.toml").write_text(mhc.replace(first, f"{dims}\nseed = 101", 1))
+        rank100 = f'[[case]]\nid = "r100"\nop = "add"\nshape = {[1] * 100}\n'
+        (self.root / "rank100.toml").write_text(rank100)
         ro = self.root / "ro"
         ro.mkdir()
         ro.chmod(0o555)

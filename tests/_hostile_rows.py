@@ -112,6 +112,11 @@ def _input_rows(f: Files) -> list[Row]:
         *table,
         Row("corpus with a 4 TB case", (*run, "--corpus", p("huge.toml"), "--out", str(f.out())),
             needle="bytes"),
+        *(Row(f"corpus with {what}", (*run, "--corpus", p(name), "--out", str(f.out())),
+              needle=needle)
+          for what, name, needle in (("C = 0", "c0.toml", "field 'C': 0 is outside"),
+                                     ("N = 0", "n0.toml", "field 'N': 0 is outside"),
+                                     ("a rank-100 shape", "rank100.toml", "rank 100 is over 8"))),
         Row("baseline /dev/zero", run_args(Path("/dev/zero"), f.out())),
         Row("baseline show /dev/zero", ("baseline", "show", "/dev/zero")),
         Row("baseline show deep JSON", ("baseline", "show", p("deep.json"))),

@@ -35,6 +35,7 @@ from stress.corpus.bounds import (
     make_bounds,
     violations_of,
 )
+from stress.corpus.legal import check_legal
 from stress.corpus.parse import Case, Expect
 from stress.errors import ConfigError
 from stress.ops.declaration import DeclaredCase
@@ -121,6 +122,7 @@ def build_case(
             f"got {expect!r}"
         )
     parsed = spec.parse_params(dict(params), where)
+    check_legal(op, parsed, where, negative=expect is not None)
     case_id = id or case_id_for(op, parsed, seed, expect)
     return Case(
         id=case_id,

@@ -29,7 +29,8 @@ A plain corpus may name declarations whose operators its cases use (their own ca
 loaded): ``declarations = ["ops/cat.toml"]`` (relative to the corpus file); this is how the
 engine's generated corpora (shrunk cases, reproducers, isolated children) refer to them.
 
-Every error names the file, the case and the field, and says what is allowed.
+Every error names the file, the case and the field, and says what is allowed; a case outside
+the legal ranges its operator's declaration states is refused here (:mod:`stress.corpus.legal`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from typing import Any
 import tomli_w
 
 from stress import ops
+from stress.corpus.legal import check_legal
 from stress.errors import ConfigError
 from stress.files import load_toml
 from stress.ops.declaration_types import OpDeclaration
@@ -169,6 +171,8 @@ def _parse_case(raw: Any, defaults: Mapping[str, Any], index: int, source: str) 
     params_raw = {k: v for k, v in merged.items() if k not in _CASE_KEYS}
     params = spec.parse_params(params_raw, where)
     view = _parse_view(merged.get("view", ""), where)
+    expect = _parse_expect(merged.get("expect"), where)
+    check_legal(op_name, params, where, negative=expect is not None)
     return Case(
         id=variant_id(case_id, view) if view else case_id,
         view=view,
@@ -176,7 +180,7 @@ def _parse_case(raw: Any, defaults: Mapping[str, Any], index: int, source: str) 
         params=params,
         seed=seed,
         source=source,
-        expect=_parse_expect(merged.get("expect"), where),
+        expect=expect,
         description=description,
         spec=spec,
     )
@@ -207,11 +211,13 @@ def corpus_cases(decl: OpDeclaration, spec: OpSpec | None = None) -> list[Case]:
     out = []
     for c in decl.cases:
         where = f"{decl.source}: case '{c.id}'"
+        params = spec.parse_params(c.params(), where)
+        check_legal(decl, params, where, negative=c.expect is not None)
         out.append(
             Case(
                 id=c.id,
                 op=spec.name,
-                params=spec.parse_params(c.params(), where),
+                params=params,
                 seed=default_seed(c.id) if c.seed is None else c.seed,
                 source=decl.source,
                 expect=None if c.expect is None else Expect(c.expect),

@@ -6,7 +6,8 @@ adds what ranges cannot say, and the operator's documented constraints to violat
     [generate]
     max_elements = 4096                  # at most this many elements over all tensors of a case
     limits = { "B*S" = 512 }             # dimension expressions kept at or under a maximum
-    legal = { C = [1, 99999] }           # a dimension's legal range: callers may widen [dims] to it
+    legal = { C = [1, 99999] }           # a dimension's legal range: callers may widen [dims] to
+                                         # it; cases without expect keep it (stress.corpus.legal)
     broadcast = ["other_shape"]          # shape variables drawn broadcastable against their
                                          # default: the same, a suffix with some sides 1, or [1]
     dtypes = { other_dtype = ["float32", "bf16"] }   # a defaulted dtype variable drawn too

@@ -25,6 +25,7 @@ from stress.engine.call.blockpool import BlockPool
 from stress.engine.call.execute import run_call
 from stress.engine.call.inputs import InputCache
 from stress.engine.replay.baseline_order import check_order
+from stress.engine.replay.case_error import CaseError
 from stress.errors import ConfigError
 from stress.grading.canaries import SECOND_CANARY
 from stress.grading.digest import call_digest, digest
@@ -152,6 +153,32 @@ def _out_of_memory(case: Case, what: str) -> ConfigError:
     )
 
 
+def _record_case(
+    ctx: Any,
+    stream: Any,
+    case: Case,
+    cache: InputCache,
+    fresh: BlockPool,
+    repeats: int,
+    canary: int,
+    call_timeout_ms: int | None,
+) -> CaseBaseline:
+    """One case's baseline: a warm-up call, ``repeats`` calls and one under the check canary."""
+    try:
+        inputs = cache.get(case)
+    except (MemoryError, acl.AclMemoryError) as exc:
+        raise _out_of_memory(case, f"{type(exc).__name__}: {exc}") from None
+    kw = {"timeout_ms": call_timeout_ms, "allocator": fresh}
+    run_call(ctx, stream, case, inputs, canary=canary, **kw)
+    runs = [run_call(ctx, stream, case, inputs, canary=canary, **kw) for _ in range(repeats)]
+    alt = run_call(ctx, stream, case, inputs, canary=ALT_CANARY, **kw)
+    fresh.seal()
+    for r in (*runs, alt):
+        if r.status == Status.OUT_OF_MEMORY:
+            raise _out_of_memory(case, f"status {r.code} from {r.api}: {r.message}")
+    return _case_baseline(case, inputs, runs, alt, canary)
+
+
 def record_baseline(
     rt: acl.Runtime,
     cases: Sequence[Case],
@@ -182,20 +209,11 @@ def record_baseline(
     try:
         for case in cases:
             try:
-                inputs = cache.get(case)
-            except (MemoryError, acl.AclMemoryError) as exc:
-                raise _out_of_memory(case, f"{type(exc).__name__}: {exc}") from None
-            kw = {"timeout_ms": call_timeout_ms, "allocator": fresh}
-            run_call(ctx, stream, case, inputs, canary=canary, **kw)
-            runs = [
-                run_call(ctx, stream, case, inputs, canary=canary, **kw) for _ in range(repeats)
-            ]
-            alt = run_call(ctx, stream, case, inputs, canary=ALT_CANARY, **kw)
-            fresh.seal()
-            for r in (*runs, alt):
-                if r.status == Status.OUT_OF_MEMORY:
-                    raise _out_of_memory(case, f"status {r.code} from {r.api}: {r.message}")
-            cb = _case_baseline(case, inputs, runs, alt, canary)
+                cb = _record_case(ctx, stream, case, cache, fresh, repeats, canary, call_timeout_ms)
+            except ConfigError:
+                raise
+            except Exception as exc:  # a generator's or the backend's: said once, naming the case
+                raise CaseError(case.id, case.source, exc) from exc
             result[case.id] = cb
             if progress:
                 progress(case, cb)

@@ -25,6 +25,7 @@ from stress.engine.isolation.forkserver import ForkServer, fork_server
 from stress.engine.isolation.supervise import ChildResult, run_child
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.baseline_step import record_missing, run_baseline
+from stress.engine.run.child_failure import failure_text
 from stress.engine.run.header import run_header
 from stress.engine.run.phase_end import phase_end
 from stress.engine.run.reproducer import Reproducer
@@ -104,8 +105,7 @@ class Session:
 
     def _require_done(self, result: ChildResult, what: str) -> dict[str, Any]:
         if result.status != PhaseStatus.DONE:
-            tail = result.stderr_tail.splitlines()[-1:] if result.stderr_tail else []
-            raise ConfigError(f"{what} failed: {result.detail}" + (f" ({tail[0]})" if tail else ""))
+            raise ConfigError(f"{what} failed: {failure_text(result)}")
         return result.end
 
     def backend_info(self) -> dict[str, Any]:
