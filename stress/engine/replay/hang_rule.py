@@ -9,12 +9,15 @@ judged against its own case:
   :data:`HANG_FLOOR` s) keeps scheduling jitter of millisecond calls from counting,
   ``--hang-factor`` (default :data:`HANG_FACTOR`) leaves a slow call room; a case without a
   recorded time gets ``--call-timeout``;
-* **confirmation** — a call past ``L`` is only *suspect*. It becomes a ``HANG`` when it is still
-  in flight after a second wait ``L × slowdown`` (so at ``2 L`` on an idle machine), where
-  ``slowdown`` (≥ 1) is how much slower than their recorded p99 the calls that finished lately
-  ran (their median ratio, :class:`Slowdown`). On a machine loaded enough to make every call ten
-  times slower the wait is ten times longer: a slow-but-progressing call is not a hang. Nothing is
-  declared before ``L`` nor waited past ``--call-timeout``, which stays the upper bound.
+* **confirmation** — a call past ``L`` is only *suspect*; it becomes a ``HANG`` when it is still
+  in flight after a second wait. If no call of the pool finished since the call became suspect
+  (the pool is stalled: a deadlock holds every worker, or the others ended their budget) the
+  wait is ``L`` again: the hang stands at ``2 L`` (1 s for a millisecond case by default). If
+  calls do finish meanwhile, the machine is progressing and this call may only be slow under
+  load: the wait is stretched to ``L × slowdown``, where ``slowdown`` (≥ 1) is how much slower
+  than their recorded p99 the calls that finished lately ran (their median ratio,
+  :class:`Slowdown`): ten times slower calls, a ten times longer wait. Nothing is declared
+  before ``L`` nor waited past ``--call-timeout``, which stays the upper bound.
 
 This module decides only (no clock, no thread): :mod:`stress.engine.replay.pool`'s watchdog asks
 it about every call in flight.
@@ -67,16 +70,26 @@ class HangRule:
             return self.ceiling_s
         return min(self.ceiling_s, max(self.floor_s, self.factor * expected_s))
 
-    def deadline(self, expected_s: float | None, slowdown: float = 1.0) -> float:
+    def deadline(
+        self, expected_s: float | None, slowdown: float = 1.0, progressed: bool = False
+    ) -> float:
         """Seconds after its start at which a call still in flight is a ``HANG``: ``L`` plus the
-        confirmation wait ``L × slowdown``, at most the ceiling (``L`` itself when ``L`` is the
-        ceiling: a case without a recorded time waits ``--call-timeout`` as before)."""
+        confirmation wait (``L``, or ``L × slowdown`` when the pool ``progressed`` while the call
+        was suspect), at most the ceiling (``L`` itself when ``L`` is the ceiling: a case
+        without a recorded time waits ``--call-timeout`` as before)."""
         first = self.limit(expected_s)
-        return min(self.ceiling_s, first + first * max(1.0, slowdown))
+        stretch = max(1.0, slowdown) if progressed else 1.0
+        return min(self.ceiling_s, first + first * stretch)
 
-    def verdict(self, elapsed_s: float, expected_s: float | None, slowdown: float = 1.0) -> str:
+    def verdict(
+        self,
+        elapsed_s: float,
+        expected_s: float | None,
+        slowdown: float = 1.0,
+        progressed: bool = False,
+    ) -> str:
         """``ok``, ``suspect`` (past ``L``, being confirmed) or ``hang``."""
-        if elapsed_s > self.deadline(expected_s, slowdown):
+        if elapsed_s > self.deadline(expected_s, slowdown, progressed):
             return "hang"
         return "suspect" if elapsed_s > self.limit(expected_s) else "ok"
 
@@ -88,12 +101,13 @@ class Slowdown:
     def __init__(self, window: int = SLOWDOWN_WINDOW) -> None:
         self._ratios: deque[float] = deque(maxlen=window)
         self._lock = threading.Lock()
+        self.count = 0  # calls finished so far (the watchdog's sign of progress)
 
     def finished(self, duration_s: float, expected_s: float | None) -> None:
-        if expected_s is None or expected_s <= 0:
-            return
         with self._lock:
-            self._ratios.append(duration_s / expected_s)
+            self.count += 1
+            if expected_s is not None and expected_s > 0:
+                self._ratios.append(duration_s / expected_s)
 
     def factor(self) -> float:
         with self._lock:

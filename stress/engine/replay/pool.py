@@ -58,10 +58,13 @@ class Worker:
     expected_s: float | None = None
     rule: HangRule | None = field(default=None, repr=False)
     slowdown: Slowdown | None = field(default=None, repr=False)
+    # the pool's finished-call count when the watchdog found this call suspect (None: not yet)
+    suspect_at: int | None = None
 
     def begin(self, **what: Any) -> None:
         """Mark a call as in flight (for the watchdog and crash attribution)."""
         self.in_flight = what
+        self.suspect_at = None
         self.expected_s = self.rule.expected_s(what) if self.rule else None
         self.started_at = time.monotonic()
 
@@ -266,18 +269,18 @@ class WorkerPool:
                     continue
                 now = time.monotonic()
                 slowdown = self.slowdown.factor()
-                stuck = [
-                    w
-                    for w in workers
-                    if w.started_at is not None
-                    and self.hang_rule.verdict(now - w.started_at, w.expected_s, slowdown) == "hang"
-                ]
+                stuck = [w for w in workers if self._judge(w, now, slowdown) == "hang"]
                 if stuck:
                     return {
                         "timeout_s": round(
-                            max(self.hang_rule.deadline(w.expected_s, slowdown) for w in stuck), 3
+                            max(
+                                self.hang_rule.deadline(w.expected_s, slowdown, self._moved(w))
+                                for w in stuck
+                            ),
+                            3,
                         ),
                         "slowdown": round(slowdown, 2),
+                        "progressed": any(self._moved(w) for w in stuck),
                         "stuck": [
                             {
                                 "worker": w.index,
@@ -293,6 +296,24 @@ class WorkerPool:
                     }
                 break
         return None
+
+    def _judge(self, worker: Worker, now: float, slowdown: float) -> str:
+        """The hang rule's verdict on ``worker``'s call in flight (``ok`` when none); marks the
+        moment it became suspect, to tell later whether the pool progressed since."""
+        started = worker.started_at
+        if started is None:
+            return "ok"
+        verdict = self.hang_rule.verdict(
+            now - started, worker.expected_s, slowdown, self._moved(worker)
+        )
+        if verdict != "ok" and worker.suspect_at is None:
+            worker.suspect_at = self.slowdown.count
+            verdict = "suspect"  # the confirmation starts now, whatever came before
+        return verdict
+
+    def _moved(self, worker: Worker) -> bool:
+        """Whether a call of the pool finished since ``worker``'s call became suspect."""
+        return worker.suspect_at is not None and self.slowdown.count > worker.suspect_at
 
     def close(self) -> None:
         """Destroy the pool's streams and contexts (after all work finished)."""
