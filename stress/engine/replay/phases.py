@@ -403,9 +403,12 @@ def _hang_rule_note(stuck: dict[str, Any], detail: dict[str, Any]) -> str:
     """How the adaptive limit judged the call (stress.engine.replay.hang_rule), if it did."""
     if "limit_s" not in stuck or stuck["limit_s"] >= detail.get("timeout_s", 0):
         return ""
-    return (
-        f" (suspect after {stuck['limit_s']:g} s, confirmed under slowdown x{detail['slowdown']:g})"
+    why = (
+        f"calls went on finishing, the wait stretched x{detail.get('slowdown', 1):g} by the load"
+        if detail.get("progressed")
+        else "no call of the pool finished meanwhile"
     )
+    return f" (suspect after {stuck['limit_s']:g} s, confirmed: {why})"
 
 
 def _in_flight(detail: dict[str, Any]) -> str:
