@@ -14,11 +14,11 @@ import pytest
 
 from stress.baseline.store import Baseline, CaseBaseline
 from stress.config import RunConfig
-from stress.engine.replay.hang_rule import HangRule, Slowdown, hang_rule_for
+from stress.engine.replay.hang_rule import CallState, HangRule, Slowdown, hang_rule_for
 from stress.engine.replay.phase_budget import Budget
 from stress.engine.replay.pool import PoolAborted, WorkerPool
 from stress.errors import ConfigError
-from stress.vocabulary import Status
+from stress.vocabulary import Diagnosis, Status
 
 RULE = HangRule(ceiling_s=10.0, floor_s=0.5, factor=50.0, expected={"ms": 0.002, "slow": 0.05})
 
@@ -40,24 +40,24 @@ def test_the_limit_is_the_cases_own_between_floor_and_ceiling(expected_s, limit)
 
 
 def test_a_stalled_pool_confirms_after_a_second_wait_of_l():
-    assert RULE.verdict(0.4, 0.002) == "ok"
-    assert RULE.verdict(0.6, 0.002) == "suspect"
+    assert RULE.verdict(0.4, 0.002) is CallState.RUNNING
+    assert RULE.verdict(0.6, 0.002) is CallState.SUSPECT
     assert RULE.deadline(0.002, slowdown=8.0, progressed=False) == pytest.approx(1.0)
-    assert RULE.verdict(1.01, 0.002, slowdown=8.0, progressed=False) == "hang"
+    assert RULE.verdict(1.01, 0.002, slowdown=8.0, progressed=False) is CallState.HUNG
 
 
 def test_progress_elsewhere_stretches_the_wait_by_the_slowdown_up_to_the_ceiling():
     assert RULE.deadline(0.002, slowdown=8.0, progressed=True) == pytest.approx(0.5 + 0.5 * 8)
-    assert RULE.verdict(1.01, 0.002, slowdown=8.0, progressed=True) == "suspect"
-    assert RULE.verdict(4.6, 0.002, slowdown=8.0, progressed=True) == "hang"
+    assert RULE.verdict(1.01, 0.002, slowdown=8.0, progressed=True) is CallState.SUSPECT
+    assert RULE.verdict(4.6, 0.002, slowdown=8.0, progressed=True) is CallState.HUNG
     assert RULE.deadline(0.002, slowdown=100.0, progressed=True) == 10.0
     assert RULE.deadline(0.002, slowdown=0.2, progressed=True) == pytest.approx(1.0)  # >= 1
 
 
 def test_a_case_without_a_recorded_time_waits_the_call_timeout_only():
     assert RULE.deadline(None, slowdown=1.0, progressed=False) == 10.0
-    assert RULE.verdict(9.9, None) == "ok"
-    assert RULE.verdict(10.1, None) == "hang"
+    assert RULE.verdict(9.9, None) is CallState.RUNNING
+    assert RULE.verdict(10.1, None) is CallState.HUNG
 
 
 def test_what_is_in_flight_is_timed_by_its_cases():
@@ -207,12 +207,12 @@ def test_the_simulated_deadlock_is_a_hang_found_by_the_cases_limit(tmp_path):
     from test_fault_diagnosis import _baseline, run_fault, verdicts
 
     report = run_fault(tmp_path, "hang", phases=("mixed",), streams=("shared",), duration=3.0)
-    assert report["diagnosis"] == "hang"
+    assert report["diagnosis"] == Diagnosis.HANG
     assert verdicts(report) == {"mixed": "HANG"}
     baseline = Baseline.load(_baseline(tmp_path, "hang", False))
     run = next(tmp_path.glob("run-hang-*"))
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
-    hangs = [r for r in records if r.get("status") == "hang"]
+    hangs = [r for r in records if r.get("status") == Status.HANG]
     assert hangs, "no hang record"
     first = hangs[0]
     twin = first["case"].partition("@")[0]

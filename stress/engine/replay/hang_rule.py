@@ -25,6 +25,7 @@ it about every call in flight.
 
 from __future__ import annotations
 
+import enum
 import statistics
 import threading
 from collections import deque
@@ -34,7 +35,7 @@ from typing import Any
 
 from stress.config import DEFAULTS
 
-__all__ = ["HANG_FACTOR", "HANG_FLOOR", "HangRule", "Slowdown", "hang_rule_for"]
+__all__ = ["HANG_FACTOR", "HANG_FLOOR", "CallState", "HangRule", "Slowdown", "hang_rule_for"]
 
 #: Seconds: no call is suspect sooner (README "Hangs": the slowest millisecond call measured on
 #: a loaded 2-core host took 0.71 s).
@@ -43,6 +44,14 @@ HANG_FLOOR: float = DEFAULTS["hang_floor"]
 HANG_FACTOR: float = DEFAULTS["hang_factor"]
 #: Finished calls the slowdown is taken from (the median of their ratios).
 SLOWDOWN_WINDOW = 32
+
+
+class CallState(enum.Enum):
+    """What the rule makes of a call in flight."""
+
+    RUNNING = enum.auto()  # within its limit
+    SUSPECT = enum.auto()  # past its limit, being confirmed
+    HUNG = enum.auto()  # still running after the confirmation: a HANG
 
 
 @dataclass(frozen=True)
@@ -88,11 +97,11 @@ class HangRule:
         expected_s: float | None,
         slowdown: float = 1.0,
         progressed: bool = False,
-    ) -> str:
-        """``ok``, ``suspect`` (past ``L``, being confirmed) or ``hang``."""
+    ) -> CallState:
+        """Within ``L``, past it (being confirmed), or past the confirmation."""
         if elapsed_s > self.deadline(expected_s, slowdown, progressed):
-            return "hang"
-        return "suspect" if elapsed_s > self.limit(expected_s) else "ok"
+            return CallState.HUNG
+        return CallState.SUSPECT if elapsed_s > self.limit(expected_s) else CallState.RUNNING
 
 
 class Slowdown:

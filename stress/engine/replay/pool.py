@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stress import acl
-from stress.engine.replay.hang_rule import HangRule, Slowdown
+from stress.engine.replay.hang_rule import CallState, HangRule, Slowdown
 from stress.engine.replay.phase_budget import Budget
 from stress.errors import ConfigError
 from stress.vocabulary import Status
@@ -269,7 +269,7 @@ class WorkerPool:
                     continue
                 now = time.monotonic()
                 slowdown = self.slowdown.factor()
-                stuck = [w for w in workers if self._judge(w, now, slowdown) == "hang"]
+                stuck = [w for w in workers if self._judge(w, now, slowdown) is CallState.HUNG]
                 if stuck:
                     return {
                         "timeout_s": round(
@@ -297,18 +297,18 @@ class WorkerPool:
                 break
         return None
 
-    def _judge(self, worker: Worker, now: float, slowdown: float) -> str:
+    def _judge(self, worker: Worker, now: float, slowdown: float) -> CallState:
         """The hang rule's verdict on ``worker``'s call in flight (``ok`` when none); marks the
         moment it became suspect, to tell later whether the pool progressed since."""
         started = worker.started_at
         if started is None:
-            return "ok"
+            return CallState.RUNNING
         verdict = self.hang_rule.verdict(
             now - started, worker.expected_s, slowdown, self._moved(worker)
         )
-        if verdict != "ok" and worker.suspect_at is None:
+        if verdict is not CallState.RUNNING and worker.suspect_at is None:
             worker.suspect_at = self.slowdown.count
-            verdict = "suspect"  # the confirmation starts now, whatever came before
+            verdict = CallState.SUSPECT  # the confirmation starts now, whatever came before
         return verdict
 
     def _moved(self, worker: Worker) -> bool:
