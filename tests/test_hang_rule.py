@@ -220,3 +220,21 @@ def test_the_simulated_deadlock_is_a_hang_found_by_the_cases_limit(tmp_path):
     limit = rule.limit(rule.expected_s({"case": twin}))
     assert limit < RunConfig().call_timeout
     assert f"suspect after {round(limit, 3):g} s" in first["message"], first["message"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--hang-floor", "0"], "--hang-floor"),
+        (["--hang-factor", "0.5"], "--hang-factor must be at least 1"),
+        (["--hang-factor", "x"], "--hang-factor"),
+    ],
+)
+def test_the_cli_refuses_bad_hang_options_in_one_line(argv, needle):
+    from tests._cli import stress_cli
+
+    proc = stress_cli("run", "--corpus", str(_repo() / "corpus/control.toml"), *argv)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
