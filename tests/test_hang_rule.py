@@ -111,6 +111,29 @@ def test_the_hang_options_replay_on_the_command_line():
     assert "--hang" not in " ".join(RunConfig().to_cli_args())
 
 
+def test_the_cli_the_plugin_and_a_phase_child_get_the_same_hang_options():
+    import argparse
+
+    from stress.cli.parser import build_parser
+
+    cli = RunConfig.from_cli(
+        build_parser().parse_args(
+            ["run", "--seed", "1", "--hang-floor", "0.3", "--hang-factor", "9"]
+        )
+    )
+    plugin = RunConfig.from_pytest(
+        argparse.Namespace(stress_hang_floor=0.3, stress_hang_factor=9.0, stress_device=0)
+    )
+    job = RunConfig.from_json(cli.to_json())
+    for config in (cli, plugin, job):
+        assert (config.hang_floor, config.hang_factor) == (0.3, 9.0)
+    default = RunConfig.from_cli(build_parser().parse_args(["run", "--seed", "1"]))
+    assert (default.hang_floor, default.hang_factor) == (
+        RunConfig.hang_floor,
+        RunConfig.hang_factor,
+    )
+
+
 # ---- the baseline keeps the time -------------------------------------------------------------
 
 
