@@ -86,7 +86,11 @@ class RunConfig:
     iterations: int | None = None  # rounds per concurrent phase (per case for isolated)
     repeats: int = 3  # K: calls per case in serial and shuffled (and in a baseline recording)
     canary: int = CANARY
-    call_timeout: float = 10.0  # seconds: a call still running then is a HANG
+    call_timeout: float = 10.0  # seconds: a call still running then is a HANG (the upper bound)
+    # the adaptive limit below it (stress.engine.replay.hang_rule): a call of a case with a
+    # recorded time is suspect past max(hang_floor, hang_factor x its p99), a HANG once confirmed
+    hang_floor: float = 0.75  # seconds (README "Hangs": why)
+    hang_factor: float = 50.0
     device: int = 0
     deterministic: bool = True
     phases: tuple[str, ...] = PHASES
@@ -138,6 +142,8 @@ class RunConfig:
         if self.iterations is not None:
             _int_in("--iterations", self.iterations, 1, 2**31 - 1)
         _seconds("--call-timeout", self.call_timeout, MAX_CALL_TIMEOUT)
+        _seconds("--hang-floor", self.hang_floor, MAX_CALL_TIMEOUT)
+        _factor("--hang-factor", self.hang_factor)
         if self.budget_s is not None:
             _seconds("--budget", self.budget_s, MAX_CALL_TIMEOUT)
         if self.max_case_bytes is not None:
@@ -223,6 +229,8 @@ class RunConfig:
             repeats=_given(args, "repeats", cls.repeats),
             canary=_given(args, "canary", cls.canary),
             call_timeout=_given(args, "call_timeout", cls.call_timeout),
+            hang_floor=_given(args, "hang_floor", cls.hang_floor),
+            hang_factor=_given(args, "hang_factor", cls.hang_factor),
             device=_given(args, "device", cls.device),
             deterministic=_given(args, "deterministic", cls.deterministic),
             phases=tuple(phases) if phases is not None else _given(args, "phases", PHASES),
@@ -244,6 +252,8 @@ class RunConfig:
             threads=_given(option, "stress_threads", cls.threads),
             duration=PYTEST_DURATION if duration is None else duration,
             call_timeout=_given(option, "stress_call_timeout", cls.call_timeout),
+            hang_floor=_given(option, "stress_hang_floor", cls.hang_floor),
+            hang_factor=_given(option, "stress_hang_factor", cls.hang_factor),
             device=_given(option, "stress_device", cls.device),
             max_case_bytes=getattr(option, "stress_max_case_bytes", None),
             # no view variants unless asked: they quadruple a corpus the plugin runs unbudgeted
@@ -273,6 +283,8 @@ class RunConfig:
         for flag, value, default in (
             ("--repeats", self.repeats, RunConfig.repeats),
             ("--call-timeout", self.call_timeout, RunConfig.call_timeout),
+            ("--hang-floor", self.hang_floor, RunConfig.hang_floor),
+            ("--hang-factor", self.hang_factor, RunConfig.hang_factor),
         ):
             if value != default:
                 args.append(f"{flag} {value:g}")
@@ -319,6 +331,13 @@ def _int_in(option: str, value: Any, lo: int, hi: int, what: str = "") -> None:
         raise ConfigError(f"{option} must be >= {lo}, got {value}")
     if value > hi:
         raise ConfigError(f"{option} must be <= {hi}, got {value}")
+
+
+def _factor(option: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(f"{option} must be a finite number, got {value!r}")
+    if not 1 <= value <= 1e6:
+        raise ConfigError(f"{option} must be at least 1 and at most 1e6, got {value:g}")
 
 
 def _seconds(option: str, value: Any, hi: float) -> None:

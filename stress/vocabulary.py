@@ -46,7 +46,7 @@ class Status(StrEnum):
     OK = "ok"  # the call returned 0 and its outputs were downloaded
     ERROR = "error"  # an ACL/aclnn status other than 0 (expected for negative cases)
     CRASH = "crash"  # the process died while the call was in flight
-    HANG = "hang"  # the call did not finish within the call timeout
+    HANG = "hang"  # the call did not finish within its hang limit (README "Hangs")
     # device memory (207001, 207018, 200000 from aclrtMalloc or an operator) or host memory
     # (MemoryError while preparing the call) ran out: the resource, not the operator, failed
     OUT_OF_MEMORY = "out-of-memory"

@@ -22,6 +22,8 @@ BAD_RUN_VALUES = {
     "--device": ("99", "-1", "2147483648"),
     "--seed": ("-1", "1e400"),
     "--call-timeout": ("nan", "0", "inf", "-1"),
+    "--hang-floor": ("nan", "0", "inf", "-1"),
+    "--hang-factor": ("nan", "0.5", "inf", "x"),
     "--duration": ("nan", "inf", "0", "-0.5"),
     "--budget": ("nan", "inf", "0"),
     "--iterations": ("0", "-1"),

@@ -68,6 +68,9 @@ class CaseBaseline:
     bit_deterministic: bool = True
     digests_seen: list[str] = field(default_factory=list)
     reference: dict[str, Any] = field(default_factory=dict)  # numpy reference agreement
+    # seconds: the slowest of the recorded calls (the p99 of so few), the time the adaptive hang
+    # limit scales (stress.engine.replay.hang_rule); None in files recorded before it
+    call_p99_s: float | None = None
     arrays: dict[str, np.ndarray] | None = field(default=None, repr=False)
 
     @property
@@ -78,6 +81,8 @@ class CaseBaseline:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("arrays")
+        if d["call_p99_s"] is None:
+            del d["call_p99_s"]
         d["grading"] = self.grading
         return d
 
@@ -269,6 +274,7 @@ _CASE_FIELDS: dict[str, tuple[type | tuple[type, ...], bool, Any]] = {
     "bit_deterministic": (bool, False, None),
     "digests_seen": (list, False, lambda v: all(isinstance(d, str) for d in v) or "strings"),
     "reference": (dict, False, None),
+    "call_p99_s": ((int, float), False, lambda v: 0 <= v < 1e9 or "seconds >= 0"),
     "grading": (str, False, None),
 }
 _OUTPUT_FIELDS: dict[str, tuple[type | tuple[type, ...], bool, Any]] = {

@@ -107,7 +107,22 @@ def _runtime_options(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help=f"a call still running after S seconds is a HANG (default "
         f"{DEFAULTS['call_timeout']:g}; simulator calls take "
-        "milliseconds, NPU calls less)",
+        "milliseconds, NPU calls less); the upper bound of the adaptive limit below",
+    )
+    g.add_argument(
+        "--hang-floor",
+        type=v.positive(float),
+        metavar="S",
+        help="a call of a case whose baseline records its time is suspect after "
+        "max(S, --hang-factor x its p99) and a HANG once still running after a second, "
+        f"load-stretched wait (default {DEFAULTS['hang_floor']:g})",
+    )
+    g.add_argument(
+        "--hang-factor",
+        type=v.positive(float),
+        metavar="K",
+        help=f"the multiple of a case's recorded p99 call time (default "
+        f"{DEFAULTS['hang_factor']:g})",
     )
     g.add_argument(
         "--max-case-bytes",

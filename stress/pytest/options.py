@@ -45,6 +45,22 @@ def add_options(parser: pytest.Parser) -> None:
         f"{DEFAULTS['call_timeout']:g})",
     )
     g.addoption(
+        "--stress-hang-floor",
+        type=float,
+        default=None,
+        metavar="S",
+        help=f"the adaptive hang limit's floor, as the CLI's --hang-floor (default "
+        f"{DEFAULTS['hang_floor']:g})",
+    )
+    g.addoption(
+        "--stress-hang-factor",
+        type=float,
+        default=None,
+        metavar="K",
+        help=f"the multiple of a case's recorded p99, as the CLI's --hang-factor (default "
+        f"{DEFAULTS['hang_factor']:g})",
+    )
+    g.addoption(
         "--stress-variants",
         type=variants,
         default=None,

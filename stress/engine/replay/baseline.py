@@ -99,6 +99,7 @@ def _case_baseline(
     canary: int,
 ) -> CaseBaseline:
     first = runs[0]
+    call_p99_s = round(max(r.duration for r in (*runs, alt)), 6)
     if first.status != Status.OK:
         codes = {(r.code, r.api) for r in runs}
         note = "" if len(codes) == 1 else f" (varied between runs: {sorted(codes)})"
@@ -109,6 +110,7 @@ def _case_baseline(
             status=Status.ERROR,
             code=first.code,
             message=first.message + note,
+            call_p99_s=call_p99_s,
         )
     digests = [
         call_digest({n: digest(a) for n, a in r.outputs.items()})
@@ -139,6 +141,7 @@ def _case_baseline(
         bit_deterministic=deterministic,
         digests_seen=sorted(set(digests)),
         reference=_reference_check(case, inputs, first.outputs),
+        call_p99_s=call_p99_s,
     )
     if not deterministic:
         cb.arrays = dict(first.outputs)

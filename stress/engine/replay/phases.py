@@ -44,6 +44,7 @@ from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import Case
 from stress.engine.call.execute import CallTimeout, run_call
 from stress.engine.call.inputs import InputCache
+from stress.engine.replay.hang_rule import hang_rule_for
 from stress.engine.replay.interleave import InterleavedPhase
 from stress.engine.replay.phase_budget import Budget, phase_budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
@@ -136,6 +137,7 @@ class PhaseRunner(InterleavedPhase):
             context_policy=self.config.context,
             stream_policy=stream,
             call_timeout_s=self.config.call_timeout,
+            hang_rule=hang_rule_for(self.config, [*self.cases, *self.control], self.baseline),
         )
 
     def _hang(self, phase: str, detail: dict[str, Any]) -> None:
@@ -149,8 +151,8 @@ class PhaseRunner(InterleavedPhase):
                     case=stuck.get("case"),
                     status=Status.HANG,
                     match=False,
-                    message=f"call did not finish within {detail.get('timeout_s')} s "
-                    f"(in flight: {_in_flight(detail)})",
+                    message=f"call did not finish within {detail.get('timeout_s')} s"
+                    f"{_hang_rule_note(stuck, detail)} (in flight: {_in_flight(detail)})",
                 )
             )
 
@@ -395,6 +397,18 @@ def _split(budget: Budget, share: float) -> tuple[Budget, Budget]:
     rounds = budget.rounds or 1
     first = max(1, int(rounds * share))
     return Budget(rounds=first), Budget(rounds=max(1, rounds - first))
+
+
+def _hang_rule_note(stuck: dict[str, Any], detail: dict[str, Any]) -> str:
+    """How the adaptive limit judged the call (stress.engine.replay.hang_rule), if it did."""
+    if "limit_s" not in stuck or stuck["limit_s"] >= detail.get("timeout_s", 0):
+        return ""
+    why = (
+        f"calls went on finishing, the wait stretched x{detail.get('slowdown', 1):g} by the load"
+        if detail.get("progressed")
+        else "no call of the pool finished meanwhile"
+    )
+    return f" (suspect after {stuck['limit_s']:g} s, confirmed: {why})"
 
 
 def _in_flight(detail: dict[str, Any]) -> str:

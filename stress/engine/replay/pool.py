@@ -9,7 +9,8 @@ Workers run in barrier-aligned rounds: every worker starts its call of round r a
 which maximises the overlap of different cases in flight; a worker done early fills the rest of
 the round with further calls instead of idling. The budget (a duration or a number of rounds) is
 checked between rounds by the barrier's action, so all workers stop together. A
-watchdog notices a call that outlives its timeout: it reports the hang and abandons the stuck
+watchdog notices a call that outlives its limit (its case's own, confirmed under load:
+:mod:`stress.engine.replay.hang_rule`): it reports the hang and abandons the stuck
 workers (an in-process hang cannot be interrupted; the supervisor in
 :mod:`stress.engine.isolation.supervise` then ends the whole child process).
 """
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stress import acl
+from stress.engine.replay.hang_rule import CallState, HangRule, Slowdown
 from stress.engine.replay.phase_budget import Budget
 from stress.errors import ConfigError
 from stress.vocabulary import Status
@@ -52,13 +54,23 @@ class Worker:
     stream: acl.Stream
     in_flight: dict[str, Any] = field(default_factory=dict)
     started_at: float | None = None
+    # the recorded time of the call in flight, and where its finished ratio goes (the pool's)
+    expected_s: float | None = None
+    rule: HangRule | None = field(default=None, repr=False)
+    slowdown: Slowdown | None = field(default=None, repr=False)
+    # the pool's finished-call count when the watchdog found this call suspect (None: not yet)
+    suspect_at: int | None = None
 
     def begin(self, **what: Any) -> None:
         """Mark a call as in flight (for the watchdog and crash attribution)."""
         self.in_flight = what
+        self.suspect_at = None
+        self.expected_s = self.rule.expected_s(what) if self.rule else None
         self.started_at = time.monotonic()
 
     def end(self) -> None:
+        if self.started_at is not None and self.slowdown is not None:
+            self.slowdown.finished(time.monotonic() - self.started_at, self.expected_s)
         self.in_flight = {}
         self.started_at = None
 
@@ -79,6 +91,7 @@ class WorkerPool:
         stream_policy: str = "shared",
         call_timeout_s: float = 60.0,
         on_hang: Callable[[dict[str, Any]], None] | None = None,
+        hang_rule: HangRule | None = None,
     ) -> None:
         if context_policy not in CONTEXT_POLICIES or stream_policy not in STREAM_POLICIES:
             raise ValueError(f"bad policy {context_policy}/{stream_policy}")
@@ -91,6 +104,9 @@ class WorkerPool:
         self.context_policy = context_policy
         self.stream_policy = stream_policy
         self.call_timeout_s = call_timeout_s
+        # without a rule every call waits call_timeout_s (the fixed timeout)
+        self.hang_rule = hang_rule or HangRule(ceiling_s=call_timeout_s)
+        self.slowdown = Slowdown()
         self.on_hang = on_hang
         self._owned: list[Any] = []
         self.shared_context: acl.Context | None = None
@@ -118,7 +134,7 @@ class WorkerPool:
             else:
                 stream = ctx.create_stream()
                 self._owned.append(stream)
-            self.workers.append(Worker(i, ctx, stream))
+            self.workers.append(Worker(i, ctx, stream, rule=self.hang_rule, slowdown=self.slowdown))
 
     def run(
         self,
@@ -252,19 +268,25 @@ class WorkerPool:
                 if not t.is_alive():
                     continue
                 now = time.monotonic()
-                stuck = [
-                    w
-                    for w in workers
-                    if w.started_at is not None and now - w.started_at > self.call_timeout_s
-                ]
+                slowdown = self.slowdown.factor()
+                stuck = [w for w in workers if self._judge(w, now, slowdown) is CallState.HUNG]
                 if stuck:
                     return {
-                        "timeout_s": self.call_timeout_s,
+                        "timeout_s": round(
+                            max(
+                                self.hang_rule.deadline(w.expected_s, slowdown, self._moved(w))
+                                for w in stuck
+                            ),
+                            3,
+                        ),
+                        "slowdown": round(slowdown, 2),
+                        "progressed": any(self._moved(w) for w in stuck),
                         "stuck": [
                             {
                                 "worker": w.index,
                                 **w.in_flight,
                                 "elapsed_s": round(now - (w.started_at or now), 3),
+                                "limit_s": round(self.hang_rule.limit(w.expected_s), 3),
                             }
                             for w in stuck
                         ],
@@ -274,6 +296,24 @@ class WorkerPool:
                     }
                 break
         return None
+
+    def _judge(self, worker: Worker, now: float, slowdown: float) -> CallState:
+        """The hang rule's verdict on ``worker``'s call in flight (``ok`` when none); marks the
+        moment it became suspect, to tell later whether the pool progressed since."""
+        started = worker.started_at
+        if started is None:
+            return CallState.RUNNING
+        verdict = self.hang_rule.verdict(
+            now - started, worker.expected_s, slowdown, self._moved(worker)
+        )
+        if verdict is not CallState.RUNNING and worker.suspect_at is None:
+            worker.suspect_at = self.slowdown.count
+            verdict = CallState.SUSPECT  # the confirmation starts now, whatever came before
+        return verdict
+
+    def _moved(self, worker: Worker) -> bool:
+        """Whether a call of the pool finished since ``worker``'s call became suspect."""
+        return worker.suspect_at is not None and self.slowdown.count > worker.suspect_at
 
     def close(self) -> None:
         """Destroy the pool's streams and contexts (after all work finished)."""

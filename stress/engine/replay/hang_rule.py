@@ -1,0 +1,143 @@
+"""When a call in flight is a hang: an adaptive limit per case, confirmed by a second wait.
+
+A fixed timeout has to be long enough for the slowest case on the slowest machine, so a
+deadlocked millisecond call is found only after it (10 s by default). The baseline records each
+case's call time (``CaseBaseline.call_p99_s``: the slowest of its recorded calls), and a call is
+judged against its own case:
+
+* **limit** ``L = min(call_timeout, max(floor, factor × p99))`` — ``--hang-floor`` (default
+  :data:`HANG_FLOOR` s) keeps scheduling jitter of millisecond calls from counting,
+  ``--hang-factor`` (default :data:`HANG_FACTOR`) leaves a slow call room; a case without a
+  recorded time gets ``--call-timeout``;
+* **confirmation** — a call past ``L`` is only *suspect*; it becomes a ``HANG`` when it is still
+  in flight after a second wait. If no call of the pool finished since the call became suspect
+  (the pool is stalled: a deadlock holds every worker, or the others ended their budget) the
+  wait is ``L`` again: the hang stands at ``2 L`` (1.5 s for a millisecond case by default). If
+  calls do finish meanwhile, the machine is progressing and this call may only be slow under
+  load: the wait is stretched to ``L × slowdown``, where ``slowdown`` (≥ 1) is how much slower
+  than their recorded p99 the calls that finished lately ran (their median ratio,
+  :class:`Slowdown`): ten times slower calls, a ten times longer wait. Nothing is declared
+  before ``L`` nor waited past ``--call-timeout``, which stays the upper bound.
+
+This module decides only (no clock, no thread): :mod:`stress.engine.replay.pool`'s watchdog asks
+it about every call in flight.
+"""
+
+from __future__ import annotations
+
+import enum
+import statistics
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stress.config import DEFAULTS
+
+__all__ = ["HANG_FACTOR", "HANG_FLOOR", "CallState", "HangRule", "Slowdown", "hang_rule_for"]
+
+#: Seconds: no call is suspect sooner (README "Hangs": the slowest millisecond call measured on
+#: a loaded 2-core host took 0.71 s).
+HANG_FLOOR: float = DEFAULTS["hang_floor"]
+#: A call is suspect after this many times its case's recorded p99.
+HANG_FACTOR: float = DEFAULTS["hang_factor"]
+#: Finished calls the slowdown is taken from (the median of their ratios).
+SLOWDOWN_WINDOW = 32
+
+
+class CallState(enum.Enum):
+    """What the rule makes of a call in flight."""
+
+    RUNNING = enum.auto()  # within its limit
+    SUSPECT = enum.auto()  # past its limit, being confirmed
+    HUNG = enum.auto()  # still running after the confirmation: a HANG
+
+
+@dataclass(frozen=True)
+class HangRule:
+    """The per-call hang limit and its confirmation (see the module docstring)."""
+
+    ceiling_s: float  # --call-timeout: the fixed upper bound
+    floor_s: float = HANG_FLOOR
+    factor: float = HANG_FACTOR
+    expected: Mapping[str, float] | None = None  # case id -> recorded p99 seconds
+
+    def expected_s(self, in_flight: Mapping[str, Any]) -> float | None:
+        """The recorded time of what a worker has in flight: its case (plus its aggressor, for
+        an interleaved pair); None when a case has no recorded time."""
+        if not self.expected:
+            return None
+        ids = [in_flight[k] for k in ("case", "aggressor") if in_flight.get(k)]
+        times = [self.expected.get(str(i)) for i in ids]
+        if not ids or any(t is None for t in times):
+            return None
+        return float(sum(t for t in times if t is not None))
+
+    def limit(self, expected_s: float | None) -> float:
+        """``L``: when a call of this recorded time becomes suspect."""
+        if expected_s is None:
+            return self.ceiling_s
+        return min(self.ceiling_s, max(self.floor_s, self.factor * expected_s))
+
+    def deadline(
+        self, expected_s: float | None, slowdown: float = 1.0, progressed: bool = False
+    ) -> float:
+        """Seconds after its start at which a call still in flight is a ``HANG``: ``L`` plus the
+        confirmation wait (``L``, or ``L × slowdown`` when the pool ``progressed`` while the call
+        was suspect), at most the ceiling (``L`` itself when ``L`` is the ceiling: a case
+        without a recorded time waits ``--call-timeout`` as before)."""
+        first = self.limit(expected_s)
+        stretch = max(1.0, slowdown) if progressed else 1.0
+        return min(self.ceiling_s, first + first * stretch)
+
+    def verdict(
+        self,
+        elapsed_s: float,
+        expected_s: float | None,
+        slowdown: float = 1.0,
+        progressed: bool = False,
+    ) -> CallState:
+        """Within ``L``, past it (being confirmed), or past the confirmation."""
+        if elapsed_s > self.deadline(expected_s, slowdown, progressed):
+            return CallState.HUNG
+        return CallState.SUSPECT if elapsed_s > self.limit(expected_s) else CallState.RUNNING
+
+
+class Slowdown:
+    """How much slower than recorded the pool's calls run now: the median of finished calls'
+    ``duration / recorded p99`` over the last :data:`SLOWDOWN_WINDOW` calls, at least 1."""
+
+    def __init__(self, window: int = SLOWDOWN_WINDOW) -> None:
+        self._ratios: deque[float] = deque(maxlen=window)
+        self._lock = threading.Lock()
+        self.count = 0  # calls finished so far (the watchdog's sign of progress)
+
+    def finished(self, duration_s: float, expected_s: float | None) -> None:
+        with self._lock:
+            self.count += 1
+            if expected_s is not None and expected_s > 0:
+                self._ratios.append(duration_s / expected_s)
+
+    def factor(self) -> float:
+        with self._lock:
+            ratios = list(self._ratios)
+        return max(1.0, statistics.median(ratios)) if ratios else 1.0
+
+
+def hang_rule_for(config: Any, cases: Iterable[Any], baseline: Any | None) -> HangRule:
+    """The rule of a run: ``config``'s ``--call-timeout``, ``--hang-floor``, ``--hang-factor``,
+    and each case's recorded time from ``baseline`` (a view variant takes its contiguous twin's,
+    the baseline it is graded against)."""
+    expected: dict[str, float] = {}
+    recorded = baseline.cases if baseline is not None else {}
+    for case in cases:
+        cb = recorded.get(case.twin)
+        if cb is not None and cb.call_p99_s is not None:
+            expected[case.id] = float(cb.call_p99_s)
+    return HangRule(
+        ceiling_s=config.call_timeout,
+        floor_s=config.hang_floor,
+        factor=config.hang_factor,
+        expected=expected,
+    )

@@ -1,0 +1,263 @@
+"""The adaptive call timeout (stress.engine.replay.hang_rule): each case's limit from its
+recorded call time, the confirmation wait (L again when the pool is stalled, stretched by the
+slowdown while other calls go on finishing), the pool's watchdog applying it, the baseline
+recording the time, and a simulated deadlock found by it."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from stress.baseline.store import Baseline, CaseBaseline
+from stress.config import RunConfig
+from stress.engine.replay.hang_rule import CallState, HangRule, Slowdown, hang_rule_for
+from stress.engine.replay.phase_budget import Budget
+from stress.engine.replay.pool import PoolAborted, WorkerPool
+from stress.errors import ConfigError
+from stress.vocabulary import Diagnosis, Status
+
+RULE = HangRule(ceiling_s=10.0, floor_s=0.5, factor=50.0, expected={"ms": 0.002, "slow": 0.05})
+
+
+# ---- the rule, without a clock ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expected_s", "limit"),
+    [
+        (0.002, 0.5),  # a millisecond case: the floor
+        (0.05, 2.5),  # 50 x its p99
+        (1.0, 10.0),  # 50 s would pass --call-timeout: the ceiling
+        (None, 10.0),  # no recorded time: --call-timeout as before
+    ],
+)
+def test_the_limit_is_the_cases_own_between_floor_and_ceiling(expected_s, limit):
+    assert RULE.limit(expected_s) == pytest.approx(limit)
+
+
+def test_a_stalled_pool_confirms_after_a_second_wait_of_l():
+    assert RULE.verdict(0.4, 0.002) is CallState.RUNNING
+    assert RULE.verdict(0.6, 0.002) is CallState.SUSPECT
+    assert RULE.deadline(0.002, slowdown=8.0, progressed=False) == pytest.approx(1.0)
+    assert RULE.verdict(1.01, 0.002, slowdown=8.0, progressed=False) is CallState.HUNG
+
+
+def test_progress_elsewhere_stretches_the_wait_by_the_slowdown_up_to_the_ceiling():
+    assert RULE.deadline(0.002, slowdown=8.0, progressed=True) == pytest.approx(0.5 + 0.5 * 8)
+    assert RULE.verdict(1.01, 0.002, slowdown=8.0, progressed=True) is CallState.SUSPECT
+    assert RULE.verdict(4.6, 0.002, slowdown=8.0, progressed=True) is CallState.HUNG
+    assert RULE.deadline(0.002, slowdown=100.0, progressed=True) == 10.0
+    assert RULE.deadline(0.002, slowdown=0.2, progressed=True) == pytest.approx(1.0)  # >= 1
+
+
+def test_a_case_without_a_recorded_time_waits_the_call_timeout_only():
+    assert RULE.deadline(None, slowdown=1.0, progressed=False) == 10.0
+    assert RULE.verdict(9.9, None) is CallState.RUNNING
+    assert RULE.verdict(10.1, None) is CallState.HUNG
+
+
+def test_what_is_in_flight_is_timed_by_its_cases():
+    assert RULE.expected_s({"case": "ms", "round": 3}) == pytest.approx(0.002)
+    assert RULE.expected_s({"case": "ms", "aggressor": "slow"}) == pytest.approx(0.052)
+    assert RULE.expected_s({"case": "ms", "aggressor": "unknown"}) is None
+    assert HangRule(ceiling_s=10.0).expected_s({"case": "ms"}) is None
+
+
+def test_the_slowdown_is_the_median_ratio_of_finished_calls_at_least_one():
+    s = Slowdown(window=3)
+    assert s.factor() == 1.0
+    for duration in (0.01, 0.04, 0.05, 0.03):  # the first one leaves the window
+        s.finished(duration, 0.01)
+    s.finished(1.0, None)  # counted as progress, not as a ratio
+    assert s.factor() == pytest.approx(4.0)
+    assert s.count == 5
+    s2 = Slowdown()
+    s2.finished(0.001, 0.01)
+    assert s2.factor() == 1.0
+
+
+def test_the_run_rule_takes_the_twins_time_and_the_options():
+    config = RunConfig(call_timeout=7.0, hang_floor=0.25, hang_factor=20.0)
+    cases = [SimpleNamespace(id="a", twin="a"), SimpleNamespace(id="a@pad", twin="a")]
+    cases.append(SimpleNamespace(id="old", twin="old"))
+    recorded = {"a": SimpleNamespace(call_p99_s=0.03), "old": SimpleNamespace(call_p99_s=None)}
+    rule = hang_rule_for(config, cases, SimpleNamespace(cases=recorded))
+    assert (rule.ceiling_s, rule.floor_s, rule.factor) == (7.0, 0.25, 20.0)
+    assert rule.expected == {"a": 0.03, "a@pad": 0.03}
+    assert rule.limit(rule.expected_s({"case": "a@pad"})) == pytest.approx(0.6)
+    assert hang_rule_for(config, cases, None).expected == {}
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"hang_floor": 0.0}, "--hang-floor must be > 0"),
+        ({"hang_factor": 0.5}, "--hang-factor must be at least 1"),
+        ({"hang_factor": float("nan")}, "--hang-factor must be a finite number"),
+    ],
+)
+def test_bad_hang_options_are_refused_in_one_line(changes, message):
+    with pytest.raises(ConfigError, match=message):
+        RunConfig(**changes).validate()
+
+
+def test_the_hang_options_replay_on_the_command_line():
+    args = " ".join(RunConfig(hang_floor=0.25, hang_factor=20).to_cli_args())
+    assert "--hang-floor 0.25" in args and "--hang-factor 20" in args
+    assert "--hang" not in " ".join(RunConfig().to_cli_args())
+
+
+def test_the_cli_the_plugin_and_a_phase_child_get_the_same_hang_options():
+    import argparse
+
+    from stress.cli.parser import build_parser
+
+    cli = RunConfig.from_cli(
+        build_parser().parse_args(
+            ["run", "--seed", "1", "--hang-floor", "0.3", "--hang-factor", "9"]
+        )
+    )
+    plugin = RunConfig.from_pytest(
+        argparse.Namespace(stress_hang_floor=0.3, stress_hang_factor=9.0, stress_device=0)
+    )
+    job = RunConfig.from_json(cli.to_json())
+    for config in (cli, plugin, job):
+        assert (config.hang_floor, config.hang_factor) == (0.3, 9.0)
+    default = RunConfig.from_cli(build_parser().parse_args(["run", "--seed", "1"]))
+    assert (default.hang_floor, default.hang_factor) == (
+        RunConfig.hang_floor,
+        RunConfig.hang_factor,
+    )
+
+
+# ---- the baseline keeps the time -------------------------------------------------------------
+
+
+def test_the_call_time_round_trips_and_old_files_load_without_it(tmp_path):
+    cb = CaseBaseline(id="a", key="k", op="add", status="error", code=1, call_p99_s=0.0042)
+    b = Baseline({"kind": "sim"}, {"cases": {}}, True, 3, {"a": cb})
+    path = b.save(tmp_path / "b.json")
+    assert Baseline.load(path).cases["a"].call_p99_s == pytest.approx(0.0042)
+    doc = json.loads(path.read_text())
+    del doc["cases"]["a"]["call_p99_s"]
+    path.write_text(json.dumps(doc))
+    assert Baseline.load(path).cases["a"].call_p99_s is None
+    doc["cases"]["a"]["call_p99_s"] = -1
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError, match=r"cases\.a\.call_p99_s"):
+        Baseline.load(path)
+
+
+def test_recording_a_baseline_times_every_case(rt, tmp_path):
+    from stress.corpus import load_corpus
+    from stress.engine.replay.baseline import record_baseline
+
+    cases = load_corpus([str(_repo() / "corpus/control.toml")])
+    baseline = record_baseline(rt, cases, repeats=2)
+    times = [cb.call_p99_s for cb in baseline.cases.values()]
+    assert times and all(t is not None and t >= 0 for t in times), times
+    assert any(t > 0 for t in times), times
+
+
+def _repo():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[1]
+
+
+# ---- the watchdog applies it -----------------------------------------------------------------
+
+
+def _hang_of(device, task, rule: HangRule, threads: int = 2) -> dict:
+    hangs: list[dict] = []
+    with WorkerPool(device, threads, hang_rule=rule, on_hang=hangs.append) as pool:
+        with pytest.raises(PoolAborted) as err:
+            pool.run_free(task, Budget(seconds=30))
+    assert err.value.reason == Status.HANG
+    return hangs[0]
+
+
+def test_a_stalled_pool_is_hung_at_twice_the_cases_limit(device):
+    release = threading.Event()
+    rule = HangRule(ceiling_s=30.0, floor_s=0.05, factor=50.0, expected={"ms": 0.0001})
+
+    def task(worker, n):  # every worker blocks: the deadlock holds the whole pool
+        worker.begin(case="ms", round=n)
+        release.wait(30)
+
+    try:
+        hang = _hang_of(device, task, rule)
+    finally:
+        release.set()
+    assert hang["timeout_s"] == pytest.approx(0.1)  # L = 0.05, confirmed after L again
+    assert hang["progressed"] is False
+    assert {s["limit_s"] for s in hang["stuck"]} == {0.05}
+
+
+def test_a_call_stuck_while_others_finish_waits_the_stretched_confirmation(device):
+    release = threading.Event()
+    rule = HangRule(ceiling_s=30.0, floor_s=0.05, factor=50.0, expected={"ms": 0.001})
+
+    def task(worker, n):
+        worker.begin(case="ms", round=n)
+        if worker.index == 0:
+            release.wait(30)
+        else:
+            time.sleep(0.01)  # at least 10 x the recorded time: slowdown >= 10
+
+    try:
+        hang = _hang_of(device, task, rule)
+    finally:
+        release.set()
+    assert hang["progressed"] is True
+    assert hang["slowdown"] >= 10
+    assert hang["timeout_s"] == pytest.approx(min(30.0, 0.05 + 0.05 * hang["slowdown"]), abs=1e-3)
+    assert [s["worker"] for s in hang["stuck"]] == [0]
+
+
+# ---- a simulated deadlock ------------------------------------------------------------------
+
+
+def test_the_simulated_deadlock_is_a_hang_found_by_the_cases_limit(tmp_path):
+    """ACLSIM_FAULTS=hang with the default --call-timeout (10 s): the hang record comes from the
+    adaptive rule, at the limit of the case in flight (its recorded time, from the baseline).
+    The time from the start to the verdict is the report's ``timing.first_detection_s``; it
+    depends on the machine's load and is not asserted here."""
+    from test_fault_diagnosis import _baseline, run_fault, verdicts
+
+    report = run_fault(tmp_path, "hang", phases=("mixed",), streams=("shared",), duration=3.0)
+    assert report["diagnosis"] == Diagnosis.HANG
+    assert verdicts(report) == {"mixed": "HANG"}
+    baseline = Baseline.load(_baseline(tmp_path, "hang", False))
+    run = next(tmp_path.glob("run-hang-*"))
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    hangs = [r for r in records if r.get("status") == Status.HANG]
+    assert hangs, "no hang record"
+    first = hangs[0]
+    twin = first["case"].partition("@")[0]
+    rule = hang_rule_for(RunConfig(), [SimpleNamespace(id=twin, twin=twin)], baseline)
+    limit = rule.limit(rule.expected_s({"case": twin}))
+    assert limit < RunConfig().call_timeout
+    assert f"suspect after {round(limit, 3):g} s" in first["message"], first["message"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--hang-floor", "0"], "--hang-floor"),
+        (["--hang-factor", "0.5"], "--hang-factor must be at least 1"),
+        (["--hang-factor", "x"], "--hang-factor"),
+    ],
+)
+def test_the_cli_refuses_bad_hang_options_in_one_line(argv, needle):
+    from tests._cli import stress_cli
+
+    proc = stress_cli("run", "--corpus", str(_repo() / "corpus/control.toml"), *argv)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr
