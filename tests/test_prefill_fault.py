@@ -28,13 +28,14 @@ CORPUS = [str(REPO / "corpus/ops/layer_norm.toml")]
 FAULT = "dirty-accumulator"
 
 
-def _run(tmp: Path, env: dict[str, str], phases: tuple[str, ...] = ("serial", "shuffled")) -> dict:
+def _run(tmp: Path, env: dict[str, str], phases=("serial", "shuffled"), shrink=0.0) -> dict:
     baseline = tmp / "baseline.json"
     Session(RunConfig(seed=0), CORPUS, [], env=env).record_baseline(baseline)
     config = RunConfig(seed=1, phases=phases, duration=1.0, fail_fast=False)
     session = Session(
-        config, CORPUS, [], baseline_path=baseline, out_dir=tmp / "run", shrink_budget=0, env=env
-    )
+        config, CORPUS, [], baseline_path=baseline, out_dir=tmp / "run", shrink_budget=shrink,
+        env=env,
+    )  # fmt: skip
     return session.run().to_json()
 
 
@@ -44,7 +45,7 @@ def test_the_fault_expects_uninitialized_read():
 
 
 def test_dirty_accumulator_is_an_uninitialized_read(tmp_path):
-    report = _run(tmp_path, {"ACLSIM_FAULTS": FAULT})
+    report = _run(tmp_path, {"ACLSIM_FAULTS": FAULT}, shrink=30)
     assert report["diagnosis"] == "uninitialized-read", report["explanation"]
     serial = next(p for p in report["phases"] if p["name"] == "serial")
     failing = [c for c in serial["cases"] if c["verdict"] != "PASS"]
@@ -52,6 +53,9 @@ def test_dirty_accumulator_is_an_uninitialized_read(tmp_path):
     assert "ln-f32: " in report["explanation"] and "workspace (" in report["explanation"]
     # the canary never survives: wrong values, not unwritten bytes
     assert all(not c["unwritten"] for c in failing), failing
+    repro = report["reproducer"]  # one case, serially (its calls alternate the byte)
+    assert repro and repro["verified"] and repro["phase"] == "serial", repro
+    assert len(repro["cases"]) == 1, repro
 
 
 def test_the_clean_simulator_stays_clean_on_the_corpus(tmp_path):
