@@ -126,7 +126,7 @@ class CallRecord:
     # output -> elements that kept the canary, not confirmed by the second one (not a failure
     # by itself; graded per phase: stress.grading.canaries), and the byte the call used
     kept: Mapping[str, int] | None = None
-    canary: int | None = None  # the byte outputs and workspace were prefilled with (ok calls)
+    canary: int | None = None  # the byte outputs and workspace were prefilled with
     workspace: int | None = None  # bytes of workspace (absent: none)
     tolerance_ratio: float | None = None
     t: float | None = None  # perf_counter at the call's start (seconds)

@@ -7,8 +7,13 @@ writing it gives one result per byte (stress/grading/prefill.py). Pure functions
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
+from stress.corpus.parse import load_corpus
+from stress.grading.judge import Outcome, judge
 from stress.grading.prefill import PrefillTally, dependence
 from stress.grading.verdicts import case_verdict, diagnose, grade_phase
 from stress.records import CallRecord
@@ -120,3 +125,15 @@ def test_only_serial_decides():
     mixed = grade_phase("mixed", [r.replace(phase="mixed") for r in alternating(4)])
     serial = grade_phase("serial", [call(A), call(B)])
     assert diagnose([serial, mixed])[0] == Diagnosis.CROSS_CALL_CONTAMINATION
+
+
+def test_every_call_record_names_its_prefill_byte_and_workspace():
+    """The journal says which byte filled a call's outputs and workspace, and how big that was."""
+    case = load_corpus([str(Path(__file__).resolve().parents[1] / "corpus/ops/layer_norm.toml")])[0]
+    good = Outcome(outputs={"out": np.zeros(3, np.float32)}, workspace=32)
+    rec = judge(case, good, None, phase="serial", canary=B, run_canary=A)
+    assert (rec.canary, rec.workspace) == (B, 32)
+    rec = judge(case, Outcome(outputs={}), None, phase="serial", canary=A, run_canary=A)
+    assert rec.canary == A and rec.workspace is None  # the run's byte too; no workspace
+    failed = Outcome(status="error", code=161002, api="aclnnLayerNormGetWorkspaceSize")
+    assert judge(case, failed, None, phase="serial", canary=B, run_canary=A).canary == B
