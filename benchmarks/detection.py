@@ -48,6 +48,8 @@ from stress.sim.faults import FAULTS
 EXPECTED = {name: fault.expected for name, fault in FAULTS.items()} | {"": "clean"}
 CORPUS = ["corpus/mhc.toml", "corpus/pool/mul.toml", "corpus/pool/softmax.toml"]
 CONTROL = ["corpus/control.toml"]
+#: a fault in an operator the standard corpus does not call: that operator's shipped corpus too
+FAULT_CORPUS = {"dirty-accumulator": ["corpus/ops/layer_norm.toml"]}
 STREAMS = ("shared", "per-thread")
 #: the gradcheck that should say ``biased`` under each numeric fault: the declaration's own
 #: [gradcheck] case and element sample (no elements chosen for the fault)
@@ -69,9 +71,15 @@ def startup(run: dict) -> float | None:
     return None if a is None or b is None else round(a - b, 3)
 
 
+def corpus_of(fault: str) -> list[str]:
+    """The corpus a fault is measured on: the standard one, plus its operator's if needed."""
+    return [*CORPUS, *FAULT_CORPUS.get(fault, [])]
+
+
 def record_baseline(fault: str, path: Path) -> None:
     """The serial baseline on the faulty backend (setup: not timed)."""
-    Session(RunConfig(seed=0), CORPUS, CONTROL, env={"ACLSIM_FAULTS": fault}).record_baseline(path)
+    session = Session(RunConfig(seed=0), corpus_of(fault), CONTROL, env={"ACLSIM_FAULTS": fault})
+    session.record_baseline(path)
 
 
 def measure_fault(fault: str, seeds: int, work: Path, args: argparse.Namespace) -> dict:
@@ -82,7 +90,9 @@ def measure_fault(fault: str, seeds: int, work: Path, args: argparse.Namespace) 
     fw = []
     for seed in range(1, seeds + 1):
         out = work / f"run-{fault or 'clean'}-{seed}"
-        r = framework_run(fault, seed, CORPUS, CONTROL, baseline, out, args.phase_duration)
+        r = framework_run(
+            fault, seed, corpus_of(fault), CONTROL, baseline, out, args.phase_duration
+        )
         r["detected"] = r["diagnosis"] != "clean"
         r["correct"] = r["diagnosis"] == EXPECTED[fault]
         r["startup_s"] = startup(r)
@@ -100,7 +110,9 @@ def measure_fault(fault: str, seeds: int, work: Path, args: argparse.Namespace) 
     naive: dict[str, list[dict]] = {s: [] for s in STREAMS}
     for stream in STREAMS:
         for seed in range(1, seeds + 1):
-            r = naive_run(fault, seed, [*CORPUS, *CONTROL], baseline, budget, stream, 10.0)
+            r = naive_run(
+                fault, seed, [*corpus_of(fault), *CONTROL], baseline, budget, stream, 10.0
+            )
             naive[stream].append(r)
             print(
                 f"{name:17} seed {seed:2} naive {stream:10}: detected={r['detected']} "

@@ -126,7 +126,8 @@ class CallRecord:
     # output -> elements that kept the canary, not confirmed by the second one (not a failure
     # by itself; graded per phase: stress.grading.canaries), and the byte the call used
     kept: Mapping[str, int] | None = None
-    canary: int | None = None
+    canary: int | None = None  # the byte outputs and workspace were prefilled with
+    workspace: int | None = None  # bytes of workspace (absent: none)
     tolerance_ratio: float | None = None
     t: float | None = None  # perf_counter at the call's start (seconds)
     dur: float | None = None  # seconds
@@ -233,6 +234,8 @@ class CaseVerdict:
     errors: Mapping[str, int] = field(default_factory=dict)  # "code api" -> count
     unwritten: Mapping[str, int] = field(default_factory=dict)  # output -> max elements
     detail: str = ""
+    # a failing case's results split by prefill byte: which buffer (stress.grading.prefill)
+    prefill: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -244,6 +247,7 @@ class CaseVerdict:
             "errors": dict(self.errors),
             "unwritten": dict(self.unwritten),
             "detail": self.detail,
+            **({"prefill": self.prefill} if self.prefill else {}),
         }
 
     @classmethod

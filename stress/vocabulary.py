@@ -143,6 +143,10 @@ class Diagnosis(StrEnum):
     # a non-contiguous view of the inputs gives another result than its contiguous twin, even
     # serially (stress.corpus.variants: view invariance)
     VIEW_DEPENDENCE = "view-dependence"
+    # a serial result that changes with the prior contents of the call's workspace or outputs
+    # (the prefill byte alternates between calls): a buffer read before it is written
+    # (stress.grading.prefill)
+    UNINITIALIZED_READ = "uninitialized-read"
     BASELINE_MISMATCH = "baseline-mismatch"
     OPERATOR_ERROR = "operator-error"
     # Nothing failed, but the run is not complete: it was killed or interrupted, a phase never

@@ -12,6 +12,8 @@ order: ``crash``, ``hang``, ``out-of-memory`` (the resource ran out: never read 
 ``runtime-fault`` (the control operator fails, so the runtime or
 harness is to blame), ``unwritten-output``, ``view-dependence`` (only view variants fail
 serially, their contiguous twins pass: the operator mishandles non-contiguous inputs),
+``uninitialized-read`` (a serial result splits by the byte its outputs and workspace were
+prefilled with: :mod:`stress.grading.prefill`),
 ``operator-error`` (a valid case fails with an error
 status even serially), ``baseline-mismatch`` (serial replay disagrees with the baseline: a changed
 or non-deterministic operator), ``order-dependence`` (single-threaded random order fails, serial
@@ -30,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from stress.grading.prefill import PrefillTally, dependence, prefill_dependent
 from stress.records import CallRecord, CaseVerdict, PhaseVerdict
 from stress.vocabulary import Diagnosis, PhaseStatus, Status, Verdict, split_view
 
@@ -81,6 +84,7 @@ class CaseTally:
         "kept",
         "mismatched",
         "ok",
+        "prefill",
         "unwritten",
     )
 
@@ -98,6 +102,7 @@ class CaseTally:
         self.bad_digest: str | None = None
         self.bad_varied = False  # the mismatched calls gave more than one digest
         self.first_mismatch: CallRecord | None = None
+        self.prefill = PrefillTally()  # the results by prefill byte (uninitialized-read)
 
     def add(self, r: CallRecord) -> None:
         """Fold one (graded, not warm-up) call record in."""
@@ -111,6 +116,7 @@ class CaseTally:
         if r.status != Status.OK:
             return
         self.ok += 1
+        self.prefill.add(r)
         if r.digest is not None:
             self.digests[r.digest] = self.digests.get(r.digest, 0) + 1
         for name, n in (r.unwritten or {}).items():
@@ -164,6 +170,7 @@ class CaseTally:
             dict(self.errors),
             unwritten,
             detail,
+            "" if verdict in (Verdict.PASS, Verdict.UNWRITTEN) else dependence(self.prefill),
         )
 
     def confirmed_unwritten(self) -> dict[str, int]:
@@ -339,6 +346,9 @@ def _single_threaded(ph: _Phases) -> tuple[Diagnosis, str] | None:
         views = _view_dependence(ph)
         if views:
             return Diagnosis.VIEW_DEPENDENCE, views
+        dirty = prefill_dependent([c for p in ph.by_name["serial"] for c in p.cases])
+        if dirty:
+            return Diagnosis.UNINITIALIZED_READ, dirty
         if Verdict.ERROR in ph.verdicts("serial"):
             return Diagnosis.OPERATOR_ERROR, "valid cases fail even serially: " + ph.where(
                 lambda v: v == Verdict.ERROR

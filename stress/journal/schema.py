@@ -90,6 +90,7 @@ _TABLES: dict[str, _Table] = {
         "unwritten": ((dict,), _counts),
         "kept": ((dict,), _counts),
         "canary": ((int,), None),
+        "workspace": ((int,), None),
         "code": ((int, _NoneT), None),
         "api": ((str, _NoneT), None),
         "message": ((str,), None),

@@ -100,6 +100,13 @@ FAULTS: dict[str, Fault] = {
             "burst, mixed (per-thread streams; view variants)",
             ("aclnnMhcPreSinkhorn", "aclnnMhcPreSinkhornBackward"),
         ),
+        _fault(
+            "dirty-accumulator",
+            Diagnosis.UNINITIALIZED_READ,
+            "serial (workspace prefilled with the alternating canary) over "
+            "corpus/ops/layer_norm.toml",
+            ("aclnnLayerNorm",),
+        ),
     )
 }
 

@@ -74,7 +74,12 @@ def run_call(
         call.abandon()  # leave the call's memory alone: the kernel may still be writing it
         raise
     call.close()
-    return Outcome(outputs=outputs, start=start, duration=time.perf_counter() - start)
+    return Outcome(
+        outputs=outputs,
+        start=start,
+        duration=time.perf_counter() - start,
+        workspace=call.workspace_size,
+    )
 
 
 def _settle(stream: acl.Stream, timeout_ms: int | None) -> None:
@@ -157,6 +162,11 @@ def run_interleaved(
                 except MemoryError as exc:
                     outputs, outcomes[i] = {}, Outcome.host_out_of_memory(exc, start)
                 if outcomes[i] is None:
-                    outcomes[i] = Outcome(outputs=outputs, start=start, duration=end - start)
+                    outcomes[i] = Outcome(
+                        outputs=outputs,
+                        start=start,
+                        duration=end - start,
+                        workspace=call.workspace_size,
+                    )
         call.close()
     return [o for o in outcomes if o is not None]

@@ -1,7 +1,7 @@
 """One operator call on one case: upload, phase 1, workspace, phase 2, synchronize, download.
 
-Every :class:`OpCall` has its own device inputs, canary-filled outputs, scalars, workspace and
-executor. The phases are separate methods so that the
+Every :class:`OpCall` has its own device inputs, canary-filled outputs, scalars, workspace (filled
+with the same canary byte) and executor. The phases are separate methods so that the
 protocol can interleave them across calls; :meth:`OpCall.run` does all of it back to back.
 The calling thread must have a context bound (the constructor binds the given one).
 
@@ -213,6 +213,12 @@ class OpCall:
         if size:
             self._workspace = self._malloc(size)
             self._frees.append(self._workspace)
+            # prefilled like the outputs, with the call's canary (stress.grading.prefill): a
+            # kernel that reads its workspace before writing it then gives a result that changes
+            # with the byte, instead of the same wrong value whatever the allocator left there
+            self._check(
+                self._raw.aclrtMemset(self._workspace, size, self.canary, size), "aclrtMemset"
+            )
         return size
 
     def _malloc(self, nbytes: int) -> int:

@@ -190,12 +190,14 @@ _SHRUNK = {
     Diagnosis.SELF_RACE: ("isolated",),
     Diagnosis.CROSS_CALL_CONTAMINATION: ("interleaved", "mixed"),
     Diagnosis.VIEW_DEPENDENCE: ("serial",),
+    Diagnosis.UNINITIALIZED_READ: ("serial",),  # serial calls alternate the prefill byte
 }
 
 
 def _failing_phase(report: RunReport) -> PhaseVerdict | None:
     """The phase to shrink: isolated for a self-race, interleaved (else mixed) for
-    contamination, serial for a view-dependence; None for other diagnoses."""
+    contamination, serial for a view-dependence or an uninitialized read; None for other
+    diagnoses."""
     diagnosis = report.diagnosis
     names = _SHRUNK.get(diagnosis)
     if names is None:

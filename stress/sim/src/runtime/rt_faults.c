@@ -84,6 +84,12 @@ static const fault_info k_faults[] = {
      "position, taken without a lock; two such kernels executing at once (different streams) "
      "compute with each other's inputs; contiguous inputs are read in place, never staged "
      "(op_mhc_view_stage.c)"},
+    {"dirty-accumulator",
+     "aclnnLayerNorm: each row's running sums (of the row, then of its squared deviations) are "
+     "accumulated in the workspace, two floats per row, and the kernel skips zeroing them first: "
+     "the mean and rstd start from whatever the workspace held, so the result changes with the "
+     "caller's prior contents; invisible while the workspace is zero or holds the same bytes "
+     "every call (op_layer_norm.c)"},
     {NULL, NULL},
 };
 

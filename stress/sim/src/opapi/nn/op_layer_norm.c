@@ -8,8 +8,12 @@
  * equal input's trailing dims; weight and bias, when given, have that shape; out has input's
  * shape; meanOut / rstdOut, when given, have input's leading dims followed by ones.  Each row
  * is read through the view's strides and computed in float32: the mean (sum in order / R),
- * the biased variance of (x - mean) (a second pass), eps as a float; out rounded once.
+ * the biased variance of (x - mean) (a second pass), eps as a float; out rounded once.  The
+ * two running sums of each row are kept in the workspace (two floats per row of the leading
+ * dims), zeroed by the kernel before it accumulates; the "dirty-accumulator" fault skips that.
  */
+#include <string.h>
+
 #include "aclnn_layer_norm.h"
 #include "nb_scratch_pool.h"
 #include "op_norm.h"
@@ -22,17 +26,18 @@ typedef struct {
     float eps;
 } ln_attrs;
 
-/* Row statistics and the normalised row, in place. */
-static void ln_row(float *row, int64_t R, float eps, const float *w, const float *b, float *mean,
-                   float *rstd)
+/* Row statistics and the normalised row, in place.  The two running sums (of the row, then of
+ * its squared deviations) accumulate in acc, the row's slot of the workspace, which the kernel
+ * zeroes first (ln_kernel). */
+static void ln_row(float *row, int64_t R, float eps, const float *w, const float *b, float *acc,
+                   float *mean, float *rstd)
 {
-    float s = 0.0f;
     for (int64_t j = 0; j < R; j++)
-        s += row[j];
-    float m = s / (float)R, v = 0.0f;
+        acc[0] += row[j];
+    float m = acc[0] / (float)R;
     for (int64_t j = 0; j < R; j++)
-        v += (row[j] - m) * (row[j] - m);
-    float rs = 1.0f / sqrtf(v / (float)R + eps);
+        acc[1] += (row[j] - m) * (row[j] - m);
+    float rs = 1.0f / sqrtf(acc[1] / (float)R + eps);
     for (int64_t j = 0; j < R; j++) {
         float y = (row[j] - m) * rs;
         if (w)
@@ -67,6 +72,13 @@ static int ln_kernel(aclsim_kernel_ctx *k)
                                   k->op);
     }
     float *w = buf, *b = buf + R, *row = buf + 2 * R;
+    /* Two floats of workspace per row: its running sums, zeroed here.  Under the
+     * "dirty-accumulator" fault the zeroing is skipped, so each row's statistics start from
+     * whatever the workspace held: invisible while that is zero (or the same bytes every call),
+     * wrong values that change with the caller's prior contents otherwise. */
+    float *acc = k->workspace;
+    if (!aclsim_fault("dirty-accumulator"))
+        memset(acc, 0, (size_t)(2 * A) * sizeof *acc);
     if (wd)
         op_gather_f32(wd, all, NULL, w);
     if (bd)
@@ -80,7 +92,7 @@ static int ln_kernel(aclsim_kernel_ctx *k)
     for (int64_t r = 0; r < A; r++) {
         float mean, rstd;
         op_gather_f32(x, trail, op_iter_ptr(&rows, 0), row);
-        ln_row(row, R, a->eps, wd ? w : NULL, bd ? b : NULL, &mean, &rstd);
+        ln_row(row, R, a->eps, wd ? w : NULL, bd ? b : NULL, acc + 2 * r, &mean, &rstd);
         for (int64_t j = 0; j < R; j++)
             op_store_c(dst + (r * R + j) * oes, o->dtype, row[j], 0.0);
         if (md) {
@@ -181,7 +193,11 @@ ACLSIM_API aclnnStatus aclnnLayerNormGetWorkspaceSize(
         return rc;
     int work = aclsim_numel(&d[3]) > 0 || (attrs.has_mean && aclsim_numel(&d[4]) > 0) ||
                (attrs.has_rstd && aclsim_numel(&d[5]) > 0);
-    aclsim_executor *ex = aclsim_executor_create(OP, work ? ln_kernel : NULL, 0);
+    int64_t rows = 1; /* the leading dims: two floats of workspace per row (ln_kernel) */
+    for (int i = 0; i < d[0].ndim - attrs.g; i++)
+        rows *= d[0].dims[i];
+    uint64_t ws = work ? (uint64_t)(2 * rows) * sizeof(float) : 0;
+    aclsim_executor *ex = aclsim_executor_create(OP, work ? ln_kernel : NULL, ws);
     if (!ex)
         return ACLNN_ERR_INNER_CREATE_EXECUTOR;
     if ((rc = aclsim_executor_add_input(ex, "input", &d[0])) ||

@@ -1,0 +1,111 @@
+"""The `dirty-accumulator` fault end to end: uninitialized-read through the prefilled workspace.
+
+aclnnLayerNorm keeps each row's running sums in its workspace and, under the fault, skips
+zeroing them (op_layer_norm.c). The simulator's aclrtMalloc hands out the same fill bytes
+every time, so without a prefill that varies between calls the kernel gives the same (wrong)
+value on every call and a baseline agrees with it. The harness prefills the workspace with the
+call's alternating canary, so the serial phase sees one result per byte: uninitialized-read on
+the shipped corpus/ops/layer_norm.toml, naming the workspace; the clean simulator stays clean.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stress.config import RunConfig
+from stress.engine.run.session import Session
+from stress.sim.faults import FAULTS
+from stress.vocabulary import Diagnosis
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = [str(REPO / "corpus/ops/layer_norm.toml")]
+FAULT = "dirty-accumulator"
+
+
+def _run(tmp: Path, env: dict[str, str], phases=("serial", "shuffled"), shrink=0.0) -> dict:
+    baseline = tmp / "baseline.json"
+    Session(RunConfig(seed=0), CORPUS, [], env=env).record_baseline(baseline)
+    config = RunConfig(seed=1, phases=phases, duration=1.0, fail_fast=False)
+    session = Session(
+        config, CORPUS, [], baseline_path=baseline, out_dir=tmp / "run", shrink_budget=shrink,
+        env=env,
+    )  # fmt: skip
+    return session.run().to_json()
+
+
+def test_the_fault_expects_uninitialized_read():
+    assert FAULTS[FAULT].expected == Diagnosis.UNINITIALIZED_READ
+    assert FAULTS[FAULT].targets == ("aclnnLayerNorm",)
+
+
+def test_dirty_accumulator_is_an_uninitialized_read(tmp_path):
+    report = _run(tmp_path, {"ACLSIM_FAULTS": FAULT}, shrink=30)
+    assert report["diagnosis"] == "uninitialized-read", report["explanation"]
+    serial = next(p for p in report["phases"] if p["name"] == "serial")
+    failing = [c for c in serial["cases"] if c["verdict"] != "PASS"]
+    assert failing and all(c.get("prefill") for c in failing), failing
+    assert "ln-f32: " in report["explanation"] and "workspace (" in report["explanation"]
+    # the canary never survives: wrong values, not unwritten bytes
+    assert all(not c["unwritten"] for c in failing), failing
+    repro = report["reproducer"]  # one case, serially (its calls alternate the byte)
+    assert repro and repro["verified"] and repro["phase"] == "serial", repro
+    assert len(repro["cases"]) == 1, repro
+
+
+def test_the_clean_simulator_stays_clean_on_the_corpus(tmp_path):
+    report = _run(tmp_path, {}, phases=("serial", "shuffled", "isolated", "mixed"))
+    assert report["diagnosis"] == "clean", report["explanation"]
+
+
+MECHANISM = r"""
+import json
+import numpy as np
+from stress import acl
+from stress.corpus.parse import load_corpus
+from stress.engine.call.prepared import OpCall
+from stress.engine.call.inputs import InputCache
+from stress.acl.enums import MemcpyKind
+
+rt = acl.runtime("sim")
+ctx = rt.device(0).default_context
+ctx.bind()
+stream = ctx.create_stream()
+case = next(c for c in load_corpus(["corpus/ops/layer_norm.toml"]) if c.id == "ln-f32")
+inputs = InputCache(ctx, stream).get(case)
+
+def run(canary):
+    with OpCall(ctx, case.spec, case.params, inputs, canary=canary, layout_key=case.key) as oc:
+        size = oc.phase1()
+        ws = np.empty(size, np.uint8)
+        rt.api.raw.aclrtMemcpy(ws.ctypes.data, size, oc._workspace, size,
+                               MemcpyKind.DEVICE_TO_HOST)
+        oc.phase2(stream)
+        stream.synchronize()
+        out = oc.collect()["out"]
+    return sorted(set(ws.tolist())), out.tobytes().hex()
+
+a1, a2, b = run(0xAB), run(0xAB), run(0x5A)
+print("RESULT " + json.dumps({"ws_a": a1[0], "ws_b": b[0], "same_byte_agrees": a1[1] == a2[1],
+                              "bytes_agree": a1[1] == b[1]}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("fault", ["", FAULT])
+def test_the_workspace_is_prefilled_and_only_the_fault_reads_it(fault):
+    env = {**os.environ, "ACLSIM_FAULTS": fault, "STRESS_BACKEND": "sim"}
+    proc = subprocess.run(
+        [sys.executable, "-c", MECHANISM], cwd=REPO, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    lines = [ln[7:] for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    res = json.loads(lines[-1])
+    assert res["ws_a"] == [0xAB] and res["ws_b"] == [0x5A], res  # the call's byte, everywhere
+    assert res["same_byte_agrees"], res  # invisible while the prior contents do not change
+    assert res["bytes_agree"] is (not fault), res  # the fault's result follows the byte
