@@ -130,7 +130,7 @@ class ChildStatus(StrEnum):
 
 
 class Diagnosis(StrEnum):
-    """The run's diagnosis, in the order :func:`stress.grading.verdicts.diagnose` checks them."""
+    """The run's diagnosis, in the order :func:`stress.grading.diagnosis.diagnose` checks them."""
 
     CRASH = "crash"
     HANG = "hang"

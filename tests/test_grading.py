@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stress.grading.verdicts import (
-    case_verdict,
-    diagnose,
-    grade_phase,
-    interference_matrix,
-)
+from stress.grading.diagnosis import diagnose
+from stress.grading.verdicts import case_verdict, grade_phase, interference_matrix
 from stress.records import CallRecord
 from stress.vocabulary import Verdict, is_failure
 

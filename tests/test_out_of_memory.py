@@ -22,7 +22,8 @@ from stress.engine.replay.pool import WorkerPool
 from stress.engine.run.schedule import no_calls_detail, settled
 from stress.errors import ConfigError
 from stress.grading import judge
-from stress.grading.verdicts import diagnose, grade_phase
+from stress.grading.diagnosis import diagnose
+from stress.grading.verdicts import grade_phase
 from stress.records import CallRecord
 from stress.vocabulary import Diagnosis, PhaseStatus, Status, Verdict
 

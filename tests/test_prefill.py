@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from stress.corpus.parse import load_corpus
+from stress.grading.diagnosis import diagnose
 from stress.grading.judge import Outcome, judge
 from stress.grading.prefill import PrefillTally, dependence
-from stress.grading.verdicts import case_verdict, diagnose, grade_phase
+from stress.grading.verdicts import case_verdict, grade_phase
 from stress.records import CallRecord
 from stress.vocabulary import Diagnosis, Verdict
 

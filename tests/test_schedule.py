@@ -19,7 +19,7 @@ from stress.engine.run.schedule import (
     settled,
     settled_at,
 )
-from stress.grading.verdicts import BURST_ONLY
+from stress.grading.diagnosis import BURST_ONLY
 
 
 def test_phases_run_in_the_order_the_diagnosis_weighs_them():

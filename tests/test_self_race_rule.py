@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from stress.config import PHASES
 from stress.engine.run.schedule import settled
-from stress.grading.verdicts import diagnose
+from stress.grading.diagnosis import diagnose
 from stress.records import CaseVerdict, PhaseVerdict
 from stress.vocabulary import Diagnosis, PhaseStatus, Verdict
 

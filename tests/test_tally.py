@@ -70,8 +70,11 @@ def _held(calls: int, **keep: int) -> tuple[int, JournalTally]:
 def test_the_tally_of_a_long_run_does_not_grow_with_its_calls(keep):
     small, _ = _held(3_000, **keep)
     big, tally = _held(30_000, **keep)
-    # ten times the calls: what it holds is the same within a few kB (counts, not records)
-    assert big < small * 1.1 + 16_000, (small, big)
+    # ten times the calls: what it holds does not follow them (counts, not records). The
+    # margin (a quarter, plus 64 kB) is what the interpreter's own caches and a busy machine's
+    # timing move it by (it failed at +10 % + 16 kB under load); keeping the 27 000 extra
+    # records, or anything of ~6 bytes a call, is far over it (a record is hundreds of bytes)
+    assert big < small * 1.25 + 64_000, (small, big)
     report = report_from(tally)
     assert report.calls == 30_000
     inter = next(p for p in report.phases if p.name == "interleaved")

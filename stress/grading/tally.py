@@ -19,13 +19,8 @@ from typing import Any, TypeVar
 
 from stress.errors import ConfigError
 from stress.grading.coverage import CoverageTally
-from stress.grading.verdicts import (
-    CaseTally,
-    add_interference,
-    diagnose,
-    matrix_of,
-    phase_verdict,
-)
+from stress.grading.diagnosis import diagnose
+from stress.grading.verdicts import CaseTally, add_interference, matrix_of, phase_verdict
 from stress.journal.results import JournalReader
 from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, PhaseVerdict
 from stress.vocabulary import Diagnosis, PhaseStatus

@@ -1,7 +1,7 @@
 """The run's schedule: which phase runs when, for how long, and when the run may stop.
 
 Order. :data:`stress.config.PHASES` lists the phases in the order :func:`diagnose
-<stress.grading.verdicts.diagnose>` weighs them: ``burst`` first (the cheapest, most sensitive
+<stress.grading.diagnosis.diagnose>` weighs them: ``burst`` first (the cheapest, most sensitive
 checks: every case's first call against the baseline, then short mixed rounds with the control
 interleaved and self-race rounds), then ``control``, ``serial``, ``shuffled``, ``isolated``,
 ``interleaved``, ``mixed``. Because of that order, once the phases run so far give a diagnosis
@@ -28,7 +28,7 @@ from typing import Any
 from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, STREAM_POLICIES, RunConfig
 from stress.engine.replay.pct import GROUP
 from stress.engine.replay.phase_budget import phase_budget
-from stress.grading.verdicts import BURST_ONLY
+from stress.grading.diagnosis import BURST_ONLY
 from stress.vocabulary import Diagnosis, is_failure
 
 __all__ = [

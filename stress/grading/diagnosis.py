@@ -1,0 +1,182 @@
+"""The run's diagnosis from its graded phases (:mod:`stress.grading.verdicts`), alone.
+
+It names the pattern across phases (DESIGN.md "Protocol"), checked in this
+order: ``crash``, ``hang``, ``out-of-memory`` (the resource ran out: never read as a race),
+``runtime-fault`` (the control operator fails, so the runtime or
+harness is to blame), ``unwritten-output``, ``view-dependence`` (only view variants fail
+serially, their contiguous twins pass: the operator mishandles non-contiguous inputs),
+``uninitialized-read`` (a serial result splits by the byte its outputs and workspace were
+prefilled with: :mod:`stress.grading.prefill`),
+``operator-error`` (a valid case fails with an error
+status even serially), ``baseline-mismatch`` (serial replay disagrees with the baseline: a changed
+or non-deterministic operator), ``order-dependence`` (single-threaded random order fails, serial
+is clean), ``self-race`` (a case alone on many threads fails and the single-threaded
+interleaved pairs do not: when they fail too, the case needs another call's state, which its own
+copies on other threads also provide, and the run says ``cross-call-contamination``),
+``cross-call-contamination`` (mixed or interleaved fail while isolated and control are
+clean), ``incomplete`` (nothing failed but a phase made no call), ``clean``. Single-threaded
+patterns come before concurrent ones because they need no concurrency and therefore also explain
+concurrent failures.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+from stress.grading.prefill import prefill_dependent
+from stress.records import PhaseVerdict
+from stress.vocabulary import Diagnosis, Verdict, split_view
+
+__all__ = ["BURST_ONLY", "diagnose"]
+
+
+class _Phases:
+    """The graded phases of a run by name, with the questions :func:`diagnose` asks."""
+
+    def __init__(self, phases: Iterable[PhaseVerdict]) -> None:
+        self.by_name: dict[str, list[PhaseVerdict]] = defaultdict(list)
+        for p in phases:
+            self.by_name[p.name].append(p)
+        self.every = [p.verdict for ps in self.by_name.values() for p in ps]
+        self.all_cases = [(p.name, c) for ps in self.by_name.values() for p in ps for c in p.cases]
+
+    def verdicts(self, name: str) -> list[str]:
+        return [p.verdict for p in self.by_name.get(name, [])]
+
+    def fails(self, name: str) -> bool:
+        return any(_failed(v) for v in self.verdicts(name))
+
+    def ran(self, name: str) -> bool:
+        return name in self.by_name
+
+    def with_verdict(self, verdict: Verdict) -> str:
+        return ", ".join(n for n in self.by_name if verdict in self.verdicts(n))
+
+    def where(self, pred: Callable[[str], bool]) -> str:
+        hits = [f"{c.id} in {name}" for name, c in self.all_cases if pred(c.verdict)]
+        return ", ".join(hits[:4]) + (" ..." if len(hits) > 4 else "")
+
+    def ruled_out(self, names: tuple[str, ...]) -> str:
+        """What the clean phases rule out, and which of them this run skipped."""
+        ran = [n for n in names if self.ran(n)]
+        skipped = [n for n in names if not self.ran(n)]
+        text = f"{' and '.join(ran)} clean" if ran else ""
+        if skipped:
+            text += ("; " if text else "") + f"{' and '.join(skipped)} not run"
+        return text
+
+
+#: The explanation's start when only the burst failed (no diagnostic phase reproduced it yet).
+BURST_ONLY = (
+    "the burst (serial first calls, then the corpus mixed with the control on many threads) "
+    "failed and no diagnostic phase isolated it: "
+)
+
+_CONTAMINATION = (Verdict.MISMATCH_RANDOM, Verdict.MISMATCH_STABLE, Verdict.ERROR)
+
+
+def _failed(v: str) -> bool:
+    """A finding: not PASS, and not INCOMPLETE (a phase that made no call found nothing)."""
+    return v not in (Verdict.PASS, Verdict.INCOMPLETE)
+
+
+def _view_dependence(ph: _Phases) -> str:
+    """The explanation when only view variants fail serially and none of their contiguous
+    twins does (view invariance broken); "" otherwise."""
+    failing = [c for p in ph.by_name["serial"] for c in p.cases if _failed(c.verdict)]
+    twins = {c.id: split_view(c.id) for c in failing}
+    if not failing or any(not view for _, view in twins.values()):
+        return ""
+    shown = [f"{c.id} {c.verdict} (its twin {twins[c.id][0]} passes)" for c in failing[:4]]
+    return (
+        "a non-contiguous view of the inputs gives another result than the same call on "
+        "contiguous tensors, even serially: "
+        + ", ".join(shown)
+        + (" ..." if len(failing) > 4 else "")
+    )
+
+
+def _single_threaded(ph: _Phases) -> tuple[Diagnosis, str] | None:
+    """Failures that need no concurrency (serial, shuffled): they also explain failures of the
+    concurrent phases (a stale read shows up in mixed too), so they are checked first."""
+    if ph.fails("serial"):
+        views = _view_dependence(ph)
+        if views:
+            return Diagnosis.VIEW_DEPENDENCE, views
+        dirty = prefill_dependent([c for p in ph.by_name["serial"] for c in p.cases])
+        if dirty:
+            return Diagnosis.UNINITIALIZED_READ, dirty
+        if Verdict.ERROR in ph.verdicts("serial"):
+            return Diagnosis.OPERATOR_ERROR, "valid cases fail even serially: " + ph.where(
+                lambda v: v == Verdict.ERROR
+            )
+        return Diagnosis.BASELINE_MISMATCH, (
+            "serial replay disagrees with the baseline: the operator changed or is not "
+            "deterministic (re-record the baseline)"
+        )
+    if ph.fails("shuffled"):
+        return Diagnosis.ORDER_DEPENDENCE, (
+            "single-threaded calls in random order fail while serial repeats pass: state left "
+            "by a previous call leaks into the next"
+            if ph.ran("serial")
+            else "single-threaded calls in random order fail (serial not run, so a baseline "
+            "mismatch is not ruled out): " + ph.where(_failed)
+        )
+    return None
+
+
+def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
+    """The run's diagnosis and a one-line explanation."""
+    ph = _Phases(phases)
+    if Verdict.CRASH in ph.every:
+        return Diagnosis.CRASH, "the process died during " + ph.with_verdict(Verdict.CRASH)
+    if Verdict.HANG in ph.every:
+        return Diagnosis.HANG, "a call did not finish during " + ph.with_verdict(Verdict.HANG)
+    if Verdict.OUT_OF_MEMORY in ph.every:
+        return Diagnosis.OUT_OF_MEMORY, (
+            "device or host memory ran out (the resource, not a race): "
+            + ph.where(lambda v: v == Verdict.OUT_OF_MEMORY)
+            + "; lower --threads, --max-case-bytes or the cases' sizes, or give the device more "
+            "memory"
+        )
+    if ph.fails("control"):
+        return Diagnosis.RUNTIME_FAULT, (
+            "the control operator fails under the same pool, context and stream policy: the "
+            "runtime or the harness is at fault, not the operator under test"
+        )
+    if Verdict.UNWRITTEN in ph.every:
+        return Diagnosis.UNWRITTEN_OUTPUT, "outputs kept the canary: " + ph.where(
+            lambda v: v == Verdict.UNWRITTEN
+        )
+    single = _single_threaded(ph)
+    if single is not None:
+        return single
+    if ph.fails("isolated") and ph.fails("interleaved"):
+        # one thread, two calls' stages interleaved, fails too: the case needs another call's
+        # state (its freed buffers, its tiling), which T copies of itself also provide
+        return Diagnosis.CROSS_CALL_CONTAMINATION, (
+            "interleaved pairs fail on one thread, so the failure of one case alone on many "
+            "threads is another call's state too, not a race of the case with itself: "
+            + ph.where(lambda v: v in _CONTAMINATION)
+        )
+    if ph.fails("isolated"):
+        return Diagnosis.SELF_RACE, (
+            "one case alone on many threads fails"
+            + ("" if ph.ran("interleaved") else " (interleaved pairs not run)")
+            + ": "
+            + ph.where(_failed)
+        )
+    if ph.fails("mixed") or ph.fails("interleaved"):
+        return Diagnosis.CROSS_CALL_CONTAMINATION, (
+            f"different cases in flight corrupt each other "
+            f"({ph.ruled_out(('isolated', 'control'))}): " + ph.where(lambda v: v in _CONTAMINATION)
+        )
+    if ph.fails("burst"):
+        return Diagnosis.CROSS_CALL_CONTAMINATION, BURST_ONLY + ph.where(_failed)
+    if Verdict.INCOMPLETE in ph.every:
+        return Diagnosis.INCOMPLETE, (
+            f"no finding, but {ph.with_verdict(Verdict.INCOMPLETE)} made no call: nothing was "
+            "tested there (raise --duration or lower --threads)"
+        )
+    return Diagnosis.CLEAN, "every phase passed"
