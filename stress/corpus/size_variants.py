@@ -18,10 +18,11 @@ Kinds (:data:`SIZE_VARIANTS`):
            ends, the powers of two, the multiples 16, 32 and 128 and the largest multiples
            under the top, each of them and one past it, within the range and the dimension's
            ``multiple``. Each value goes to one of the operator's positive cases (chosen by the
-           value, so every case carries some), id ``<id>@edge-<dim>-<value>``; a value whose case
-           would be over :data:`EDGE_BYTES` (or over ``--max-case-bytes``) is not derived. And
-           one *large* case per operator, ``<id>@large-<dim>-<value>``: its first positive case
-           with one dimension raised as far as its legal range and the run's memory limit allow
+           value and the case ids: every case carries some, and any order of the corpus
+           derives the same), id ``<id>@edge-<dim>-<value>``; a value whose case would be over
+           :data:`EDGE_BYTES` (or ``--max-case-bytes``) is not derived. And one *large* case
+           per operator, ``<id>@large-<dim>-<value>``: its positive case first by id with one
+           dimension raised as far as its legal range and the run's memory limit allow
            (``--max-case-bytes``, else :data:`LARGE_BYTES`).
 
 A derived case must pass the declaration's checks (its shape rules, ``multiple``); one that does
@@ -143,7 +144,7 @@ def _edges(cases: Sequence[Case], dims, limit: int | None) -> Iterator[Case]:
     """The edge cases of one operator's positive ``cases`` and its large case."""
     edge_limit = min(EDGE_BYTES, limit) if limit is not None else EDGE_BYTES
     for name, low, high, multiple in dims:
-        carriers = [c for c in cases if name in c.params]
+        carriers = sorted((c for c in cases if name in c.params), key=lambda c: c.id)
         for value in edge_values(low, high, multiple) if carriers else ():
             case = carriers[zlib.crc32(f"{name}={value}".encode()) % len(carriers)]
             if case.params[name] != value:
@@ -151,7 +152,8 @@ def _edges(cases: Sequence[Case], dims, limit: int | None) -> Iterator[Case]:
                 if new is not None:
                     yield new
     large_limit = limit if limit is not None else LARGE_BYTES
-    large = [_largest(cases[0], *d, large_limit) for d in dims if d[0] in cases[0].params]
+    first = min(cases, key=lambda c: c.id)  # by id: the corpus's order does not matter
+    large = [_largest(first, *d, large_limit) for d in dims if d[0] in first.params]
     found = [c for c in large if c is not None]
     if found:
         yield max(found, key=_bytes)
