@@ -53,16 +53,17 @@ def test_mhc_yields_an_empty_per_nonzero_b_case_and_edges_inside_the_legal_range
     derived = size_variants(cases, SIZES)
     positive = [c for c in cases if not c.negative]
     empties = {c.id for c in derived if size_kind(c.id) == "empty"}
-    # B's range admits 0, S's and C's do not; negative cases derive nothing
-    assert empties == {f"{c.id}@empty-B" for c in positive if c.params["B"]}
+    # B's and S's legal ranges admit 0 (empty x is documented), C's does not; negative cases
+    # derive nothing
+    assert empties == {f"{c.id}@empty-{d}" for c in positive for d in "BS" if c.params[d]}
     assert all(not c.negative for c in derived)
     by_id = {c.id: c for c in derived}
-    assert all(by_id[e].params["B"] == 0 for e in empties)
+    assert all(by_id[e].params[e[-1]] == 0 for e in empties)
     edges = [c for c in derived if size_kind(c.id) == "edge"]
     for c in edges:
         dim, value = c.id.rpartition("@")[2].split("-")[1:]
         assert c.params[dim] == int(value)
-        assert 1 <= c.params["S"] <= 512 and 0 <= c.params["B"] <= 8
+        assert c.params["S"] >= 1 and c.params["B"] >= 0
         assert c.params["C"] % 128 == 0 and c.params["C"] <= 99999  # the legal range
     small = [c for c in edges if "@edge-" in c.id]
     assert small and all(_bytes(c) <= EDGE_BYTES for c in small)
@@ -73,7 +74,7 @@ def test_mhc_yields_an_empty_per_nonzero_b_case_and_edges_inside_the_legal_range
     # out are those whose case is over the edge cap
     fwd = [c.params["S"] for c in edges if c.op == "mhc_pre_sinkhorn" and "-S-" in c.id]
     base = next(c for c in cases if c.id == "fwd-base")
-    left = set(edge_values(1, 512)) - set(fwd) - {128}
+    left = set(edge_values(1, 2**31 - 1)) - set(fwd) - {128}
     assert len(fwd) == len(set(fwd)) and {1, 129, 257} <= set(fwd)
     assert all(_bytes(replace(base, params={**base.params, "S": v})) > EDGE_BYTES for v in left)
 
@@ -126,7 +127,7 @@ def test_an_empty_variant_finds_empty_skip_on_a_corpus_without_a_b0_case(tmp_pat
     assert report["diagnosis"] == "unwritten-output"
     serial = report["phases"][0]
     failing = {c["id"] for c in serial["cases"] if c["verdict"] != "PASS"}
-    assert failing and all(i.endswith("@empty-B") for i in failing), failing
+    assert failing and all("@empty-" in i for i in failing), failing
     assert report["variants"]["kinds"]["empty"]["failing"]
 
 
@@ -148,3 +149,27 @@ def test_a_baseline_without_the_size_variants_skips_them_with_a_note(tmp_path):
     notes = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     said = [n["message"] for n in notes if n.get("type") == "note"]
     assert any("not in the baseline" in m and "@empty-B" in m for m in said), said
+
+
+def test_matmul_k_past_its_small_range_can_be_asked_for(tmp_path):
+    from stress import cli
+
+    out = tmp_path / "k.toml"
+    args = ["corpus", "generate", "--declaration", str(REPO / "corpus/ops/matmul.toml")]
+    assert cli.main([*args, "--dim", "K=1000:2048", "--count", "3", "--out", str(out)]) == 0
+    cases = [c for c in load_corpus([str(out)]) if not c.negative]
+    assert cases and all(1000 <= c.params["K"] <= 2048 for c in cases)
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "corpus/ops").glob("*.toml")), ids=lambda p: p.stem)
+def test_every_shipped_declaration_states_legal_ranges_wider_than_its_draws(path):
+    from stress import ops
+
+    cases = load_corpus([str(path)])
+    decl = ops.declaration_of(cases[0].op)
+    ranged = [d for d in decl.dims if d.default is None and d.low < d.high]
+    assert ranged
+    for d in ranged:
+        legal = decl.generation.legal_range(d.name)
+        assert legal is not None, d.name
+        assert legal[0] <= d.low and legal[1] > d.high, (d.name, legal)
