@@ -86,14 +86,18 @@ def test_the_large_case_follows_max_case_bytes():
     assert large and all(LARGE_BYTES < _bytes(c) <= limit for c in large)
 
 
-def test_budget_runs_every_empty_and_one_edge_per_case_and_recording_holds_them_all():
+def test_budget_runs_one_size_variant_per_case_and_recording_holds_them_all():
     cases = load_corpus([str(MHC)])
     every = size_variants(cases, SIZES)
     drawn = sampled(every, seed=3)
-    assert {c.id for c in drawn if "@empty-" in c.id} == {c.id for c in every if "@empty-" in c.id}
-    edge_twins = [c.id.rpartition("@")[0] for c in drawn if "@empty-" not in c.id]
-    assert len(edge_twins) == len(set(edge_twins))  # at most one edge per case
+    twins = [c.id.rpartition("@")[0] for c in drawn]
+    assert len(twins) == len(set(twins)) == len({c.id.rpartition("@")[0] for c in every})
+    assert {size_kind(c.id) for c in drawn} == {"empty", "edge"}  # both kinds in one seed
     assert {c.id for c in drawn} != {c.id for c in sampled(every, seed=4)}  # seeds differ
+    again = sampled(every[::-1], seed=3)  # any order (or subset) draws the same
+    assert {c.id for c in again} == {c.id for c in drawn}
+    over_seeds = {c.id for seed in range(400) for c in sampled(every, seed)}
+    assert over_seeds == {c.id for c in every}  # every variant comes round
     budgeted = run_variants(cases, RunConfig(budget_s=14, seed=3))
     recorded = {c.id for c in recorded_cases(cases, RunConfig(budget_s=14, seed=3))}
     sized = {c.id for c in budgeted if size_kind(c.id)}

@@ -26,9 +26,10 @@ Kinds (:data:`SIZE_VARIANTS`):
            (``--max-case-bytes``, else :data:`LARGE_BYTES`).
 
 A derived case must pass the declaration's checks (its shape rules, ``multiple``); one that does
-not is not derived. Under ``--budget`` every empty runs (no elements: next to free) and each
-case one of the edge cases it carries, drawn from its id and the seed (:func:`sampled`), the way
-a view variant is drawn; the journal's header lists the cases run, so coverage says which ran.
+not is not derived. Under ``--budget`` each case replays one of the size variants it carries,
+empty or edge, drawn from its id and the seed (:func:`sampled`), the way a view variant is drawn
+(a case with both kinds meets each on half the seeds); the journal's header lists the cases
+run, so coverage says which ran.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from stress.errors import ConfigError
-from stress.vocabulary import SIZE_VARIANTS, VIEW_SEPARATOR
+from stress.vocabulary import SIZE_VARIANTS, VIEW_SEPARATOR, size_kind
 
 if TYPE_CHECKING:
     from stress.corpus.parse import Case
@@ -50,10 +51,10 @@ if TYPE_CHECKING:
 __all__ = ["EDGE_BYTES", "LARGE_BYTES", "SIZE_VARIANTS", "edge_values", "sampled", "size_variants"]
 
 #: The most bytes an edge case's tensors take (the large case excepted): edges stay cheap.
-EDGE_BYTES = 4 << 20
+EDGE_BYTES = 2 << 20
 #: The large case's size without ``--max-case-bytes`` (the default limit, a quarter of memory,
 #: would make every run slow; ``--max-case-bytes`` raises it to what the host really holds).
-LARGE_BYTES = 32 << 20
+LARGE_BYTES = 16 << 20
 #: The multiples kernels tile by: each, the largest under the range's top, and one past them.
 MULTIPLES = (16, 32, 128)
 
@@ -180,15 +181,18 @@ def size_variants(
 
 
 def sampled(variants: Sequence[Case], seed: int) -> list[Case]:
-    """The size variants a run under ``--budget`` replays: every empty (no elements: they cost
-    next to nothing, and the seed's own bug lived in one) and one edge or large case per case
-    that carries any, drawn from the case's id and ``seed`` so any subset draws the same."""
+    """The size variants a run under ``--budget`` replays: one per case that carries any, as
+    for the view variants, so the budget is shared. Its kind (empty or edge, where the case
+    has both) and then the variant are drawn from the case's id and ``seed``, so any subset of
+    the corpus draws the same and over seeds every variant comes round."""
     by_case: dict[str, list[Case]] = {}
-    for v in variants:
-        if "@empty-" not in v.id:
-            by_case.setdefault(v.id.rpartition(VIEW_SEPARATOR)[0], []).append(v)
-    drawn = {
-        id(group[(seed + zlib.crc32(twin.encode())) % len(group)])
-        for twin, group in by_case.items()
-    }
-    return [v for v in variants if "@empty-" in v.id or id(v) in drawn]
+    for v in sorted(variants, key=lambda v: v.id):  # by id: the order given does not matter
+        by_case.setdefault(v.id.rpartition(VIEW_SEPARATOR)[0], []).append(v)
+    drawn = set()
+    for twin, group in by_case.items():
+        draw = seed + zlib.crc32(twin.encode())
+        empties = [v for v in group if size_kind(v.id) == "empty"]
+        edges = [v for v in group if size_kind(v.id) == "edge"]
+        pool = (empties if draw % 2 == 0 else edges) or empties or edges
+        drawn.add(pool[(draw // 2) % len(pool)].id)
+    return [v for v in variants if v.id in drawn]
