@@ -25,7 +25,7 @@ from stress.config import PHASES, RunConfig
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
-from stress.vocabulary import split_view
+from stress.vocabulary import size_kind, split_view
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = [str(REPO / "corpus/mhc.toml")]
@@ -173,8 +173,17 @@ def test_empty_skip_is_an_unwritten_output(tmp_path):
     assert empty["verdict"] == "UNWRITTEN"
     # every element of the three non-empty outputs kept the canary
     assert empty["unwritten"] == {"gradPhi": 24 * 4 * 128, "gradAlpha": 3, "gradBias": 24}
-    # (its view variants, the same call on non-contiguous inputs, skip the same writes)
-    others = [c for c in serial["cases"] if split_view(c["id"])[0] != "empty-batch"]
+    # (its view variants, the same call on non-contiguous inputs, skip the same writes; so
+    # do the empty size variants of the other cases: B or S = 0, the same bug class)
+    empties = [c for c in serial["cases"] if size_kind(c["id"]) == "empty"]
+    assert empties and all(
+        c["verdict"] == ("PASS" if c["id"].startswith("fwd-") else "UNWRITTEN") for c in empties
+    ), {c["id"]: c["verdict"] for c in empties}
+    others = [
+        c
+        for c in serial["cases"]
+        if split_view(c["id"])[0] != "empty-batch" and size_kind(c["id"]) != "empty"
+    ]
     assert others and all(c["verdict"] == "PASS" for c in others)
     assert report["diagnosis"] == "unwritten-output"
 

@@ -17,13 +17,13 @@ Kinds (:data:`SIZE_VARIANTS`):
 ``edge``   for each ranged dimension of the operator (its legal range, as above): the range's
            ends, the powers of two, the multiples 16, 32 and 128 and the largest multiples
            under the top, each of them and one past it, within the range and the dimension's
-           ``multiple``. Each value goes to one of the operator's positive cases (chosen by the
-           value and the case ids: every case carries some, and any order of the corpus
-           derives the same), id ``<id>@edge-<dim>-<value>``; a value whose case would be over
-           :data:`EDGE_BYTES` (or ``--max-case-bytes``) is not derived. And one *large* case
-           per operator, ``<id>@large-<dim>-<value>``: its positive case first by id with one
-           dimension raised as far as its legal range and the run's memory limit allow
-           (``--max-case-bytes``, else :data:`LARGE_BYTES`).
+           ``multiple``. Each value goes to one of the operator's non-empty positive cases
+           (chosen by the value and the case ids: every case carries some, and any order of
+           the corpus derives the same), id ``<id>@edge-<dim>-<value>``; a value whose case
+           would be over :data:`EDGE_BYTES` (or ``--max-case-bytes``) is not derived. And one
+           *large* case per operator, ``<id>@large-<dim>-<value>``: its non-empty positive case
+           first by id with one dimension raised as far as its legal range and the run's
+           memory limit allow (``--max-case-bytes``, else :data:`LARGE_BYTES`).
 
 A derived case must pass the declaration's checks (its shape rules, ``multiple``); one that does
 not is not derived. Under ``--budget`` each case replays one of the size variants it carries,
@@ -141,11 +141,23 @@ def _largest(case: Case, name: str, low: int, high: int, multiple: int, limit: i
     return None if value <= case.params.get(name, 0) else _derive(case, name, value, "large", limit)
 
 
+def _sized(case: Case) -> bool:
+    """Whether every tensor of ``case`` has elements (an empty case's edges stay empty)."""
+    from stress.ops.spec import TensorArg
+
+    p = case.params
+    return all(
+        math.prod(a.shape(p)) > 0
+        for a in case.spec.args
+        if isinstance(a, TensorArg) and a.present(p)
+    )
+
+
 def _edges(cases: Sequence[Case], dims, limit: int | None) -> Iterator[Case]:
     """The edge cases of one operator's positive ``cases`` and its large case."""
     edge_limit = min(EDGE_BYTES, limit) if limit is not None else EDGE_BYTES
     for name, low, high, multiple in dims:
-        carriers = sorted((c for c in cases if name in c.params), key=lambda c: c.id)
+        carriers = sorted((c for c in cases if name in c.params and _sized(c)), key=lambda c: c.id)
         for value in edge_values(low, high, multiple) if carriers else ():
             case = carriers[zlib.crc32(f"{name}={value}".encode()) % len(carriers)]
             if case.params[name] != value:
@@ -153,7 +165,10 @@ def _edges(cases: Sequence[Case], dims, limit: int | None) -> Iterator[Case]:
                 if new is not None:
                     yield new
     large_limit = limit if limit is not None else LARGE_BYTES
-    first = min(cases, key=lambda c: c.id)  # by id: the corpus's order does not matter
+    sized = [c for c in cases if _sized(c)]
+    if not sized:
+        return
+    first = min(sized, key=lambda c: c.id)  # by id: the corpus's order does not matter
     large = [_largest(first, *d, large_limit) for d in dims if d[0] in first.params]
     found = [c for c in large if c is not None]
     if found:
