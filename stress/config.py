@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
-from stress.vocabulary import View
+from stress.vocabulary import SIZE_VARIANTS, View
 
 __all__ = [
     "CANARY",
@@ -35,6 +35,7 @@ __all__ = [
     "PYTEST_DURATION",
     "PYTEST_VARIANTS",
     "STREAM_POLICIES",
+    "VARIANTS",
     "RunConfig",
     "check_device",
 ]
@@ -58,8 +59,11 @@ MAX_REPEATS = 10_000
 MAX_CALL_TIMEOUT = 24 * 3600.0
 #: The view variants a run derives from every case by default: all of them.
 VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
+#: Every variant kind a run derives by default: the views, then the sizes (empties, edges:
+#: stress.corpus.size_variants).
+VARIANTS: tuple[str, ...] = (*VIEWS, *SIZE_VARIANTS)
 #: The pytest plugin's default view variants: none (``--stress-variants`` turns them on), so
-#: that a plain ``pytest`` stays fast; the CLI's default is every kind (:data:`VIEWS`).
+#: that a plain ``pytest`` stays fast; the CLI's default is every kind (:data:`VARIANTS`).
 PYTEST_VARIANTS: tuple[str, ...] = ()
 
 
@@ -106,8 +110,13 @@ class RunConfig:
     # a diagnostic step: the phase ends at its first failing call (it confirmed the burst's
     # finding; more calls would not change the diagnosis); never a user option
     confirm: bool = False
-    # view variants derived from every case (stress.corpus.variants; () with --variants none)
-    variants: tuple[str, ...] = VIEWS
+    # variants derived from every case (stress.corpus.variants, .size_variants; () with
+    # --variants none)
+    variants: tuple[str, ...] = VARIANTS
+    # size variants the baseline lacks (recorded before they were derived): the run and its
+    # phase children skip them, the journal says so (stress.engine.run.baseline_step); never a
+    # user option
+    unrecorded: tuple[str, ...] = ()
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
@@ -117,6 +126,7 @@ class RunConfig:
         object.__setattr__(self, "include_dirs", tuple(self.include_dirs))
         object.__setattr__(self, "focus", tuple(self.focus))
         object.__setattr__(self, "variants", tuple(self.variants))
+        object.__setattr__(self, "unrecorded", tuple(self.unrecorded))
 
     # -- validation ------------------------------------------------------------------------
     def validate(self) -> RunConfig:
@@ -156,9 +166,9 @@ class RunConfig:
         if not self.phases:
             raise ConfigError(f"--phases: no phase given; phases: {', '.join(PHASES)}")
         for v in self.variants:
-            if v not in VIEWS:
+            if v not in VARIANTS:
                 raise ConfigError(
-                    f"--variants: unknown variant {v!r}; variants: {', '.join(VIEWS)} (or none)"
+                    f"--variants: unknown variant {v!r}; variants: {', '.join(VARIANTS)} (or none)"
                 )
         for d in self.include_dirs:
             if not Path(d).is_dir():
@@ -186,11 +196,13 @@ class RunConfig:
         d["include_dirs"] = list(self.include_dirs)
         d["variants"] = list(self.variants)
         # a phase child's job only: the run header keeps its format
-        for key in ("focus", "confirm"):
+        for key in ("focus", "confirm", "unrecorded"):
             if not d[key]:
                 del d[key]
         if self.focus:
             d["focus"] = list(self.focus)
+        if self.unrecorded:
+            d["unrecorded"] = list(self.unrecorded)
         return d
 
     @classmethod
@@ -201,7 +213,8 @@ class RunConfig:
         d["phases"] = tuple(d.get("phases", PHASES))
         d["include_dirs"] = tuple(d.get("include_dirs", ()))
         d["focus"] = tuple(str(c) for c in d.get("focus", ()))
-        d["variants"] = tuple(d.get("variants", VIEWS))
+        d["unrecorded"] = tuple(str(c) for c in d.get("unrecorded", ()))
+        d["variants"] = tuple(d.get("variants", VARIANTS))
         return cls(**d)
 
     # -- entry points ----------------------------------------------------------------------
@@ -270,7 +283,7 @@ class RunConfig:
             f"--stream {stream}",
             f"--context {self.context}",
         ]
-        if self.variants != VIEWS:
+        if self.variants != VARIANTS:
             args.append(f"--variants {','.join(self.variants) or 'none'}")
         if budget and self.budget_s is not None:
             args.append(f"--budget {self.budget_s:g}")

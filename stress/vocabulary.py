@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 __all__ = [
     "SCHEMAS",
+    "SIZE_VARIANTS",
     "VERSION",
     "VIEWS",
     "VIEW_SEPARATOR",
@@ -35,8 +36,10 @@ __all__ = [
     "is_failure",
     "schema",
     "schema_version",
+    "size_kind",
     "split_view",
     "variant_id",
+    "variant_kind",
 ]
 
 
@@ -173,6 +176,9 @@ class View(StrEnum):
 
 #: Every view kind, in the order variants are derived.
 VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
+#: The variants that change a case's sizes (:mod:`stress.corpus.size_variants`): cases of
+#: their own, with their own baselines (``<id>@empty-<dim>``, ``<id>@edge-<dim>-<value>``).
+SIZE_VARIANTS: tuple[str, ...] = ("empty", "edge")
 #: Between a twin's id and the view kind in a variant's id (not allowed in a corpus id).
 VIEW_SEPARATOR = "@"
 
@@ -188,6 +194,20 @@ def split_view(case_id: str) -> tuple[str, str]:
     contiguous case."""
     twin, sep, view = case_id.rpartition(VIEW_SEPARATOR)
     return (twin, view) if sep and view in View.__members__.values() else (case_id, "")
+
+
+def size_kind(case_id: str) -> str:
+    """The size variant kind of a case id (``empty`` for ``<id>@empty-<dim>``, ``edge`` for
+    ``<id>@edge-<dim>-<n>`` and the large ``<id>@large-<dim>-<n>``), "" for any other case."""
+    tail = case_id.rpartition(VIEW_SEPARATOR)[2] if VIEW_SEPARATOR in case_id else ""
+    if tail.startswith("empty-"):
+        return "empty"
+    return "edge" if tail.startswith(("edge-", "large-")) else ""
+
+
+def variant_kind(case_id: str) -> str:
+    """The variant kind of a case id: its view (:func:`split_view`) or size kind, "" for none."""
+    return split_view(case_id)[1] or size_kind(case_id)
 
 
 class RunVerdict(StrEnum):

@@ -191,10 +191,11 @@ def test_the_burst_opens_free_running_on_per_thread_streams_and_ends_with_the_se
         if r.get("type") == "call" and r.get("phase") == "burst" and not r.get("warmup")
     ]
     assert calls[0]["variant"] == "stream=per-thread"  # the more concurrent policy first
-    from stress.config import VIEWS
-    from stress.corpus.variants import with_variants
+    from stress.config import RunConfig
+    from stress.corpus.variants import run_variants
 
-    cases = {c.id for c in with_variants(load_corpus(CORPUS), VIEWS)}  # and its view variants
+    # and its view and size variants
+    cases = {c.id for c in run_variants(load_corpus(CORPUS), RunConfig())}
     control = {c.id for c in load_corpus(CONTROL)}
     for variant in ("stream=per-thread", "stream=shared"):
         mine = [r for r in calls if r["variant"] == variant]

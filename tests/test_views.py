@@ -166,13 +166,15 @@ def test_variants_option_and_config():
     import argparse
 
     from stress.cli.values import variants
-    from stress.config import RunConfig
+    from stress.config import VARIANTS, RunConfig
 
-    assert variants("none") == () and variants("all") == VIEWS
+    # every view kind, then the size kinds (stress.corpus.size_variants)
+    assert VARIANTS == (*VIEWS, "empty", "edge")
+    assert variants("none") == () and variants("all") == VARIANTS
     assert variants("offset,transpose") == ("transpose", "offset")  # in derivation order
     with pytest.raises(argparse.ArgumentTypeError, match="unknown variant 'diag'"):
         variants("pad,diag")
-    assert RunConfig().variants == VIEWS  # on by default
+    assert RunConfig().variants == VARIANTS  # on by default
     config = RunConfig(variants=("pad",))
     assert RunConfig.from_json(config.to_json()).variants == ("pad",)
     assert "--variants pad" in config.to_cli_args()

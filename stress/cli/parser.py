@@ -11,7 +11,7 @@ from stress import __version__
 from stress.cli import commands as c
 from stress.cli import values as v
 from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
-from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES, VIEWS
+from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES, VARIANTS
 
 __all__ = ["ELSEWHERE", "build_parser", "command_of"]
 
@@ -254,8 +254,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "--variants",
         type=v.variants,
         metavar="LIST",
-        help=f"view variants derived from every case, graded against its contiguous twin: a "
-        f"comma-separated subset of {','.join(VIEWS)}, all, or none (default all)",
+        help="variants derived from every case: views graded against their contiguous twin, "
+        "empties and edge sizes as cases of their own: a comma-separated subset of "
+        f"{','.join(VARIANTS)}, all, or none (default all)",
     )
     g.add_argument(
         "--stream",

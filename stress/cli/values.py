@@ -7,7 +7,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from stress.config import PHASES, VIEWS, parse_bytes
+from stress.config import PHASES, VARIANTS, parse_bytes
 
 __all__ = ["byte", "byte_count", "phases", "positive", "seconds_or_zero", "variants"]
 
@@ -26,19 +26,20 @@ def phases(text: str) -> tuple[str, ...]:
 
 
 def variants(text: str) -> tuple[str, ...]:
-    """``--variants``: view kinds (stress.corpus.variants), ``all`` or ``none``."""
+    """``--variants``: view and size kinds (stress.corpus.variants, .size_variants), ``all``
+    or ``none``."""
     chosen = tuple(w.strip() for w in text.split(",") if w.strip())
     if chosen == ("none",):
         return ()
     if chosen == ("all",):
-        return VIEWS
-    bad = [w for w in chosen if w not in VIEWS]
+        return VARIANTS
+    bad = [w for w in chosen if w not in VARIANTS]
     if bad or not chosen:
         raise argparse.ArgumentTypeError(
-            f"unknown variant {bad[0] if bad else text!r}; choose from {', '.join(VIEWS)}, all "
+            f"unknown variant {bad[0] if bad else text!r}; choose from {', '.join(VARIANTS)}, all "
             "or none"
         )
-    return tuple(w for w in VIEWS if w in chosen)
+    return tuple(w for w in VARIANTS if w in chosen)
 
 
 def byte(text: str) -> int:

@@ -48,6 +48,7 @@ __all__ = [
     "SEPARATOR",
     "VIEWS",
     "applies",
+    "recorded_cases",
     "run_variants",
     "split_view",
     "variant_id",
@@ -98,7 +99,7 @@ def with_variants(
         if case.negative or case.view:
             continue
         shapes = list(_view_inputs(case))
-        kinds = [v for v in views if any(applies(v, s) for s in shapes)]
+        kinds = [v for v in views if v in VIEWS and any(applies(v, s) for s in shapes)]
         if one_each and kinds:  # by the id, not the position: any subset derives the same
             kinds = [kinds[(seed + zlib.crc32(case.id.encode())) % len(kinds)]]
         derived += [replace(case, id=variant_id(case.id, v), view=v) for v in kinds]
@@ -106,8 +107,22 @@ def with_variants(
 
 
 def run_variants(cases: Sequence[Case], config: RunConfig) -> list[Case]:
-    """The cases a run with ``config`` replays: the corpus and its view variants (one per case
-    under ``--budget``). The session and every phase child derive the same list."""
-    return with_variants(
-        cases, config.variants, seed=config.seed, one_each=config.budget_s is not None
-    )
+    """The cases a run with ``config`` replays: the corpus, its view variants and its size
+    variants (:mod:`stress.corpus.size_variants`; one of each per case under ``--budget``).
+    The session and every phase child derive the same list."""
+    from stress.corpus.size_variants import sampled, size_variants
+
+    budget = config.budget_s is not None
+    views = with_variants(cases, config.variants, seed=config.seed, one_each=budget)
+    sizes = size_variants(cases, config.variants, config.max_case_bytes)
+    sizes = [c for c in sizes if c.id not in set(config.unrecorded)]  # the baseline lacks them
+    return [*views, *(sampled(sizes, config.seed) if budget else sizes)]
+
+
+def recorded_cases(cases: Sequence[Case], config: RunConfig) -> list[Case]:
+    """The cases a baseline recorded for ``config`` holds: the corpus and every size variant
+    (not the budget's sample: a run with another seed draws others). View variants have none:
+    their contiguous twin's grades them."""
+    from stress.corpus.size_variants import size_variants
+
+    return [*cases, *size_variants(cases, config.variants, config.max_case_bytes)]

@@ -1,8 +1,9 @@
-"""What the view variants of a run did (report.json ``variants``, a line in every report): the
-kinds the run derived, how many variant cases of each ran, and which of them failed where.
+"""What the view and size variants of a run did (report.json ``variants``, a line in every
+report): the kinds the run derived, how many variant cases of each ran, and which of them failed
+where.
 
 Read from the graded phases alone (a variant's id names its kind: :func:`stress.vocabulary.
-split_view`), so a re-rendered journal reports the same.
+variant_kind`), so a re-rendered journal reports the same.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stress.records import PhaseVerdict
-from stress.vocabulary import Verdict, split_view
+from stress.vocabulary import Verdict, variant_kind
 
 __all__ = ["describe_variants", "variants_summary"]
 
@@ -21,7 +22,7 @@ def variants_summary(phases: Sequence[PhaseVerdict], config: Mapping[str, Any]) 
     kinds: dict[str, dict[str, Any]] = {}
     for p in phases:
         for c in p.cases:
-            view = split_view(c.id)[1]
+            view = variant_kind(c.id)
             if not view:
                 continue
             entry = kinds.setdefault(view, {"cases": set(), "failing": {}})
@@ -52,4 +53,4 @@ def describe_variants(summary: Mapping[str, Any] | None) -> list[str]:
             found = f", {len(failing)} failing: {'; '.join(shown)}{more}"
         parts.append(f"{kind} {entry.get('cases', 0)} cases{found}")
     derived = ", ".join(summary.get("derived") or []) or "none"
-    return [f"view variants ({derived}): " + ("; ".join(parts) or "no case ran one")]
+    return [f"variants ({derived}): " + ("; ".join(parts) or "no case ran one")]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from stress.cli.values import byte_count, variants
-from stress.config import DEFAULT_DURATION, DEFAULTS, PYTEST_DURATION, VIEWS
+from stress.config import DEFAULT_DURATION, DEFAULTS, PYTEST_DURATION, VARIANTS
 from stress.pytest.state import BACKENDS
 
 __all__ = ["add_options"]
@@ -65,7 +65,7 @@ def add_options(parser: pytest.Parser) -> None:
         type=variants,
         default=None,
         metavar="LIST",
-        help=f"view variants derived from every case ({','.join(VIEWS)}, all or none; default "
+        help=f"variants derived from every case ({','.join(VARIANTS)}, all or none; default "
         "none, which keeps a plain pytest fast; the CLI's default is all), graded against the "
         "contiguous twin",
     )

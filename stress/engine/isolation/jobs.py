@@ -16,7 +16,7 @@ from stress import acl
 from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import load_corpus
-from stress.corpus.variants import run_variants
+from stress.corpus.variants import recorded_cases, run_variants
 from stress.engine.replay.baseline import backend_fingerprint, record_baseline
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.replay.phases import PhaseRunner
@@ -54,7 +54,8 @@ def _info(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
 def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     rt = acl.runtime(job.get("backend"))
     config = RunConfig.from_json(job["config"])
-    cases = load_corpus(job["corpus"], config.include_dirs)
+    # the corpus and every size variant of it: each is a case with a baseline of its own
+    cases = recorded_cases(load_corpus(job["corpus"], config.include_dirs), config)
     send({"type": "ready"})
 
     def progress(case, cb) -> None:

@@ -19,8 +19,9 @@ from stress.engine.replay.baseline import recording_summary
 from stress.engine.run.rundir import claim_baseline
 from stress.errors import ConfigError
 from stress.records import RECORDED, RecordedCase
+from stress.vocabulary import size_kind
 
-__all__ = ["record_missing", "run_baseline"]
+__all__ = ["record_missing", "run_baseline", "skip_unrecorded", "unrecorded_variants"]
 
 
 def run_baseline(
@@ -50,6 +51,34 @@ def run_baseline(
         force=force,
     )
     return baseline, warnings
+
+
+def unrecorded_variants(path: Path, cases: Sequence[Case]) -> list[str]:
+    """The ids of the size variants in ``cases`` (stress.corpus.size_variants) that the
+    baseline at ``path`` lacks: it was recorded before they were derived (or with another
+    ``--max-case-bytes``). The run skips them and says so; a corpus case the baseline lacks is
+    still refused (:meth:`Baseline.check_compatible`)."""
+    if not path.exists() or not any(size_kind(c.id) for c in cases):
+        return []
+    recorded = Baseline.load(path).cases
+    return [c.id for c in cases if size_kind(c.id) and c.id not in recorded]
+
+
+def skip_unrecorded(
+    path: Path, cases: list[Case], config: RunConfig
+) -> tuple[list[Case], RunConfig, str]:
+    """``cases`` without the size variants the baseline at ``path`` lacks, ``config`` naming
+    them (so every phase child skips them too), and the note saying so ("" when none)."""
+    missing = unrecorded_variants(path, cases)
+    if not missing:
+        return cases, config, ""
+    gone = set(missing)
+    note = (
+        f"{len(missing)} size variants (first '{missing[0]}') are not in the baseline {path} "
+        "(recorded before they were derived): skipped; re-record it with `aclnn-stress "
+        "baseline record` to run them"
+    )
+    return [c for c in cases if c.id not in gone], config.with_(unrecorded=tuple(missing)), note
 
 
 def record_missing(

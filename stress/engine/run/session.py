@@ -24,7 +24,7 @@ from stress.engine.call.case_size import check_case_sizes, default_max_case_byte
 from stress.engine.isolation.forkserver import ForkServer, fork_server
 from stress.engine.isolation.supervise import ChildResult, run_child
 from stress.engine.replay.baseline_order import OrderDependence
-from stress.engine.run.baseline_step import record_missing, run_baseline
+from stress.engine.run.baseline_step import record_missing, run_baseline, skip_unrecorded
 from stress.engine.run.child_failure import failure_text
 from stress.engine.run.header import run_header
 from stress.engine.run.phase_end import phase_end
@@ -203,6 +203,8 @@ class Session:
         self._check_sizes(info["info"].get("device_memory"))
         fingerprint = info["fingerprint"]
         path = self.baseline_path or self.default_baseline(fingerprint)
+        # the size variants the baseline lacks are skipped (here and in every phase child)
+        self.cases, self.config, skipped = skip_unrecorded(Path(path), self.cases, self.config)
         baseline, warnings = run_baseline(
             Path(path),
             fingerprint,
@@ -233,6 +235,8 @@ class Session:
                 writer.write({"type": "note", "message": f"resumed by pid {os.getpid()}"})
             for w in warnings:
                 writer.write({"type": "note", "message": f"baseline forced: {w}"})
+            if skipped:
+                self._note(skipped, writer)
             status = PhaseStatus.DONE
             reproducer = None
             timing: dict[str, Any] = {"first_detection_s": None, "diagnosis_s": None}
