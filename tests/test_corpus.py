@@ -63,7 +63,11 @@ def test_int_alpha_stays_int(tmp_path):
         ("[[case]]\nop='add'\nshape=[1]", "case #1, field 'id'"),
         ("[[case]]\nid='bad id'\nop='add'\nshape=[1]", "field 'id'"),
         ("[[case]]\nid='a'\nshape=[1]", "case 'a', field 'op': required"),
-        ("[[case]]\nid='a'\nop='mul'\nshape=[1]", "case 'a', field 'op': unknown op 'mul'"),
+        # an op no declaration registers (mul is one once any test loads corpus/ops/mul.toml)
+        (
+            "[[case]]\nid='a'\nop='no_such_op'\nshape=[1]",
+            "case 'a', field 'op': unknown op 'no_such_op'",
+        ),
         ("[[case]]\nid='a'\nop='add'", "case 'a', field 'shape': required"),
         ("[[case]]\nid='a'\nop='add'\nshape=[1]\nsize=3", "field 'size': not a parameter"),
         ("[[case]]\nid='a'\nop='add'\nshape='2x3'", "field 'shape': expected a list"),
