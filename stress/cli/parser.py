@@ -4,11 +4,11 @@ come from :data:`stress.config.DEFAULTS` (the one place they are defined)."""
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 
 from stress import __version__
 from stress.cli import commands as c
+from stress.cli import options as o
 from stress.cli import values as v
 from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
 from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES, VARIANTS
@@ -17,127 +17,6 @@ __all__ = ["ELSEWHERE", "build_parser", "command_of"]
 
 
 _SIMPLE_EXIT_CODES = "Exit codes: 0 done, 2 usage/configuration/environment error."
-
-
-def _backend_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--backend",
-        choices=("auto", "sim", "cann"),
-        default=None,
-        help="which CANN to load (default: $STRESS_BACKEND, else auto: a real install when an "
-        "NPU is present, else the bundled simulator)",
-    )
-
-
-class _AllowReferenceImports(argparse.Action):
-    """``--allow-reference-imports``: trust declared references in this process and its phase
-    children (stress.ops.references)."""
-
-    def __init__(self, option_strings: list[str], dest: str, **kw: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=False, **kw)
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        from stress.ops.references import ALLOW_ENV
-
-        os.environ[ALLOW_ENV] = "1"
-        setattr(namespace, self.dest, True)
-
-
-def _corpus_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("corpus and baseline")
-    g.add_argument(
-        "--allow-reference-imports",
-        action=_AllowReferenceImports,
-        help='import the Python "module:function" a declaration names as its reference (off: '
-        "a declaration is data and importing runs code; also allow-reference-imports = true "
-        "under [tool.aclnn-stress] in pyproject.toml)",
-    )
-    g.add_argument(
-        "--corpus",
-        action="append",
-        metavar="PATH",
-        help="corpus TOML of the operator under test (repeatable; default corpus/mhc.toml)",
-    )
-    g.add_argument(
-        "--control",
-        default=c.DEFAULT_CONTROL,
-        metavar="PATH",
-        help="control corpus (aclnnAdd) for the control phase (default corpus/control.toml; "
-        "'none' for no control)",
-    )
-    g.add_argument(
-        "--baseline",
-        metavar="PATH",
-        help="baseline file (default baselines/<corpus stems>.<backend>.json)",
-    )
-    g.add_argument(
-        "-I",
-        dest="include",
-        action="append",
-        metavar="DIR",
-        help="include folder for declarations' headers and their #includes (repeatable; "
-        "searched before $ASCEND_HOME_PATH/include and the simulator's)",
-    )
-
-
-def _runtime_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("runtime")
-    _backend_option(g)
-    g.add_argument("--device", type=int, help=f"device id (default {DEFAULTS['device']})")
-    g.add_argument(
-        "--no-deterministic",
-        dest="deterministic",
-        action="store_false",
-        help="leave ACL_OPT_DETERMINISTIC off (cases that are then not bit-reproducible are "
-        "graded by numeric tolerance instead of digest)",
-    )
-    g.add_argument(
-        "--repeats",
-        type=int,
-        help=f"K: calls per case in serial (default {DEFAULTS['repeats']})",
-    )
-    g.add_argument(
-        "--canary",
-        type=v.byte,
-        help=f"byte prefilled into outputs (default {DEFAULTS['canary']:#X})".replace("0X", "0x"),
-    )
-    g.add_argument(
-        "--call-timeout",
-        type=v.positive(float),
-        metavar="S",
-        help=f"a call still running after S seconds is a HANG (default "
-        f"{DEFAULTS['call_timeout']:g}; simulator calls take "
-        "milliseconds, NPU calls less); the upper bound of the adaptive limit below",
-    )
-    g.add_argument(
-        "--hang-floor",
-        type=v.positive(float),
-        metavar="S",
-        help="a call of a case whose baseline records its time is suspect after "
-        "max(S, --hang-factor x its p99) and a HANG once still running after a second, "
-        f"load-stretched wait (default {DEFAULTS['hang_floor']:g})",
-    )
-    g.add_argument(
-        "--hang-factor",
-        type=v.positive(float),
-        metavar="K",
-        help=f"the multiple of a case's recorded p99 call time (default "
-        f"{DEFAULTS['hang_factor']:g})",
-    )
-    g.add_argument(
-        "--max-case-bytes",
-        type=v.byte_count,
-        metavar="BYTES",
-        help="refuse a case whose tensors take more (checked from shapes and dtypes at corpus "
-        "load, before anything is allocated; K/M/G/T suffixes; default a quarter of host memory "
-        "and of the device memory the runtime reports)",
-    )
-    g.add_argument(
-        "--no-isolate",
-        action="store_true",
-        help="run phases in this process instead of supervised children (faster to start; a "
-        "crashing operator then ends the run)",
-    )
 
 
 def _add_info(sub: argparse._SubParsersAction) -> None:
@@ -149,7 +28,7 @@ def _add_info(sub: argparse._SubParsersAction) -> None:
         "first thing to try when a run says the CANN install is broken.",
         epilog=_SIMPLE_EXIT_CODES,
     )
-    _backend_option(p)
+    o.backend_option(p)
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=c.cmd_info)
 
@@ -187,42 +66,6 @@ def _add_ops(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=c.cmd_ops)
 
 
-def _run_output_options(p: argparse.ArgumentParser) -> None:
-    o = p.add_argument_group("output")
-    o.add_argument(
-        "--out", metavar="DIR", help="result directory (default stress-out/<time>-s<seed>)"
-    )
-    o.add_argument(
-        "--resume",
-        metavar="DIR",
-        help="continue the stopped or killed run in DIR: its configuration, corpus and baseline "
-        "come from DIR/results.jsonl; finished phases are not run again",
-    )
-    o.add_argument("--json", action="store_true", help="print report.json instead of tables")
-    o.add_argument("--quiet", action="store_true", help="no progress output")
-    o.add_argument(
-        "--junit", metavar="FILE", help="also write JUnit XML (one testcase per case x phase)"
-    )
-    o.add_argument(
-        "--shrink-budget",
-        type=v.seconds_or_zero,
-        default=45.0,
-        metavar="S",
-        help="seconds to spend shrinking a failing mixed/interleaved/isolated phase to a "
-        "minimal reproducer written into the report (default 45; 0 turns it off)",
-    )
-    o.add_argument(
-        "--record-baseline",
-        action="store_true",
-        help="record the baseline first when it is missing",
-    )
-    o.add_argument(
-        "--force",
-        action="store_true",
-        help="compare against a baseline recorded on another backend or corpus anyway",
-    )
-
-
 def _add_run(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run",
@@ -241,7 +84,7 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "self-contained report.html are rendered from it.",
         epilog=EXIT_CODES_HELP,
     )
-    _corpus_options(p)
+    o.corpus_options(p)
     g = p.add_argument_group("load")
     g.add_argument("--threads", type=int, help=f"worker threads T (default {DEFAULTS['threads']})")
     g.add_argument(
@@ -302,8 +145,8 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "skipped after the first that settles it (default on; --no-fail-fast runs them all)",
     )
     g.add_argument("--seed", type=int, help="seed of every random choice (default: random)")
-    _run_output_options(p)
-    _runtime_options(p)
+    o.run_output_options(p)
+    o.runtime_options(p)
     p.set_defaults(func=c.cmd_run)
 
 
@@ -317,9 +160,9 @@ def _add_baseline(sub: argparse._SubParsersAction) -> None:
         "per-output sha256 digests, whether the case is bit-deterministic, and the backend and "
         "corpus fingerprints. The file is replaced atomically.",
     )
-    _corpus_options(rec)
+    o.corpus_options(rec)
     rec.add_argument("--out", metavar="PATH", help="where to write (default: --baseline's default)")
-    _runtime_options(rec)
+    o.runtime_options(rec)
     rec.set_defaults(
         func=c.cmd_baseline,
         stream="shared",

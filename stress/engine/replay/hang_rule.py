@@ -35,7 +35,16 @@ from typing import Any
 
 from stress.config import DEFAULTS
 
-__all__ = ["HANG_FACTOR", "HANG_FLOOR", "CallState", "HangRule", "Slowdown", "hang_rule_for"]
+__all__ = [
+    "HANG_FACTOR",
+    "HANG_FLOOR",
+    "CallState",
+    "HangRule",
+    "Slowdown",
+    "hang_note",
+    "hang_rule_for",
+    "in_flight",
+]
 
 #: Seconds: no call is suspect sooner (README "Hangs": the slowest millisecond call measured on
 #: a loaded 2-core host took 0.71 s).
@@ -141,3 +150,22 @@ def hang_rule_for(config: Any, cases: Iterable[Any], baseline: Any | None) -> Ha
         factor=config.hang_factor,
         expected=expected,
     )
+
+
+def hang_note(stuck: dict[str, Any], detail: dict[str, Any]) -> str:
+    """How the adaptive limit judged the hung call ``stuck`` of a watchdog ``detail``, if it
+    did ("" when the call ran into --call-timeout itself)."""
+    if "limit_s" not in stuck or stuck["limit_s"] >= detail.get("timeout_s", 0):
+        return ""
+    why = (
+        f"calls went on finishing, the wait stretched x{detail.get('slowdown', 1):g} by the load"
+        if detail.get("progressed")
+        else "no call of the pool finished meanwhile"
+    )
+    return f" (suspect after {stuck['limit_s']:g} s, confirmed: {why})"
+
+
+def in_flight(detail: dict[str, Any]) -> str:
+    """The calls a watchdog ``detail`` names as stuck (or in flight), for a one-line message."""
+    stuck = detail.get("stuck") or detail.get("in_flight") or []
+    return ", ".join(f"{s.get('case')} (worker {s.get('worker')})" for s in stuck) or "unknown"

@@ -44,7 +44,7 @@ from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import Case
 from stress.engine.call.execute import CallTimeout, run_call
 from stress.engine.call.inputs import InputCache
-from stress.engine.replay.hang_rule import hang_rule_for
+from stress.engine.replay.hang_rule import hang_note, hang_rule_for, in_flight
 from stress.engine.replay.interleave import InterleavedPhase
 from stress.engine.replay.phase_budget import Budget, phase_budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
@@ -152,7 +152,7 @@ class PhaseRunner(InterleavedPhase):
                     status=Status.HANG,
                     match=False,
                     message=f"call did not finish within {detail.get('timeout_s')} s"
-                    f"{_hang_rule_note(stuck, detail)} (in flight: {_in_flight(detail)})",
+                    f"{hang_note(stuck, detail)} (in flight: {in_flight(detail)})",
                 )
             )
 
@@ -230,7 +230,7 @@ class PhaseRunner(InterleavedPhase):
             if exc.reason == Status.HANG:
                 if not exc.detail.get("reported"):
                     self._hang(phase, exc.detail)
-                return PhaseStatus.HUNG, f"a call did not finish: {_in_flight(exc.detail)}"
+                return PhaseStatus.HUNG, f"a call did not finish: {in_flight(exc.detail)}"
             raise
         pool.close()
         return PhaseStatus.DONE, ""
@@ -397,20 +397,3 @@ def _split(budget: Budget, share: float) -> tuple[Budget, Budget]:
     rounds = budget.rounds or 1
     first = max(1, int(rounds * share))
     return Budget(rounds=first), Budget(rounds=max(1, rounds - first))
-
-
-def _hang_rule_note(stuck: dict[str, Any], detail: dict[str, Any]) -> str:
-    """How the adaptive limit judged the call (stress.engine.replay.hang_rule), if it did."""
-    if "limit_s" not in stuck or stuck["limit_s"] >= detail.get("timeout_s", 0):
-        return ""
-    why = (
-        f"calls went on finishing, the wait stretched x{detail.get('slowdown', 1):g} by the load"
-        if detail.get("progressed")
-        else "no call of the pool finished meanwhile"
-    )
-    return f" (suspect after {stuck['limit_s']:g} s, confirmed: {why})"
-
-
-def _in_flight(detail: dict[str, Any]) -> str:
-    stuck = detail.get("stuck") or detail.get("in_flight") or []
-    return ", ".join(f"{s.get('case')} (worker {s.get('worker')})" for s in stuck) or "unknown"
