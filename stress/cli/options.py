@@ -9,7 +9,7 @@ import os
 
 from stress.cli import commands as c
 from stress.cli import values as v
-from stress.config import DEFAULTS
+from stress.config import DEFAULTS, VARIANTS
 
 __all__ = ["backend_option", "corpus_options", "run_output_options", "runtime_options"]
 
@@ -72,6 +72,14 @@ def corpus_options(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="include folder for declarations' headers and their #includes (repeatable; "
         "searched before $ASCEND_HOME_PATH/include and the simulator's)",
+    )
+    g.add_argument(
+        "--variants",
+        type=v.variants,
+        metavar="LIST",
+        help="variants derived from every case: views graded against their contiguous twin, "
+        "empties and edge sizes as cases of their own: a comma-separated subset of "
+        f"{','.join(VARIANTS)}, all, or none (default all)",
     )
 
 

@@ -11,7 +11,7 @@ from stress.cli import commands as c
 from stress.cli import options as o
 from stress.cli import values as v
 from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
-from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES, VARIANTS
+from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES
 
 __all__ = ["ELSEWHERE", "build_parser", "command_of"]
 
@@ -92,14 +92,6 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         type=v.phases,
         default=PHASES,
         help=f"comma-separated subset of {','.join(PHASES)} (default all)",
-    )
-    g.add_argument(
-        "--variants",
-        type=v.variants,
-        metavar="LIST",
-        help="variants derived from every case: views graded against their contiguous twin, "
-        "empties and edge sizes as cases of their own: a comma-separated subset of "
-        f"{','.join(VARIANTS)}, all, or none (default all)",
     )
     g.add_argument(
         "--stream",
