@@ -56,7 +56,7 @@ def test_mhc_yields_an_empty_per_nonzero_b_case_and_edges_inside_the_legal_range
     # B's and S's legal ranges admit 0 (empty x is documented), C's does not; negative cases
     # derive nothing
     assert empties == {f"{c.id}@empty-{d}" for c in positive for d in "BS" if c.params[d]}
-    assert all(not c.negative for c in derived)
+    assert derived and all(not c.negative for c in derived)
     by_id = {c.id: c for c in derived}
     assert all(by_id[e].params[e[-1]] == 0 for e in empties)
     edges = [c for c in derived if size_kind(c.id) == "edge"]
@@ -76,7 +76,9 @@ def test_mhc_yields_an_empty_per_nonzero_b_case_and_edges_inside_the_legal_range
     base = next(c for c in cases if c.id == "fwd-base")
     left = set(edge_values(1, 2**31 - 1)) - set(fwd) - {128}
     assert len(fwd) == len(set(fwd)) and {1, 17, 129} <= set(fwd)
-    assert all(_bytes(replace(base, params={**base.params, "S": v})) > EDGE_BYTES for v in left)
+    assert left and all(
+        _bytes(replace(base, params={**base.params, "S": v})) > EDGE_BYTES for v in left
+    )
 
 
 def test_the_large_case_follows_max_case_bytes():
@@ -102,7 +104,8 @@ def test_budget_runs_one_size_variant_per_case_and_recording_holds_them_all():
     recorded = {c.id for c in recorded_cases(cases, RunConfig(budget_s=14, seed=3))}
     sized = {c.id for c in budgeted if size_kind(c.id)}
     assert sized and sized <= recorded  # a budgeted run's sample is in the baseline
-    assert not any(variant_kind(c.id) for c in run_variants(cases, RunConfig(variants=())))
+    plain = run_variants(cases, RunConfig(variants=()))
+    assert plain and not any(variant_kind(c.id) for c in plain)
 
 
 def test_variants_accepts_the_size_kinds_and_refuses_others():
@@ -149,7 +152,8 @@ def test_a_baseline_without_the_size_variants_skips_them_with_a_note(tmp_path):
     out = tmp_path / "run"
     report = Session(config, [str(MHC)], [], baseline_path=baseline, out_dir=out).run().to_json()
     assert report["diagnosis"] == "clean"
-    assert not any("@empty-" in c["id"] for c in report["phases"][0]["cases"])
+    first = report["phases"][0]["cases"]
+    assert first and not any("@empty-" in c["id"] for c in first)
     notes = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     said = [n["message"] for n in notes if n.get("type") == "note"]
     assert any("not in the baseline" in m and "@empty-B" in m for m in said), said
