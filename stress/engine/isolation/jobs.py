@@ -31,23 +31,25 @@ Send = Callable[[dict[str, Any]], None]
 _HBM = 1  # ACL_HBM_MEM of aclrtMemAttr
 
 
-def _device_memory(rt: acl.Runtime, device: int) -> int | None:
-    """The device's memory as ``aclrtGetMemInfo`` reports it (None where it cannot say)."""
+def _device_memory(rt: acl.Runtime, device: int) -> tuple[int | None, int | None]:
+    """The device's (total, free) memory as ``aclrtGetMemInfo`` reports it (None where it
+    cannot say)."""
     if not 0 <= device < rt.device_count:
-        return None
+        return None, None
     free, total = ctypes.c_size_t(), ctypes.c_size_t()
     try:
         rt.device(device)
         rt.api.aclrtGetMemInfo(_HBM, ctypes.byref(free), ctypes.byref(total))
     except acl.AclError:
-        return None
-    return int(total.value) or None
+        return None, None
+    return int(total.value) or None, int(free.value) if total.value else None
 
 
 def _info(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     rt = acl.runtime(job.get("backend"))
     send({"type": "ready"})
-    info = {**rt.info(), "device_memory": _device_memory(rt, int(job.get("device", 0)))}
+    total, free = _device_memory(rt, int(job.get("device", 0)))
+    info = {**rt.info(), "device_memory": total, "device_memory_free": free}
     return PhaseStatus.DONE, "", {"fingerprint": backend_fingerprint(rt), "info": info}
 
 

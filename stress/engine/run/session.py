@@ -27,6 +27,7 @@ from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.baseline_step import record_missing, run_baseline, skip_unrecorded
 from stress.engine.run.child_failure import failure_text
 from stress.engine.run.header import run_header
+from stress.engine.run.in_flight import limit_threads
 from stress.engine.run.phase_end import phase_end
 from stress.engine.run.reproducer import Reproducer
 from stress.engine.run.resume import Resumed
@@ -205,6 +206,10 @@ class Session:
         path = self.baseline_path or self.default_baseline(fingerprint)
         # the size variants the baseline lacks are skipped (here and in every phase child)
         self.cases, self.config, skipped = skip_unrecorded(Path(path), self.cases, self.config)
+        # no more calls in flight than the memory free fits (fewer threads for a big case)
+        self.config, memory = limit_threads(
+            self.config, [*self.cases, *self.control_cases], info["info"]
+        )
         baseline, warnings = run_baseline(
             Path(path),
             fingerprint,
@@ -237,6 +242,8 @@ class Session:
                 writer.write({"type": "note", "message": f"baseline forced: {w}"})
             if skipped:
                 self._note(skipped, writer)
+            if memory.limited:
+                self._note(memory.note(), writer)
             status = PhaseStatus.DONE
             reproducer = None
             timing: dict[str, Any] = {"first_detection_s": None, "diagnosis_s": None}
