@@ -135,7 +135,10 @@ def _hwm_kib(pid: int) -> int:
 
 
 def _table(rows: list[dict], budget: float) -> str:
-    phases = sorted({p for r in rows for p in r["phases"]}, key=PHASES.split(",").index)
+    # a phase run under both stream policies is two columns ("isolated [stream=shared]")
+    order = PHASES.split(",")
+    keys = {p for r in rows for p in r["phases"]}
+    phases = sorted(keys, key=lambda p: (order.index(p.split(" [")[0]), p))
     lines = [
         f"Generated corpora under `--budget {budget:g}` (phases {PHASES}; baseline recorded "
         "first, not timed).",

@@ -39,7 +39,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -268,12 +268,18 @@ def load_corpus_file(path: str | Path, include_dirs: Sequence[str | Path] = ()) 
     return [_parse_case(raw, defaults, i, source) for i, raw in enumerate(raw_cases)]
 
 
-def load_corpus(paths: Iterable[str | Path], include_dirs: Sequence[str | Path] = ()) -> list[Case]:
-    """Load several corpus files; case ids must be unique across all of them."""
+def load_corpus(
+    paths: Iterable[str | Path],
+    include_dirs: Sequence[str | Path] = (),
+    *,
+    load_file: Callable[[str | Path, Sequence[str | Path]], list[Case]] | None = None,
+) -> list[Case]:
+    """Load several corpus files; case ids must be unique across all of them. ``load_file``:
+    how one file is loaded (default :func:`load_corpus_file`)."""
     cases: list[Case] = []
     seen: dict[str, str] = {}
     for path in paths:
-        for case in load_corpus_file(path, include_dirs):
+        for case in (load_file or load_corpus_file)(path, include_dirs):
             if case.id in seen:
                 raise ConfigError(
                     f"{case.source}: case '{case.id}', field 'id': duplicate (also in "

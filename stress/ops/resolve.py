@@ -264,9 +264,26 @@ def _resolve(decl: OpDeclaration, p: Params, where: str) -> dict[str, Any]:
 _CACHE: dict[tuple[int, str], tuple[OpDeclaration, dict[str, Any]]] = {}
 
 
+_KEYS: dict[int, tuple[Params, str]] = {}
+
+
+def _params_key(params: Params) -> str:
+    """The JSON key of ``params``, encoded once per parameters object: every tensor's shape and
+    dtype is resolved through here, many times a call, with a case's own ``params`` (never
+    changed once the case is parsed; the object is kept, so its id is not reused meanwhile)."""
+    hit = _KEYS.get(id(params))
+    if hit is not None and hit[0] is params:
+        return hit[1]
+    key = json.dumps(dict(params), sort_keys=True, default=str)
+    if len(_KEYS) > 16384:
+        _KEYS.clear()
+    _KEYS[id(params)] = (params, key)
+    return key
+
+
 def resolve(decl: OpDeclaration, params: Params, where: str = "") -> dict[str, Any]:
     """One concrete value per C parameter of ``decl`` for ``params`` (ConfigError if bad)."""
-    key = (id(decl), json.dumps(dict(params), sort_keys=True, default=str))
+    key = (id(decl), _params_key(params))
     hit = _CACHE.get(key)
     if hit is None or hit[0] is not decl:  # an id can be reused once a declaration is freed
         if len(_CACHE) > 4096:

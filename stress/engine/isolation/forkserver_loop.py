@@ -59,15 +59,13 @@ def _prepare() -> None:
 
 
 def _warm(spec: dict[str, Any]) -> None:
-    """Parse the run's corpus (the operator catalogue and declarations stay parsed in every
-    forked child); done after the first job is forked (the backend-info job needs none)."""
+    """Parse the run's corpus files (the operator catalogue, the declarations and the cases
+    stay parsed in every forked child: :mod:`stress.corpus.preload`); done after the first job
+    is forked (the backend-info job needs none)."""
     if spec.get("corpus"):
-        from stress.corpus.parse import load_corpus
+        from stress.corpus import preload
 
-        try:
-            load_corpus(spec["corpus"], tuple(spec.get("include_dirs", ())))
-        except Exception:
-            pass
+        preload.warm(spec["corpus"], tuple(spec.get("include_dirs", ())))
 
 
 def _in_child(sock: socket.socket, fds: list[int], env: dict[str, str], others: list[int]) -> None:

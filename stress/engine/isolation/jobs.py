@@ -15,7 +15,7 @@ from typing import Any
 from stress import acl
 from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
-from stress.corpus.parse import load_corpus
+from stress.corpus import preload
 from stress.corpus.variants import recorded_cases, run_variants
 from stress.engine.replay.baseline import backend_fingerprint, record_baseline
 from stress.engine.replay.baseline_order import OrderDependence
@@ -57,7 +57,7 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     rt = acl.runtime(job.get("backend"))
     config = RunConfig.from_json(job["config"])
     # the corpus and every size variant of it: each is a case with a baseline of its own
-    cases = recorded_cases(load_corpus(job["corpus"], config.include_dirs), config)
+    cases = recorded_cases(preload.load(job["corpus"], config.include_dirs), config)
     send({"type": "ready"})
 
     def progress(case, cb) -> None:
@@ -89,8 +89,9 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
 def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
     rt = acl.runtime(job.get("backend"))
     config = RunConfig.from_json(job["config"])
-    cases = run_variants(load_corpus(job["corpus"], config.include_dirs), config)
-    control = load_corpus(job["control"], config.include_dirs) if job.get("control") else []
+    # the cases the fork server parsed before forking this child (preload), else parsed now
+    cases = run_variants(preload.load(job["corpus"], config.include_dirs), config)
+    control = preload.load(job["control"], config.include_dirs) if job.get("control") else []
     baseline = Baseline.load(job["baseline"]) if job.get("baseline") else None
 
     def sink(rec: CallRecord | dict[str, Any]) -> None:  # records cross to the parent as JSON
@@ -100,9 +101,12 @@ def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
         rt, config, cases, control, baseline, sink=sink, announce=job.get("announce", True)
     )
     phase = job["phase"]
-    runner.prepare_inputs(
-        control if phase == "control" else [*cases, *control] if phase == "burst" else cases
-    )
+    # a sampled one-thread or case-by-case phase makes a case's inputs when it reaches it (it
+    # may reach a few of a big corpus); the others make all before any concurrency
+    if config.budget_s is None or phase not in ("serial", "shuffled", "isolated"):
+        runner.prepare_inputs(
+            control if phase == "control" else [*cases, *control] if phase == "burst" else cases
+        )
     send({"type": "ready"})
     stream = job.get("stream", "shared") if phase in CONCURRENT_PHASES else "shared"
     status, detail = runner.run(phase, stream)

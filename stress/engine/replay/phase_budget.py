@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from stress.config import DEFAULT_DURATION, RunConfig
 from stress.engine.replay import stop
 
-__all__ = ["Budget", "phase_budget"]
+__all__ = ["Budget", "phase_budget", "split_budget"]
 
 
 @dataclass
@@ -34,3 +34,15 @@ def phase_budget(config: RunConfig, share: int = 1) -> Budget:
     if seconds is None and config.iterations is None:
         seconds = DEFAULT_DURATION
     return Budget(seconds=None if seconds is None else seconds / share, rounds=config.iterations)
+
+
+def split_budget(budget: Budget, share: float) -> tuple[Budget, Budget]:
+    """``budget`` cut in two: ``share`` of it, and the rest (at least one round each)."""
+    if budget.seconds is not None:
+        first = budget.seconds * share
+        return Budget(seconds=first, rounds=budget.rounds), Budget(
+            seconds=budget.seconds - first, rounds=budget.rounds
+        )
+    rounds = budget.rounds or 1
+    first = max(1, int(rounds * share))
+    return Budget(rounds=first), Budget(rounds=max(1, rounds - first))

@@ -46,7 +46,7 @@ from stress.engine.call.execute import CallTimeout, run_call
 from stress.engine.call.inputs import InputCache
 from stress.engine.replay.hang_rule import hang_note, hang_rule_for, in_flight
 from stress.engine.replay.interleave import InterleavedPhase
-from stress.engine.replay.phase_budget import Budget, phase_budget
+from stress.engine.replay.phase_budget import Budget, phase_budget, split_budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
 from stress.engine.replay.sampling import MIN_CASES, AtLeastRounds, UntilConfirmed, case_chunks
 from stress.errors import ConfigError
@@ -289,13 +289,17 @@ class PhaseRunner(InterleavedPhase):
         """Each case alone on every thread, ``duration / N`` seconds each; under --budget in a
         seeded order until the share is spent (at least :data:`MIN_CASES` cases)."""
         deadline, ran = self._sampled(), 0
-        budget = self._budget(phase_budget(self.config, share=len(self.cases)))
+        budget = phase_budget(self.config, share=len(self.cases))
+        if budget.rounds is None and not self.config.confirm:  # each case: one round at least
+            budget = AtLeastRounds(budget.seconds, None, 1)
+        budget = self._budget(budget)
         for cases in self._chunks(14):
             if deadline and ran >= MIN_CASES and time.monotonic() > deadline:
                 return
             for case in cases:
                 if self._confirmed.is_set():
                     return
+                self.inputs.prepare(case)  # before its threads start (a sampled phase: lazily)
 
                 def task(worker: Worker, rnd: int, case: Case = case) -> None:
                     self._call("isolated", worker, rnd, case)
@@ -323,7 +327,8 @@ class PhaseRunner(InterleavedPhase):
 
         budget = phase_budget(self.config)
         if budget.seconds is not None and budget.rounds is None and not self.config.confirm:
-            budget = AtLeastRounds(budget.seconds, None, epoch_rounds(n, threads))
+            cap = 2 * budget.seconds if self.config.budget_s is not None else None
+            budget = AtLeastRounds(budget.seconds, None, epoch_rounds(n, threads), cap)
         pool.run(task, self._budget(budget), fill=fill)
 
     def _phase_mixed(self, pool: WorkerPool) -> None:
@@ -341,7 +346,7 @@ class PhaseRunner(InterleavedPhase):
         def free(worker: Worker, k: int) -> None:  # k numbers the calls as they start
             self._call("burst", worker, k // width, self._opening_pick(seed, k))
 
-        opening, rest = _split(phase_budget(self.config), BURST_OPENING)
+        opening, rest = split_budget(phase_budget(self.config), BURST_OPENING)
         offset = pool.run_free(free, self._budget(opening))
 
         def pick(worker: Worker, rnd: int) -> Case:
@@ -385,15 +390,3 @@ class PhaseRunner(InterleavedPhase):
 BURST_OPENING = 0.5
 #: The share of the burst's free-running calls that go to the control corpus.
 OPENING_CONTROL_SHARE = 0.1
-
-
-def _split(budget: Budget, share: float) -> tuple[Budget, Budget]:
-    """``budget`` cut in two: ``share`` of it, and the rest (at least one round each)."""
-    if budget.seconds is not None:
-        first = budget.seconds * share
-        return Budget(seconds=first, rounds=budget.rounds), Budget(
-            seconds=budget.seconds - first, rounds=budget.rounds
-        )
-    rounds = budget.rounds or 1
-    first = max(1, int(rounds * share))
-    return Budget(rounds=first), Budget(rounds=max(1, rounds - first))

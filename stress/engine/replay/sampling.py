@@ -19,6 +19,7 @@ case dealt once, whatever their time share (:class:`AtLeastRounds`; the coverage
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -58,11 +59,15 @@ class UntilConfirmed(Budget):
 
 @dataclass
 class AtLeastRounds(Budget):
-    """A time budget that first completes ``least`` rounds (a stop request still ends it)."""
+    """A time budget that first completes ``least`` rounds (a stop request still ends it) —
+    for at most ``most_s`` seconds when given (under --budget: a corpus too big for ``least``
+    rounds in its share does not outrun the run's budget; coverage says how far it got)."""
 
     least: int = 0
+    most_s: float | None = None
 
     def exhausted(self, started: float, rounds_done: int) -> bool:
-        if rounds_done < self.least and not stop.requested.is_set():
+        capped = self.most_s is not None and time.monotonic() - started >= self.most_s
+        if rounds_done < self.least and not capped and not stop.requested.is_set():
             return False
         return super().exhausted(started, rounds_done)
