@@ -281,8 +281,9 @@ def test_full_protocol_diagnoses_each_fault(tmp_path, fault, seed):
     """The whole default protocol, both stream policies, as `make stress` runs it."""
     report = run_fault(tmp_path, fault, seed=seed, duration=3.0)
     v = verdicts(report)
-    # 3 single-threaded phases + 4 concurrent ones (burst, control, isolated, mixed) x 2 streams
-    assert len(v) == 11, v
+    # 3 single-threaded phases (shuffled twice: at fresh addresses and in recycled blocks) + 4
+    # concurrent ones (burst, control, isolated, mixed) x 2 streams
+    assert len(v) == 12 and "shuffled/recycle" in v, v
     assert report["diagnosis"] == EXPECTED[fault], (report["diagnosis"], v)
     assert v["serial"] == ("UNWRITTEN" if fault == "empty-skip" else "PASS"), v
     if fault in ("tiling-race", "shared-scratch", "add-race", "crash", "hang", "grad-drift"):

@@ -33,17 +33,19 @@ def address_dependent(runs: Iterable[PhaseVerdict]) -> str:
     """The explanation when only the recycled runs of a phase fail and its fresh run passed
     (every case of it); "" otherwise."""
     runs = list(runs)
-    # the run's own policy has no variant; the other one's is named (stress.engine.run.schedule)
-    named = {p.variant for p in runs}
-    fresh = [p for p in runs if p.variant == FRESH or (not p.variant and RECYCLE in named)]
-    recycled = [p for p in runs if p.variant == RECYCLE or (not p.variant and FRESH in named)]
-    failing = [p for p in runs if _failed(p.verdict)]
-    if not fresh or not failing or any(p not in recycled for p in failing):
+    # the run's own policy is not named; the other one's is (stress.engine.run.schedule; a
+    # focused step adds " focus")
+    named = [next((w for w in p.variant.split() if w in (FRESH, RECYCLE)), "") for p in runs]
+    own = FRESH if RECYCLE in named else RECYCLE if FRESH in named else ""
+    policy = [n or own for n in named]
+    fresh = [p for p, n in zip(runs, policy, strict=True) if n == FRESH]
+    failing = [(p, n) for p, n in zip(runs, policy, strict=True) if _failed(p.verdict)]
+    if not fresh or not failing or any(n != RECYCLE for _, n in failing):
         return ""
     if any(p.verdict != Verdict.PASS for p in fresh):
         return ""
     passed = {c.id for p in fresh for c in p.cases if c.verdict == Verdict.PASS}
-    cases = [c for p in failing for c in p.cases if _failed(c.verdict)]
+    cases = [c for p, _ in failing for c in p.cases if _failed(c.verdict)]
     shown = [
         f"{c.id} {c.verdict}" + ("" if c.id in passed else " (not run fresh)") for c in cases[:4]
     ]
