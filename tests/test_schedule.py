@@ -129,7 +129,9 @@ def test_after_a_failing_burst_the_diagnostic_steps_are_short_and_focused():
     assert focused and all(s.focus == ("a", "b", "c") for s in focused)
     assert confirm and all(s.seconds is not None and s.seconds <= 1.0 for s in confirm)
     # the fallback: every step of the plan not already run whole, in order, after them
-    assert new[6:] == [s for s in rest if s.phase not in ("serial", "shuffled")]
+    # (the shuffled run in recycled blocks among them: the burst failed at fresh addresses)
+    fallback = [s for s in rest if s.phase not in ("serial", "shuffled") or s.variant]
+    assert new[6:] == fallback and any(s.allocator == "recycle" for s in fallback)
     # one corpus case failed: the cross-call phases take the cases it met as well
     alone = BurstFindings(("a",), frozenset({"stream=per-thread"}), partners=("x", "y"))
     cross = [s for s in focus_steps(rest, burst, alone) if s.phase == "mixed" and s.confirm]

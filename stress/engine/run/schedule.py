@@ -222,7 +222,10 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
     focused: list[Step] = []
     for s in rest:
         if s.phase in ("serial", "shuffled"):
-            focused.append(s)
+            # the shuffled run under the other allocator policy is not focused: the burst
+            # failed at the run's own addresses, and address-dependence needs no burst
+            if not s.variant.startswith("allocator="):
+                focused.append(s)
             continue
         allowed = control if s.phase == "control" else main
         if s.phase in CONCURRENT_PHASES and s.stream not in allowed:
