@@ -161,3 +161,12 @@ def test_the_standalone_reproducer_recycles_like_the_run(tmp_path):
     faulty = subprocess.run([sys.executable, str(script), "1"], capture_output=True, text=True,
                             timeout=120, env={**env, "ACLSIM_FAULTS": "gamma-cache"})  # fmt: skip
     assert faulty.returncode == 1 and "digest differs" in faulty.stdout, faulty.stdout
+
+
+def test_an_unknown_policy_is_refused_naming_the_option():
+    from stress.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^--allocator must be fresh, recycle or both"):
+        RunConfig(allocator="pooled").validate()
+    assert "--allocator recycle" in " ".join(RunConfig(allocator="recycle").to_cli_args())
+    assert "--allocator" not in " ".join(RunConfig().to_cli_args())  # the default, both

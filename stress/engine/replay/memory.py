@@ -9,11 +9,14 @@ every call of the phase, on every thread, blocks from one
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from stress.engine.call.caching_allocator import CachingAllocator
 
 __all__ = ["RecyclingMemory"]
+
+_MADE = threading.Lock()  # the workers' first calls race to make the phase's allocator
 
 
 class RecyclingMemory:
@@ -27,9 +30,10 @@ class RecyclingMemory:
         """The phase's caching allocator under ``recycle`` (made on first use), else None."""
         if self.config.phase_allocator != "recycle":
             return None
-        if self._caching is None:
-            self._caching = CachingAllocator(self.runtime.api)
-        return self._caching
+        with _MADE:
+            if self._caching is None:
+                self._caching = CachingAllocator(self.runtime.api)
+            return self._caching
 
     def release_memory(self) -> None:
         """Free the caching allocator's blocks (the phase's calls are all closed)."""
