@@ -117,6 +117,13 @@ class RunConfig:
     # phase children skip them, the journal says so (stress.engine.run.baseline_step); never a
     # user option
     unrecorded: tuple[str, ...] = ()
+    # device memory: fresh aclrtMalloc per call, a caching allocator that recycles blocks
+    # across cases and threads (stress.engine.call.caching_allocator), or both: the scheduler
+    # runs the shuffled phase under each (stress.engine.run.schedule.plan; README "--allocator")
+    allocator: str = "both"
+    # the policy this phase's calls run under (fresh | recycle), set per step by the
+    # scheduler; never a user option
+    phase_allocator: str = "fresh"
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
@@ -138,6 +145,8 @@ class RunConfig:
         _int_in("--device", self.device, 0, 2**31 - 1)
         if self.context not in CONTEXT_POLICIES:
             raise ConfigError(f"--context must be shared or per-thread, got {self.context!r}")
+        if self.allocator not in ("fresh", "recycle", "both"):
+            raise ConfigError(f"--allocator must be fresh, recycle or both, got {self.allocator!r}")
         if not self.streams:
             raise ConfigError("--stream: no stream policy given; use shared, per-thread or both")
         for s in self.streams:
@@ -199,6 +208,8 @@ class RunConfig:
         for key in ("focus", "confirm", "unrecorded"):
             if not d[key]:
                 del d[key]
+        if self.phase_allocator == "fresh":
+            del d["phase_allocator"]
         if self.focus:
             d["focus"] = list(self.focus)
         if self.unrecorded:
@@ -252,6 +263,7 @@ class RunConfig:
             include_dirs=tuple(str(Path(d).resolve()) for d in _given(args, "include", ())),
             max_case_bytes=getattr(args, "max_case_bytes", None),
             variants=_given(args, "variants", cls.variants),
+            allocator=_given(args, "allocator", cls.allocator),
         ).validate()
 
     @classmethod
@@ -283,6 +295,8 @@ class RunConfig:
             f"--stream {stream}",
             f"--context {self.context}",
         ]
+        if self.allocator != RunConfig.allocator:
+            args.append(f"--allocator {self.allocator}")
         if self.variants != VARIANTS:
             args.append(f"--variants {','.join(self.variants) or 'none'}")
         if budget and self.budget_s is not None:

@@ -140,6 +140,7 @@ class CallRecord:
     position: int | None = None  # a PCT schedule: this call's index in the group
     schedule: list[str] | None = None  # a PCT schedule: its steps, "case.phase1" ...
     variant: str | None = None
+    allocator: str | None = None  # fresh | recycle: the device memory policy it ran under
     elapsed: float | None = None  # seconds since the run began
     extra: Mapping[str, Any] = field(default_factory=dict)
 

@@ -150,6 +150,10 @@ class Diagnosis(StrEnum):
     # (the prefill byte alternates between calls): a buffer read before it is written
     # (stress.grading.prefill)
     UNINITIALIZED_READ = "uninitialized-read"
+    # a case fails only in device memory recycled by the caching allocator and passes at
+    # fresh addresses in the same run: a cache keyed on a device address, not its content
+    # (stress.grading.address)
+    ADDRESS_DEPENDENCE = "address-dependence"
     BASELINE_MISMATCH = "baseline-mismatch"
     OPERATOR_ERROR = "operator-error"
     # Nothing failed, but the run is not complete: it was killed or interrupted, a phase never

@@ -33,14 +33,17 @@ def _record(tmp_path: Path, corpus: Path, faults: str, *extra: str):
     return proc, out
 
 
-def test_an_address_keyed_cache_is_order_dependence_at_record_time(tmp_path):
+def test_an_address_keyed_cache_is_address_dependence_at_record_time(tmp_path):
+    """The disagreement in recycled memory is checked again at fresh addresses, after the same
+    case: there the case agrees, so the line names the address, not the order."""
     # the corpus as written (its size variants share mat2's shape too, and are found first)
     proc, out = _record(tmp_path, MATMUL, "weight-cache", "--variants", "none")
     assert proc.returncode == 1, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("aclnn-stress: order-dependence: case matmul-f32 "), lines[0]
+    assert lines[0].startswith("aclnn-stress: address-dependence: case matmul-f32 "), lines[0]
     assert "after case matmul-f32-b" in lines[0] and "not written" in lines[0]
+    assert "agrees with it after case matmul-f32-b at fresh addresses" in lines[0]
     assert not out.exists()  # no baseline with a wrong value
     clean, out = _record(tmp_path, MATMUL, "")
     assert clean.returncode == 0 and out.exists(), clean.stderr
@@ -53,7 +56,7 @@ def test_a_run_recording_its_baseline_stops_with_the_finding(tmp_path):
         "--budget", "5", "--out", str(tmp_path / "run"), "--quiet", faults="weight-cache",
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr
-    assert "order-dependence: case matmul-f32" in proc.stderr and not base.exists()
+    assert "address-dependence: case matmul-f32" in proc.stderr and not base.exists()
 
 
 def test_the_fault_is_invisible_at_fresh_addresses_and_between_other_shapes(tmp_path):
@@ -98,6 +101,8 @@ def test_check_order_names_the_case_that_disagrees(rt, ctx, stream):
     check_order(rt, ctx, stream, cases, cache, baseline.cases, canary=0xAB, timeout_ms=None)
     swapped = dict(baseline.cases)
     swapped["matmul-f32"] = baseline.cases["matmul-f32-b"]
-    with pytest.raises(OrderDependence, match="case matmul-f32 recorded after case matmul-f32-b"):
+    # the recording itself is wrong: the fresh re-check disagrees too, so it is the order
+    order = r"^order-dependence: case matmul-f32 recorded after case matmul-f32-b,"
+    with pytest.raises(OrderDependence, match=order):
         check_order(rt, ctx, stream, cases, cache, swapped, canary=0xAB, timeout_ms=None)
     assert OrderDependence.exit_code == 1

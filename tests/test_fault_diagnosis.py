@@ -268,9 +268,9 @@ def _run_gradcheck(tmp: Path, fault: str) -> tuple[subprocess.CompletedProcess, 
 # softmax-grad-tail lives in aclnnSoftmaxBackward (gradcheck: tests/test_gradcheck_spec.py);
 # weight-cache in aclnnMatmul and stale-tail are found when the baseline is recorded (above and
 # tests/test_baseline_order.py): no run follows; dirty-accumulator lives in aclnnLayerNorm
-# (tests/test_prefill_fault.py)
+# (tests/test_prefill_fault.py); gamma-cache in aclnnRmsNorm (tests/test_address_dependence.py)
 AT_RECORD = ("weight-cache", "stale-tail")
-OTHER_OPS = ("scratch-pool", "softmax-grad-tail", "dirty-accumulator")
+OTHER_OPS = ("scratch-pool", "softmax-grad-tail", "dirty-accumulator", "gamma-cache")
 MHC_FAULTS = [f for f in EXPECTED if f not in (*OTHER_OPS, *AT_RECORD)]
 
 
@@ -281,8 +281,9 @@ def test_full_protocol_diagnoses_each_fault(tmp_path, fault, seed):
     """The whole default protocol, both stream policies, as `make stress` runs it."""
     report = run_fault(tmp_path, fault, seed=seed, duration=3.0)
     v = verdicts(report)
-    # 3 single-threaded phases + 4 concurrent ones (burst, control, isolated, mixed) x 2 streams
-    assert len(v) == 11, v
+    # 3 single-threaded phases (shuffled twice: at fresh addresses and in recycled blocks) + 4
+    # concurrent ones (burst, control, isolated, mixed) x 2 streams
+    assert len(v) == 12 and "shuffled/recycle" in v, v
     assert report["diagnosis"] == EXPECTED[fault], (report["diagnosis"], v)
     assert v["serial"] == ("UNWRITTEN" if fault == "empty-skip" else "PASS"), v
     if fault in ("tiling-race", "shared-scratch", "add-race", "crash", "hang", "grad-drift"):
@@ -333,7 +334,8 @@ def test_cli_run_reports_every_phase_and_exits_1(tmp_path, fault, verdict):
     assert seconds < 180
     assert report["diagnosis"] == fault
     v = verdicts(report)
-    assert len(v) == 11, v  # every phase, the burst included (--no-fail-fast)
+    # every phase, the burst included (--no-fail-fast), shuffled in recycled blocks too
+    assert len(v) == 12, v
     assert v["serial"] == v["shuffled"] == "PASS", v
     assert v["control/shared"] == v["control/per-thread"] == "PASS", v
     assert verdict in v.values(), v

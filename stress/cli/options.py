@@ -81,6 +81,14 @@ def corpus_options(p: argparse.ArgumentParser) -> None:
         "empties and edge sizes as cases of their own: a comma-separated subset of "
         f"{','.join(VARIANTS)}, all, or none (default all)",
     )
+    g.add_argument(
+        "--allocator",
+        choices=("fresh", "recycle", "both"),
+        help="device memory per call: fresh aclrtMalloc, recycle (a caching allocator like "
+        "torch_npu's: freed blocks pooled by size, reused across cases and threads, "
+        "stream-ordered), or both (default: the shuffled phase, and the baseline's order check, "
+        "under each; a failure only under recycle is address-dependence)",
+    )
 
 
 def runtime_options(p: argparse.ArgumentParser) -> None:

@@ -16,7 +16,9 @@ copies on other threads also provide, and the run says ``cross-call-contaminatio
 ``cross-call-contamination`` (mixed or interleaved fail while isolated and control are
 clean), ``incomplete`` (nothing failed but a phase made no call), ``clean``. Single-threaded
 patterns come before concurrent ones because they need no concurrency and therefore also explain
-concurrent failures.
+concurrent failures. ``address-dependence`` is checked just before ``order-dependence``: the
+shuffled phase fails only in recycled device memory, and passes in the same order at fresh
+addresses (:mod:`stress.grading.address`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
+from stress.grading.address import address_dependent
 from stress.grading.prefill import prefill_dependent
 from stress.records import PhaseVerdict
 from stress.vocabulary import Diagnosis, Verdict, split_view
@@ -116,6 +119,9 @@ def _single_threaded(ph: _Phases) -> tuple[Diagnosis, str] | None:
             "deterministic (re-record the baseline)"
         )
     if ph.fails("shuffled"):
+        recycled = address_dependent(ph.by_name["shuffled"])
+        if recycled:  # only in recycled device memory (stress.grading.address)
+            return Diagnosis.ADDRESS_DEPENDENCE, recycled
         return Diagnosis.ORDER_DEPENDENCE, (
             "single-threaded calls in random order fail while serial repeats pass: state left "
             "by a previous call leaks into the next"

@@ -102,6 +102,7 @@ _TABLES: dict[str, _Table] = {
         "group": ((list,), None),
         "schedule": ((list,), None),
         "elapsed": (_ANY_NUMBER, _finite),
+        "allocator": ((str,), _one_of(("fresh", "recycle"))),
         "tolerance_ratio": (_ANY_NUMBER, None),
     },
     "run-end": {

@@ -40,7 +40,7 @@ from stress.engine.call.layout import ArraySlot, ScalarSlot, TensorSlot, layout
 from stress.engine.call.views import storage_bytes
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes, load_json
-from stress.vocabulary import VERSION, Status, Verdict
+from stress.vocabulary import VERSION, Diagnosis, Status, Verdict
 
 __all__ = ["Reproduction", "choose_cases", "render_script", "write_script"]
 
@@ -276,6 +276,8 @@ def write_script(
         "canary": config.canary, "device": config.device,
         "deterministic": config.deterministic, "iterations": iterations,
         "threads": 2, "calls": calls, "inputs": split.embedded,
+        "recycle": report.get("diagnosis") == Diagnosis.ADDRESS_DEPENDENCE
+        or config.allocator == "recycle",
         "side_file": side_path.name if side_path else None,
         "side_inputs": [[k, split.digests[k]] for k in split.side],
     })  # fmt: skip

@@ -12,6 +12,7 @@ import numpy as np
 from stress import acl
 from stress.corpus.parse import Case
 from stress.engine.call.blockpool import BlockPool
+from stress.engine.call.caching_allocator import CachingAllocator
 from stress.engine.call.prepared import OpCall
 from stress.grading.digest import DEFAULT_CANARY
 from stress.grading.judge import Outcome
@@ -39,11 +40,15 @@ def run_call(
     *,
     canary: int = DEFAULT_CANARY,
     timeout_ms: int | None = None,
-    allocator: BlockPool | None = None,
+    allocator: BlockPool | CachingAllocator | None = None,
 ) -> Outcome:
     """One call back to back (upload, phase 1, workspace, phase 2, sync, download); its device
-    memory from ``allocator`` when given (:mod:`stress.engine.call.blockpool`)."""
+    memory from ``allocator`` when given (:mod:`stress.engine.call.blockpool`; a
+    :class:`CachingAllocator` stream-ordered on ``stream``)."""
     start = time.perf_counter()
+    caching = allocator if isinstance(allocator, CachingAllocator) else None
+    if caching is not None:
+        allocator = caching.on(stream.handle)  # type: ignore[assignment]
     try:
         call = OpCall(
             context,
@@ -63,6 +68,8 @@ def run_call(
         call.phase1()
         call.phase2(stream)
         _sync(stream, timeout_ms)
+        if caching is not None:  # what this stream gave back before now serves every stream
+            caching.synchronized(stream.handle)
         outputs = call.collect()
     except (acl.AclError, MemoryError) as exc:
         _settle(stream, timeout_ms)

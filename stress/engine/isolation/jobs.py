@@ -79,6 +79,7 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
             device=config.device,
             call_timeout_ms=config.call_timeout_ms,
             progress=progress,
+            recycle=config.allocator != "fresh",
         )
     except OrderDependence as exc:  # a finding: the parent raises it again (exit 1), unsaved
         return PhaseStatus.DONE, "", {"order_dependence": str(exc)}

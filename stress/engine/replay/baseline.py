@@ -192,6 +192,7 @@ def record_baseline(
     device: int = 0,
     call_timeout_ms: int | None = RunConfig().call_timeout_ms,
     progress: Callable[[Case, CaseBaseline], None] | None = None,
+    recycle: bool = True,
 ) -> Baseline:
     """Run every case serially and build the :class:`Baseline` (not yet saved): each case at
     fresh addresses, then checked after another case in its recycled memory
@@ -222,8 +223,9 @@ def record_baseline(
                 progress(case, cb)
         fresh.release()
         check_order(
-            rt, ctx, stream, cases, cache, result, canary=canary, timeout_ms=call_timeout_ms
-        )
+            rt, ctx, stream, cases, cache, result, canary=canary, timeout_ms=call_timeout_ms,
+            recycle=recycle,
+        )  # fmt: skip
     finally:
         fresh.release()
         stream.close()

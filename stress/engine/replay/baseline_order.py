@@ -19,7 +19,12 @@ histories:
 
 A case whose second result differs from its first (digest, tolerance for cases that are not
 bit-deterministic, or status) is :class:`OrderDependence`: one line naming the case and the case
-before it, and no baseline is written (exit 1: a finding, not a configuration error).
+before it, and no baseline is written (exit 1: a finding, not a configuration error). The pair
+is then checked again at fresh addresses (the case before it, then the case, in blocks no other
+call used): when the case agrees there, the line says ``address-dependence`` (its result
+depends on the address that came back, not on the order: stress.grading.address), else
+``order-dependence``. Under ``--allocator fresh`` the second history keeps fresh addresses too
+(each case after another, never in its blocks): an order check only.
 """
 
 from __future__ import annotations
@@ -77,32 +82,69 @@ def check_order(
     *,
     canary: int,
     timeout_ms: int | None,
+    recycle: bool = True,
 ) -> None:
-    """Run ``cases`` again in reverse order, each in the recycled memory of the one before it,
-    and raise :class:`OrderDependence` at the first that disagrees with ``recorded``."""
+    """Run ``cases`` again in reverse order, each in the recycled memory of the one before it
+    (at fresh addresses without ``recycle``), and raise :class:`OrderDependence` at the first
+    that disagrees with ``recorded``."""
     pool = BlockPool(rt.api)
+    kw = {"canary": canary, "timeout_ms": timeout_ms}
     try:
         before: Case | None = None
         for case in reversed(cases):
-            inputs = cache.get(case)
-            run_call(
-                ctx, stream, case, inputs, canary=canary, timeout_ms=timeout_ms, allocator=pool
-            )
-            again = run_call(
-                ctx, stream, case, inputs, canary=canary, timeout_ms=timeout_ms, allocator=pool
-            )
+            if not recycle:
+                pool.seal()  # fresh addresses: never the blocks of the case before
+            again = _twice(ctx, stream, case, cache, pool, kw)
             if again.status == Status.OUT_OF_MEMORY:
                 return  # the resource, not the operator: the fresh recording stands
             diff = disagreement(case, recorded[case.id], again)
             if diff:
-                after = f"case {before.id}" if before is not None else "the other cases"
-                raise OrderDependence(
-                    f"order-dependence: case {case.id} recorded after {after}, in its recycled "
-                    f"device memory, differs from its recording at fresh addresses ({diff}): its "
-                    "result depends on what ran before (a cache keyed on a device address, a "
-                    "buffer read before it is written); the baseline was not written (fix the "
-                    "operator, or leave the case out of the corpus)"
-                )
+                fresh = recycle and _agrees_fresh(rt, ctx, stream, (before, case), cache, recorded,
+                                                  kw)  # fmt: skip
+                raise OrderDependence(_finding(case, before, diff, recycle, fresh))
             before = case
     finally:
         pool.release()
+
+
+def _twice(ctx, stream, case: Case, cache: InputCache, pool: BlockPool, kw: dict) -> Outcome:
+    """A warm-up call of ``case`` and the checked one, both in ``pool``'s memory."""
+    inputs = cache.get(case)
+    run_call(ctx, stream, case, inputs, allocator=pool, **kw)
+    return run_call(ctx, stream, case, inputs, allocator=pool, **kw)
+
+
+def _agrees_fresh(rt, ctx, stream, pair, cache, recorded, kw) -> bool:
+    """Whether ``case`` after ``before`` (``pair``) agrees with its recording at fresh
+    addresses (the focused re-check of a disagreement in recycled memory)."""
+    before, case = pair
+    pool = BlockPool(rt.api)
+    try:
+        if before is not None:
+            _twice(ctx, stream, before, cache, pool, kw)
+            pool.seal()
+        again = _twice(ctx, stream, case, cache, pool, kw)
+        return again.status != Status.OUT_OF_MEMORY and not disagreement(
+            case, recorded[case.id], again
+        )
+    finally:
+        pool.release()
+
+
+def _finding(case: Case, before: Case | None, diff: str, recycle: bool, fresh: bool) -> str:
+    after = f"case {before.id}" if before is not None else "the other cases"
+    where = "in its recycled device memory" if recycle else "at fresh addresses"
+    if fresh:
+        return (
+            f"address-dependence: case {case.id} recorded after {after}, {where}, differs from "
+            f"its recording at fresh addresses ({diff}), and agrees with it after {after} at "
+            "fresh addresses: its result depends on which freed block came back (a cache keyed "
+            "on a device address, not its content); the baseline was not written (fix the "
+            "operator, or leave the case out of the corpus)"
+        )
+    return (
+        f"order-dependence: case {case.id} recorded after {after}, {where}, differs from its "
+        f"recording at fresh addresses ({diff}): its result depends on what ran before (state "
+        "left by another call, a buffer read before it is written); the baseline was not "
+        "written (fix the operator, or leave the case out of the corpus)"
+    )

@@ -18,13 +18,11 @@
 ``control``     the control corpus (aclnnAdd) under the same pool, context and stream policy.
 
 Under ``--budget`` serial, shuffled and isolated run a seeded sample of the cases that fits
-their share (:mod:`stress.engine.replay.sampling`). A focused diagnostic step (``config.focus``,
-``config.confirm``: :func:`stress.engine.run.schedule.focus_steps`) runs only the named cases and
-ends at its first failing call.
+their share (:mod:`.sampling`). A focused step (:func:`stress.engine.run.schedule.focus_steps`)
+runs the named cases to a first failing call. Memory: fresh or recycled (:mod:`.memory`).
 
-Every call becomes a record passed to ``sink`` as soon as it finishes. This module knows
-nothing of child processes; :mod:`stress.engine.isolation.supervise` runs each phase in one and
-supervises it.
+Every call becomes a record passed to ``sink`` as soon as it finishes. This module knows nothing
+of child processes (:mod:`stress.engine.isolation.supervise` runs each phase in one).
 """
 
 from __future__ import annotations
@@ -46,6 +44,7 @@ from stress.engine.call.execute import CallTimeout, run_call
 from stress.engine.call.inputs import InputCache
 from stress.engine.replay.hang_rule import hang_note, hang_rule_for, in_flight
 from stress.engine.replay.interleave import InterleavedPhase
+from stress.engine.replay.memory import RecyclingMemory
 from stress.engine.replay.phase_budget import Budget, phase_budget, split_budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
 from stress.engine.replay.sampling import MIN_CASES, AtLeastRounds, UntilConfirmed, case_chunks
@@ -64,7 +63,7 @@ Sink = Callable[[CallRecord | dict[str, Any]], None]
 
 
 @dataclass
-class PhaseRunner(InterleavedPhase):
+class PhaseRunner(InterleavedPhase, RecyclingMemory):
     """Runs phases on one device of the loaded runtime, streaming call records to ``sink``."""
 
     runtime: acl.Runtime
@@ -198,6 +197,7 @@ class PhaseRunner(InterleavedPhase):
                     inputs,
                     canary=canary,
                     timeout_ms=self.config.call_timeout_ms,
+                    allocator=self.recycler(),
                 )
             )
         except CallTimeout:
@@ -233,6 +233,7 @@ class PhaseRunner(InterleavedPhase):
                 return PhaseStatus.HUNG, f"a call did not finish: {in_flight(exc.detail)}"
             raise
         pool.close()
+        self.release_memory()
         return PhaseStatus.DONE, ""
 
     # -- phases --------------------------------------------------------------------------

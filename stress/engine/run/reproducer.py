@@ -56,6 +56,7 @@ class Reproducer:
         self.repro_dir = out / "repro"
         self.trial_corpus = self.repro_dir / "trial.toml"
         self.trials = 0
+        self.allocator = "fresh"  # the allocator policy the failing phase ran under
 
     def find(self, report: RunReport) -> dict[str, Any] | None:
         """The reproducer of ``report``'s failing phase, or None when there is none to shrink."""
@@ -68,6 +69,7 @@ class Reproducer:
         self.repro_dir.mkdir(exist_ok=True)
         self.say(f"shrinking the failing {phase.name} phase to a minimal reproducer")
         stream = self._stream(phase)
+        self.allocator = _allocator(phase, self.config)
         if phase.name == "interleaved":
             # a failing pair when one fails; else (a PCT schedule of three calls failed) the
             # smallest set of cases whose interleaved phase still fails
@@ -127,8 +129,9 @@ class Reproducer:
         write_corpus(cases, self.trial_corpus)  # the child's corpus: it crosses a process
         # the trial corpus states its view variants itself (view = ...): none derived again
         config = replace(
-            self.config, phases=(phase,), duration=TRIAL_SECONDS, iterations=None, variants=()
-        )
+            self.config, phases=(phase,), duration=TRIAL_SECONDS, iterations=None, variants=(),
+            phase_allocator=self.allocator,
+        )  # fmt: skip
         records: list[dict[str, Any]] = []
         job = {
             "kind": "phase",
@@ -161,6 +164,8 @@ class Reproducer:
             duration=TRIAL_SECONDS,
             iterations=None,
             variants=(),  # the corpus keeps the variants it needs (view = ...)
+            # found in recycled blocks: the replay runs there (and its fresh check)
+            allocator="recycle" if self.allocator == "recycle" else "fresh",
         )
         command = " ".join(
             [
@@ -191,7 +196,17 @@ _SHRUNK = {
     Diagnosis.CROSS_CALL_CONTAMINATION: ("interleaved", "mixed"),
     Diagnosis.VIEW_DEPENDENCE: ("serial",),
     Diagnosis.UNINITIALIZED_READ: ("serial",),  # serial calls alternate the prefill byte
+    Diagnosis.ADDRESS_DEPENDENCE: ("shuffled",),  # its run in recycled blocks (_allocator)
 }
+
+
+def _allocator(phase: PhaseVerdict, config: RunConfig) -> str:
+    """The allocator policy ``phase`` ran under: named in its variant when it is not the
+    run's own (stress.engine.run.schedule.plan), else the run's (fresh under ``both``)."""
+    for word in phase.variant.split():
+        if word.startswith("allocator="):
+            return word.split("=", 1)[1]
+    return "recycle" if config.allocator == "recycle" else "fresh"
 
 
 def _failing_phase(report: RunReport) -> PhaseVerdict | None:

@@ -71,18 +71,31 @@ class Step:
     focus: tuple[str, ...] = ()  # only these corpus cases (empty: all of them)
     seconds: float | None = None  # a fixed duration (the focused steps after a failure)
     confirm: bool = False  # a focused step: it ends at its first failing call
+    allocator: str = "fresh"  # the allocator policy of its calls (fresh | recycle)
+
+
+#: The phase that runs under both allocator policies (``--allocator both`` or ``recycle``), in
+#: the same seeded order: one thread, each case after others, at fresh addresses and in their
+#: recycled blocks; what fails only recycled is address-dependence (stress.grading.address).
+RECYCLED_PHASE = "shuffled"
 
 
 def plan(config: RunConfig) -> list[Step]:
     """Every step of a full run, in the order they run."""
     steps = []
+    policy = "fresh" if config.allocator == "both" else config.allocator
     for phase in config.phases:
         if phase in CONCURRENT_PHASES:
             for stream in _stream_order(phase, config.streams):
                 variant = f"stream={stream}" if len(config.streams) > 1 else ""
-                steps.append(Step(phase, variant, stream))
+                steps.append(Step(phase, variant, stream, allocator=policy))
+        elif phase == RECYCLED_PHASE and config.allocator != "fresh":
+            # the run's policy first, then the other one (the recycled run, or its fresh check)
+            steps.append(Step(phase, "", "shared", allocator=policy))
+            other = "recycle" if policy == "fresh" else "fresh"
+            steps.append(Step(phase, f"allocator={other}", "shared", allocator=other))
         else:
-            steps.append(Step(phase, "", "shared"))
+            steps.append(Step(phase, "", "shared", allocator=policy))
     return steps
 
 
@@ -209,7 +222,10 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
     focused: list[Step] = []
     for s in rest:
         if s.phase in ("serial", "shuffled"):
-            focused.append(s)
+            # the shuffled run under the other allocator policy is not focused: the burst
+            # failed at the run's own addresses, and address-dependence needs no burst
+            if not s.variant.startswith("allocator="):
+                focused.append(s)
             continue
         allowed = control if s.phase == "control" else main
         if s.phase in CONCURRENT_PHASES and s.stream not in allowed:
@@ -293,7 +309,9 @@ class Scheduler:
         """The configuration the child of step ``index`` runs with."""
         seconds = self.duration(index, elapsed)
         step = self.steps[index]
-        config = self.config.with_(focus=step.focus, confirm=step.confirm)
+        config = self.config.with_(
+            focus=step.focus, confirm=step.confirm, phase_allocator=step.allocator
+        )
         if seconds is None:
             return config
         return config.with_(duration=round(seconds, 3), iterations=None)

@@ -361,7 +361,8 @@ class Session:
             if isinstance(rec, dict) and rec.get("type") != CALL:
                 return
             calls += 1
-            stamp = {"variant": variant, "elapsed": round(time.monotonic() - self._t0, 4)}
+            stamp = {"variant": variant, "elapsed": round(time.monotonic() - self._t0, 4),
+                     "allocator": config.phase_allocator}  # fmt: skip
             if isinstance(rec, CallRecord):
                 call = rec.replace(**stamp)
             else:  # as the child sent it: one construction on the parent's hot path

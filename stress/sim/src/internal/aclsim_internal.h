@@ -141,6 +141,7 @@ typedef struct {
     uint64_t size;       /* requested size                   */
     uint64_t alloc_size; /* size + guard bytes               */
     int32_t device;
+    uint64_t serial; /* which aclrtMalloc made it: never the same for two allocations */
 } aclsim_devmem_info;
 
 /* 1 if [ptr, ptr+nbytes) lies inside one live device allocation (nbytes 0: ptr inside), else 0. */

@@ -25,12 +25,15 @@
 #define FILL_BYTE 0xCD
 #define MAX_ALLOC ((uint64_t)64 << 30) /* 64 GiB: the HBM of a 910B3 */
 
+static atomic_ullong g_serial; /* allocations made so far (aclsim_devmem_info.serial) */
+
 struct aclsim_devmem_ref {
     uint8_t *base;
     uint64_t size;
     uint64_t alloc_size;
     int32_t device;
     atomic_int refs;
+    uint64_t serial; /* 1, 2, ...: the allocation's identity (an address may come back) */
 };
 typedef struct aclsim_devmem_ref rt_alloc;
 
@@ -168,6 +171,7 @@ void aclsim_devmem_ref_info(const aclsim_devmem_ref *ref, aclsim_devmem_info *in
     info->size = ref->size;
     info->alloc_size = ref->alloc_size;
     info->device = ref->device;
+    info->serial = ref->serial;
 }
 
 int aclsim_devmem_check_guard(aclsim_devmem_ref *a, const char *who, char *msg, size_t cap)
@@ -279,6 +283,7 @@ ACLSIM_API aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy
     a->alloc_size = asz;
     a->device = dev;
     atomic_init(&a->refs, 1);
+    a->serial = atomic_fetch_add(&g_serial, 1) + 1;
     memset(a->base, FILL_BYTE, size);
     for (uint64_t i = size; i < asz; i++)
         a->base[i] = guard_byte(i - size);

@@ -90,6 +90,13 @@ static const fault_info k_faults[] = {
      "the mean and rstd start from whatever the workspace held, so the result changes with the "
      "caller's prior contents; invisible while the workspace is zero or holds the same bytes "
      "every call (op_layer_norm.c)"},
+    {"gamma-cache",
+     "aclnnRmsNorm: the kernel keeps gamma converted to float32 in a process-wide cache keyed by "
+     "the device allocation holding it (the runtime's allocation, so an aclrtFree'd and "
+     "re-allocated address misses), gamma's offset in it, dtype and length; a hit never reads "
+     "gamma, so when a caching allocator keeps the block and hands it to another call's gamma "
+     "of that length, the kernel scales by the old gamma; fresh aclrtMalloc addresses always "
+     "miss (op_rms_norm.c)"},
     {NULL, NULL},
 };
 

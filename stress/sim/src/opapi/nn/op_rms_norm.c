@@ -7,7 +7,19 @@
  * has x's shape; rstdOut (floating, FLOAT on CANN) has x's leading dims followed by ones.
  * Each row is read through the view's strides and computed in float32: the sum of squares in
  * order, epsilon as a float, y = (x * rstd) * gamma rounded once to yOut's dtype.
+ *
+ * Fault "gamma-cache" (ACLSIM_FAULTS): the kernel keeps gamma converted to float32 in a small
+ * process-wide cache keyed by the device allocation that holds it (the runtime's allocation,
+ * invalidated as a free callback would: an address freed with aclrtFree and allocated again is
+ * a new allocation and misses), gamma's offset in it, its dtype and length.  A hit skips the
+ * conversion and never reads gamma.  With fresh aclrtMalloc memory per call every lookup
+ * misses; a caching allocator (torch_npu's, or the harness's --allocator recycle) never frees
+ * the block, so when it hands the block to another call's gamma of the same length, with
+ * other values, the kernel scales by the old gamma.  A case repeated in its own blocks gets its
+ * own gamma back, so serial replay never shows it.
  */
+#include <pthread.h>
+
 #include "aclnn_rms_norm.h"
 #include "nb_scratch_pool.h"
 #include "op_norm.h"
@@ -18,6 +30,62 @@ typedef struct {
     int32_t g;
     float eps;
 } rms_attrs;
+
+/* ---- the gamma-cache fault ------------------------------------------------------------- */
+#define GC_SLOTS 8
+
+typedef struct {
+    uint64_t serial; /* the allocation holding gamma (0: slot empty) */
+    int64_t offset, n;
+    int32_t dtype;
+    float *g;
+} gc_slot;
+
+typedef struct {
+    pthread_mutex_t mu;
+    gc_slot slot[GC_SLOTS];
+    unsigned next;
+} gc_state;
+
+static void gc_init(void *state)
+{
+    gc_state *s = state;
+    pthread_mutex_init(&s->mu, NULL);
+}
+
+/* gamma as float32 into g[0..n): from the cache when its allocation, offset, dtype and length
+ * were seen, else gathered (and cached). */
+static void gc_gamma(const aclsim_tensor_desc *gm, const int *all, float *g, int64_t n)
+{
+    aclsim_devmem_info info = {0};
+    const uint8_t *at = op_view_base(gm);
+    gc_state *s = aclsim_shared_state("rms_norm.gamma_cache", sizeof(gc_state), gc_init);
+    if (!s || n <= 0 || !aclsim_devmem_lookup(at, 0, &info)) {
+        op_gather_f32(gm, all, NULL, g);
+        return;
+    }
+    const int64_t offset = at - (const uint8_t *)info.base;
+    const size_t bytes = (size_t)n * sizeof *g;
+    pthread_mutex_lock(&s->mu);
+    for (int i = 0; i < GC_SLOTS; i++) {
+        gc_slot *c = &s->slot[i];
+        if (c->g && c->serial == info.serial && c->offset == offset && c->dtype == gm->dtype &&
+            c->n == n) {
+            memcpy(g, c->g, bytes); /* a hit: gamma itself is not read */
+            pthread_mutex_unlock(&s->mu);
+            return;
+        }
+    }
+    op_gather_f32(gm, all, NULL, g);
+    float *copy = malloc(bytes);
+    if (copy) {
+        gc_slot *c = &s->slot[s->next++ % GC_SLOTS];
+        free(c->g);
+        memcpy(copy, g, bytes);
+        *c = (gc_slot){info.serial, offset, n, gm->dtype, copy};
+    }
+    pthread_mutex_unlock(&s->mu);
+}
 
 static int rms_kernel(aclsim_kernel_ctx *k)
 {
@@ -38,7 +106,10 @@ static int rms_kernel(aclsim_kernel_ctx *k)
                                   k->op);
     }
     float *g = buf, *row = buf + R;
-    op_gather_f32(gm, all, NULL, g);
+    if (aclsim_fault("gamma-cache"))
+        gc_gamma(gm, all, g, R);
+    else
+        op_gather_f32(gm, all, NULL, g);
     op_iter rows, stat;
     op_iter_over(&rows, x, lead, NULL);
     op_iter_over(&stat, rs, all, NULL);
