@@ -62,6 +62,10 @@ VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
 #: Every variant kind a run derives by default: the views, then the sizes (empties, edges:
 #: stress.corpus.size_variants).
 VARIANTS: tuple[str, ...] = (*VIEWS, *SIZE_VARIANTS)
+#: The API modes a call may run in (stress.engine.call.repeatable): ``plain`` (one single-use
+#: executor), ``repeat`` (a repeatable executor launched several times, rebound to other
+#: buffers). A run draws one per call among those ``--modes`` names; all by default.
+MODES: tuple[str, ...] = ("plain", "repeat")
 #: The pytest plugin's default view variants: none (``--stress-variants`` turns them on), so
 #: that a plain ``pytest`` stays fast; the CLI's default is every kind (:data:`VARIANTS`).
 PYTEST_VARIANTS: tuple[str, ...] = ()
@@ -117,6 +121,8 @@ class RunConfig:
     # phase children skip them, the journal says so (stress.engine.run.baseline_step); never a
     # user option
     unrecorded: tuple[str, ...] = ()
+    # the API modes calls are drawn from (MODES; stress.engine.call.repeatable)
+    modes: tuple[str, ...] = MODES
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
@@ -127,6 +133,7 @@ class RunConfig:
         object.__setattr__(self, "focus", tuple(self.focus))
         object.__setattr__(self, "variants", tuple(self.variants))
         object.__setattr__(self, "unrecorded", tuple(self.unrecorded))
+        object.__setattr__(self, "modes", tuple(self.modes))
 
     # -- validation ------------------------------------------------------------------------
     def validate(self) -> RunConfig:
@@ -170,6 +177,11 @@ class RunConfig:
                 raise ConfigError(
                     f"--variants: unknown variant {v!r}; variants: {', '.join(VARIANTS)} (or none)"
                 )
+        bad = [m for m in self.modes if m not in MODES]
+        if bad or not self.modes:
+            raise ConfigError(
+                f"--modes: unknown mode {bad[0] if bad else ''!r}; modes: {', '.join(MODES)}"
+            )
         for d in self.include_dirs:
             if not Path(d).is_dir():
                 raise ConfigError(f"-I {d}: not a directory; give a folder holding headers")
@@ -195,6 +207,7 @@ class RunConfig:
         d["phases"] = list(self.phases)
         d["include_dirs"] = list(self.include_dirs)
         d["variants"] = list(self.variants)
+        d["modes"] = list(self.modes)
         # a phase child's job only: the run header keeps its format
         for key in ("focus", "confirm", "unrecorded"):
             if not d[key]:
@@ -215,6 +228,7 @@ class RunConfig:
         d["focus"] = tuple(str(c) for c in d.get("focus", ()))
         d["unrecorded"] = tuple(str(c) for c in d.get("unrecorded", ()))
         d["variants"] = tuple(d.get("variants", VARIANTS))
+        d["modes"] = tuple(d.get("modes", MODES))
         return cls(**d)
 
     # -- entry points ----------------------------------------------------------------------
@@ -252,6 +266,7 @@ class RunConfig:
             include_dirs=tuple(str(Path(d).resolve()) for d in _given(args, "include", ())),
             max_case_bytes=getattr(args, "max_case_bytes", None),
             variants=_given(args, "variants", cls.variants),
+            modes=_given(args, "modes", cls.modes),
         ).validate()
 
     @classmethod
@@ -285,6 +300,8 @@ class RunConfig:
         ]
         if self.variants != VARIANTS:
             args.append(f"--variants {','.join(self.variants) or 'none'}")
+        if self.modes != MODES:
+            args.append(f"--modes {','.join(self.modes)}")
         if budget and self.budget_s is not None:
             args.append(f"--budget {self.budget_s:g}")
         elif budget and self.iterations is not None:

@@ -150,6 +150,10 @@ class Diagnosis(StrEnum):
     # (the prefill byte alternates between calls): a buffer read before it is written
     # (stress.grading.prefill)
     UNINITIALIZED_READ = "uninitialized-read"
+    # a case fails only when its repeatable executor is launched again (after rebinding its
+    # buffers, or at the same addresses) while first launches and plain calls pass
+    # (stress.grading.reuse; the repeat mode, stress.engine.call.repeatable)
+    EXECUTOR_REUSE = "executor-reuse"
     BASELINE_MISMATCH = "baseline-mismatch"
     OPERATOR_ERROR = "operator-error"
     # Nothing failed, but the run is not complete: it was killed or interrupted, a phase never

@@ -107,6 +107,13 @@ FAULTS: dict[str, Fault] = {
             "corpus/ops/layer_norm.toml",
             ("aclnnLayerNorm",),
         ),
+        _fault(
+            "executor-reuse",
+            Diagnosis.EXECUTOR_REUSE,
+            "serial (the repeat mode: a repeatable executor launched again after rebinding) over "
+            "corpus/pool/mul.toml",
+            ("aclnnMul",),
+        ),
     )
 }
 

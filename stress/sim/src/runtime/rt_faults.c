@@ -90,6 +90,11 @@ static const fault_info k_faults[] = {
      "the mean and rstd start from whatever the workspace held, so the result changes with the "
      "caller's prior contents; invisible while the workspace is zero or holds the same bytes "
      "every call (op_layer_norm.c)"},
+    {"executor-reuse",
+     "aclnnMul: the kernel keeps other's device address from the executor's first launch in the "
+     "executor's argument block and reads it on every later launch, ignoring the address "
+     "aclSetInputTensorAddr rebound; only a repeatable executor launched again after rebinding "
+     "reads the stale buffer, a single-use executor launches once (op_binary.c)"},
     {NULL, NULL},
 };
 
