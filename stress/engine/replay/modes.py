@@ -16,7 +16,7 @@ from typing import Any
 
 from stress.corpus.parse import Case
 from stress.engine.call.execute import CallTimeout
-from stress.engine.call.repeatable import run_repeat
+from stress.engine.call.repeatable import LAUNCHES, run_repeat
 from stress.engine.replay.pool import PoolAborted, Worker
 from stress.grading.judge import Outcome
 from stress.vocabulary import Status
@@ -35,7 +35,7 @@ class ModeCalls:
     def _call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
         if self._mode(worker, rnd, extra) != "repeat":
             return self._plain_call(phase, worker, rnd, case, **extra)
-        self._begin(worker, case=case.id, round=rnd)
+        self._begin(worker, case=case.id, round=rnd, launches=LAUNCHES + 1)  # + the rebinding
         inputs = self._inputs(case)
         canary = extra.pop("canary", None)
         canary = self._canary() if canary is None else canary
