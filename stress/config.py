@@ -62,10 +62,12 @@ VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
 #: Every variant kind a run derives by default: the views, then the sizes (empties, edges:
 #: stress.corpus.size_variants).
 VARIANTS: tuple[str, ...] = (*VIEWS, *SIZE_VARIANTS)
-#: The API modes a call may run in (stress.engine.call.repeatable): ``plain`` (one single-use
+#: The API modes a call may run in (stress.engine.replay.modes): ``plain`` (one single-use
 #: executor), ``repeat`` (a repeatable executor launched several times, rebound to other
-#: buffers). A run draws one per call among those ``--modes`` names; all by default.
-MODES: tuple[str, ...] = ("plain", "repeat")
+#: buffers: stress.engine.call.repeatable), ``event`` (the outputs consumed on a second stream
+#: after an event: stress.engine.call.event_mode). A run draws one per call among those
+#: ``--modes`` names; all by default.
+MODES: tuple[str, ...] = ("plain", "repeat", "event")
 #: The pytest plugin's default view variants: none (``--stress-variants`` turns them on), so
 #: that a plain ``pytest`` stays fast; the CLI's default is every kind (:data:`VARIANTS`).
 PYTEST_VARIANTS: tuple[str, ...] = ()

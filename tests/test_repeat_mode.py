@@ -1,4 +1,5 @@
-"""The repeat API mode (stress.engine.call.repeatable) and the `executor-reuse` fault.
+"""The repeat and event API modes (stress.engine.call.repeatable, .event_mode) and the
+`executor-reuse` fault.
 
 A repeatable executor is launched three times: twice at phase 1's addresses, then rebound
 (aclSetInputTensorAddr / aclSetOutputTensorAddr) to fresh buffers while the old ones are
@@ -140,6 +141,7 @@ def test_the_fault_is_found_only_in_the_repeat_mode_and_each_mode_is_journaled(t
     assert {r["launch"] for r in repeat} == {0, 1, 2}, repeat[:3]
     assert all(bool(r.get("rebound")) is (r["launch"] == 2) for r in repeat)
     assert any("mode" not in r and not r.get("warmup") for r in calls)  # plain calls too
+    assert any(r.get("mode") == "event" and r.get("match") for r in calls)  # and event calls
     failed = [r for r in calls if r.get("match") is False]
     assert failed and all(r.get("rebound") for r in failed), failed[:2]  # only rebound ones
     modes = report["coverage"]["modes"]
@@ -152,6 +154,7 @@ def test_the_clean_simulator_is_clean_under_every_mode(tmp_path, corpus, modes):
     report = _run(tmp_path, corpus, {}, modes=modes, phases=("serial", "isolated"))
     assert report["diagnosis"] == "clean", report["explanation"]
     assert report["coverage"]["modes"]["launches"] > 0
+    assert (report["coverage"]["modes"]["event"] > 0) is ("event" in modes)
     refused = report["coverage"]["modes"]["refused"]
     assert (refused > 0) is (corpus == CAT), report["coverage"]  # the negative check ran
 

@@ -97,9 +97,10 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "--modes",
         type=v.modes,
         metavar="LIST",
-        help="API modes the calls are drawn from: plain (a single-use executor) and repeat (a "
-        "repeatable executor launched again, then rebound to other buffers): a comma-separated "
-        f"subset of {','.join(MODES)} (default all)",
+        help="API modes the calls are drawn from: plain (a single-use executor), repeat (a "
+        "repeatable executor launched again, then rebound to other buffers) and event (the "
+        "outputs consumed on a second stream after an event): a comma-separated subset of "
+        f"{','.join(MODES)}, or all (the default)",
     )
     g.add_argument(
         "--stream",

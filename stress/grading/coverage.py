@@ -9,8 +9,9 @@ variant and round number), out of N(N-1)/2, and the fewest distinct others any c
 ``target`` is min(T, N) - 1, what one complete epoch guarantees (:func:`~stress.pairs.
 mixed_target`). ``serial``, ``shuffled``, ``isolated``: the cases that ran out of N (under
 ``--budget`` a seeded sample, :mod:`stress.engine.replay.sampling`). ``modes`` (when a call
-ran in the repeat mode): plain calls, repeatable executors, their launches, those after
-rebinding, and the negative checks of operators declared not repeatable.
+ran in another mode than plain): plain calls, event calls, repeatable executors, their
+launches, those after rebinding, and the negative checks of operators declared not
+repeatable.
 
 Derived from the journal alone, so ``aclnn-stress report DIR`` re-renders it.
 """
@@ -75,7 +76,9 @@ class CoverageTally:
         self.ran: dict[str, set[str]] = {p: set() for p in CASE_PHASES}
         # the API modes the calls ran in (stress.engine.call.repeatable): plain calls, repeat
         # executors, their launches, those after rebinding, negative checks (refused marking)
-        self.modes = dict.fromkeys(("plain", "executors", "launches", "rebound", "refused"), 0)
+        self.modes = dict.fromkeys(
+            ("plain", "event", "executors", "launches", "rebound", "refused"), 0
+        )
 
     def add(self, r: Any) -> None:
         """Fold one call record (a :class:`~stress.records.CallRecord` or its JSON)."""
@@ -104,7 +107,7 @@ class CoverageTally:
 
     def _mode(self, get: Any) -> None:
         if get("mode") != "repeat":
-            self.modes["plain"] += 1
+            self.modes["event" if get("mode") == "event" else "plain"] += 1
             return
         self.modes["launches"] += 1
         self.modes["executors"] += not get("launch")
@@ -131,7 +134,7 @@ class CoverageTally:
         positive = [c["id"] for c in cases if not c.get("expect")]
         everyone = [c["id"] for c in cases]
         out: dict[str, Any] = {}
-        if self.modes["launches"]:
+        if self.modes["launches"] or self.modes["event"]:
             out["modes"] = dict(self.modes)
         for phase, done in self.ran.items():
             if done:
@@ -171,7 +174,8 @@ def describe(cov: Mapping[str, Any]) -> list[str]:
     for phase, c in cov.items():
         if phase == "modes":
             lines.append(
-                f"modes: {c['plain']} plain calls, {c['executors']} repeatable executors "
+                f"modes: {c['plain']} plain calls, {c.get('event', 0)} event calls, "
+                f"{c['executors']} repeatable executors "
                 f"({c['launches']} launches, {c['rebound']} after rebinding"
                 + (f", {c['refused']} refused as declared" if c.get("refused") else "")
                 + ")"

@@ -191,6 +191,7 @@ _SHRUNK = {
     Diagnosis.CROSS_CALL_CONTAMINATION: ("interleaved", "mixed"),
     Diagnosis.VIEW_DEPENDENCE: ("serial",),
     Diagnosis.UNINITIALIZED_READ: ("serial",),  # serial calls alternate the prefill byte
+    Diagnosis.EXECUTOR_REUSE: ("serial",),  # serial reps alternate the API mode (--modes)
 }
 
 
