@@ -102,7 +102,8 @@ def _view_dependence(ph: _Phases) -> str:
 def _executor_reuse(ph: _Phases) -> str:
     """The explanation when every case failing serially fails only on later launches of its
     repeatable executor (stress.grading.reuse); "" otherwise."""
-    failing = [c for p in ph.by_name["serial"] for c in p.cases if _failed(c.verdict)]
+    serial = ph.by_name.get("serial", [])  # (.get: a defaultdict, reading must not add it)
+    failing = [c for p in serial for c in p.cases if _failed(c.verdict)]
     if not failing or any(not c.reuse for c in failing):
         return ""
     shown = [f"{c.id}: {c.reuse}" for c in failing[:3]]
