@@ -62,6 +62,12 @@ VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
 #: Every variant kind a run derives by default: the views, then the sizes (empties, edges:
 #: stress.corpus.size_variants).
 VARIANTS: tuple[str, ...] = (*VIEWS, *SIZE_VARIANTS)
+#: The API modes a call may run in (stress.engine.replay.modes): ``plain`` (one single-use
+#: executor), ``repeat`` (a repeatable executor launched several times, rebound to other
+#: buffers: stress.engine.call.repeatable), ``event`` (the outputs consumed on a second stream
+#: after an event: stress.engine.call.event_mode). A run draws one per call among those
+#: ``--modes`` names; all by default.
+MODES: tuple[str, ...] = ("plain", "repeat", "event")
 #: The pytest plugin's default view variants: none (``--stress-variants`` turns them on), so
 #: that a plain ``pytest`` stays fast; the CLI's default is every kind (:data:`VARIANTS`).
 PYTEST_VARIANTS: tuple[str, ...] = ()
@@ -124,6 +130,8 @@ class RunConfig:
     # the policy this phase's calls run under (fresh | recycle), set per step by the
     # scheduler; never a user option
     phase_allocator: str = "fresh"
+    # the API modes calls are drawn from (MODES; stress.engine.call.repeatable)
+    modes: tuple[str, ...] = MODES
 
     DEFAULT_DURATION = DEFAULT_DURATION  # kept as a class attribute for existing callers
 
@@ -134,6 +142,7 @@ class RunConfig:
         object.__setattr__(self, "focus", tuple(self.focus))
         object.__setattr__(self, "variants", tuple(self.variants))
         object.__setattr__(self, "unrecorded", tuple(self.unrecorded))
+        object.__setattr__(self, "modes", tuple(self.modes))
 
     # -- validation ------------------------------------------------------------------------
     def validate(self) -> RunConfig:
@@ -179,6 +188,11 @@ class RunConfig:
                 raise ConfigError(
                     f"--variants: unknown variant {v!r}; variants: {', '.join(VARIANTS)} (or none)"
                 )
+        bad = [m for m in self.modes if m not in MODES]
+        if bad or not self.modes:
+            raise ConfigError(
+                f"--modes: unknown mode {bad[0] if bad else ''!r}; modes: {', '.join(MODES)}"
+            )
         for d in self.include_dirs:
             if not Path(d).is_dir():
                 raise ConfigError(f"-I {d}: not a directory; give a folder holding headers")
@@ -204,6 +218,7 @@ class RunConfig:
         d["phases"] = list(self.phases)
         d["include_dirs"] = list(self.include_dirs)
         d["variants"] = list(self.variants)
+        d["modes"] = list(self.modes)
         # a phase child's job only: the run header keeps its format
         for key in ("focus", "confirm", "unrecorded"):
             if not d[key]:
@@ -226,6 +241,7 @@ class RunConfig:
         d["focus"] = tuple(str(c) for c in d.get("focus", ()))
         d["unrecorded"] = tuple(str(c) for c in d.get("unrecorded", ()))
         d["variants"] = tuple(d.get("variants", VARIANTS))
+        d["modes"] = tuple(d.get("modes", MODES))
         return cls(**d)
 
     # -- entry points ----------------------------------------------------------------------
@@ -264,6 +280,7 @@ class RunConfig:
             max_case_bytes=getattr(args, "max_case_bytes", None),
             variants=_given(args, "variants", cls.variants),
             allocator=_given(args, "allocator", cls.allocator),
+            modes=_given(args, "modes", cls.modes),
         ).validate()
 
     @classmethod
@@ -299,6 +316,8 @@ class RunConfig:
             args.append(f"--allocator {self.allocator}")
         if self.variants != VARIANTS:
             args.append(f"--variants {','.join(self.variants) or 'none'}")
+        if self.modes != MODES:
+            args.append(f"--modes {','.join(self.modes)}")
         if budget and self.budget_s is not None:
             args.append(f"--budget {self.budget_s:g}")
         elif budget and self.iterations is not None:

@@ -141,6 +141,11 @@ class CallRecord:
     schedule: list[str] | None = None  # a PCT schedule: its steps, "case.phase1" ...
     variant: str | None = None
     allocator: str | None = None  # fresh | recycle: the device memory policy it ran under
+    # the API mode (stress.engine.call.repeatable; absent: plain) and, for a repeatable
+    # executor, which of its launches this is (0 first; rebound: after aclSet*TensorAddr)
+    mode: str | None = None
+    launch: int | None = None
+    rebound: bool | None = None
     elapsed: float | None = None  # seconds since the run began
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -237,6 +242,8 @@ class CaseVerdict:
     detail: str = ""
     # a failing case's results split by prefill byte: which buffer (stress.grading.prefill)
     prefill: str = ""
+    # a case failing only on later launches of its repeatable executor (stress.grading.reuse)
+    reuse: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -249,6 +256,7 @@ class CaseVerdict:
             "unwritten": dict(self.unwritten),
             "detail": self.detail,
             **({"prefill": self.prefill} if self.prefill else {}),
+            **({"reuse": self.reuse} if self.reuse else {}),
         }
 
     @classmethod

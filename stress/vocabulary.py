@@ -154,6 +154,10 @@ class Diagnosis(StrEnum):
     # fresh addresses in the same run: a cache keyed on a device address, not its content
     # (stress.grading.address)
     ADDRESS_DEPENDENCE = "address-dependence"
+    # a case fails only when its repeatable executor is launched again (after rebinding its
+    # buffers, or at the same addresses) while first launches and plain calls pass
+    # (stress.grading.reuse; the repeat mode, stress.engine.call.repeatable)
+    EXECUTOR_REUSE = "executor-reuse"
     BASELINE_MISMATCH = "baseline-mismatch"
     OPERATOR_ERROR = "operator-error"
     # Nothing failed, but the run is not complete: it was killed or interrupted, a phase never

@@ -11,7 +11,7 @@ from stress.cli import commands as c
 from stress.cli import options as o
 from stress.cli import values as v
 from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
-from stress.config import DEFAULT_DURATION, DEFAULTS, PHASES
+from stress.config import DEFAULT_DURATION, DEFAULTS, MODES, PHASES
 
 __all__ = ["ELSEWHERE", "build_parser", "command_of"]
 
@@ -92,6 +92,15 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         type=v.phases,
         default=PHASES,
         help=f"comma-separated subset of {','.join(PHASES)} (default all)",
+    )
+    g.add_argument(
+        "--modes",
+        type=v.modes,
+        metavar="LIST",
+        help="API modes the calls are drawn from: plain (a single-use executor), repeat (a "
+        "repeatable executor launched again, then rebound to other buffers) and event (the "
+        "outputs consumed on a second stream after an event): a comma-separated subset of "
+        f"{','.join(MODES)}, or all (the default)",
     )
     g.add_argument(
         "--stream",

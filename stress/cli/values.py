@@ -7,7 +7,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from stress.config import PHASES, VARIANTS, parse_bytes
+from stress.config import MODES, PHASES, VARIANTS, parse_bytes
 
 __all__ = ["byte", "byte_count", "phases", "positive", "seconds_or_zero", "variants"]
 
@@ -40,6 +40,19 @@ def variants(text: str) -> tuple[str, ...]:
             "or none"
         )
     return tuple(w for w in VARIANTS if w in chosen)
+
+
+def modes(text: str) -> tuple[str, ...]:
+    """``--modes``: API modes (stress.config.MODES), comma-separated, or ``all``."""
+    chosen = tuple(w.strip() for w in text.split(",") if w.strip())
+    if chosen == ("all",):
+        return MODES
+    bad = [w for w in chosen if w not in MODES]
+    if bad or not chosen:
+        raise argparse.ArgumentTypeError(
+            f"unknown mode {bad[0] if bad else text!r}; choose from {', '.join(MODES)} or all"
+        )
+    return tuple(w for w in MODES if w in chosen)
 
 
 def byte(text: str) -> int:

@@ -8,7 +8,10 @@ N² fits the phase's share). ``schedules`` counts the PCT schedules of more than
 variant and round number), out of N(N-1)/2, and the fewest distinct others any case met;
 ``target`` is min(T, N) - 1, what one complete epoch guarantees (:func:`~stress.pairs.
 mixed_target`). ``serial``, ``shuffled``, ``isolated``: the cases that ran out of N (under
-``--budget`` a seeded sample, :mod:`stress.engine.replay.sampling`).
+``--budget`` a seeded sample, :mod:`stress.engine.replay.sampling`). ``modes`` (when a call
+ran in another mode than plain): plain calls, event calls, repeatable executors, their
+launches, those after rebinding, and the negative checks of operators declared not
+repeatable.
 
 Derived from the journal alone, so ``aclnn-stress report DIR`` re-renders it.
 """
@@ -71,6 +74,11 @@ class CoverageTally:
         self.schedules: set[Any] = set()
         self.seen = {"interleaved": False, "mixed": False}
         self.ran: dict[str, set[str]] = {p: set() for p in CASE_PHASES}
+        # the API modes the calls ran in (stress.engine.call.repeatable): plain calls, repeat
+        # executors, their launches, those after rebinding, negative checks (refused marking)
+        self.modes = dict.fromkeys(
+            ("plain", "event", "executors", "launches", "rebound", "refused"), 0
+        )
 
     def add(self, r: Any) -> None:
         """Fold one call record (a :class:`~stress.records.CallRecord` or its JSON)."""
@@ -78,6 +86,7 @@ class CoverageTally:
         phase, case = get("phase"), get("case")
         if get("warmup") or case is None:
             return
+        self._mode(get)
         if phase in self.ran:
             self.ran[phase].add(case)
             return
@@ -95,6 +104,15 @@ class CoverageTally:
         elif get("group"):
             self.schedules.add(get("round"))
             self.inter_partners[case].update(o for o in get("group") if o != case)
+
+    def _mode(self, get: Any) -> None:
+        if get("mode") != "repeat":
+            self.modes["event" if get("mode") == "event" else "plain"] += 1
+            return
+        self.modes["launches"] += 1
+        self.modes["executors"] += not get("launch")
+        self.modes["rebound"] += bool(get("rebound"))
+        self.modes["refused"] += bool(get("repeatable") or (get("extra") or {}).get("repeatable"))
 
     def _mixed_call(self, key: tuple[str, Any], case: str) -> None:
         group = self.rounds.get(key)
@@ -116,6 +134,8 @@ class CoverageTally:
         positive = [c["id"] for c in cases if not c.get("expect")]
         everyone = [c["id"] for c in cases]
         out: dict[str, Any] = {}
+        if self.modes["launches"] or self.modes["event"]:
+            out["modes"] = dict(self.modes)
         for phase, done in self.ran.items():
             if done:
                 out[phase] = CaseCoverage(len(everyone), len(done & set(everyone))).to_json()
@@ -152,6 +172,15 @@ def describe(cov: Mapping[str, Any]) -> list[str]:
     """One line per phase for report.md and the console."""
     lines = []
     for phase, c in cov.items():
+        if phase == "modes":
+            lines.append(
+                f"modes: {c['plain']} plain calls, {c.get('event', 0)} event calls, "
+                f"{c['executors']} repeatable executors "
+                f"({c['launches']} launches, {c['rebound']} after rebinding"
+                + (f", {c['refused']} refused as declared" if c.get("refused") else "")
+                + ")"
+            )
+            continue
         if "cases_total" in c:
             lines.append(f"{phase}: {c['cases_run']}/{c['cases_total']} cases")
             continue

@@ -3,8 +3,10 @@
 It names the pattern across phases (DESIGN.md "Protocol"), checked in this
 order: ``crash``, ``hang``, ``out-of-memory`` (the resource ran out: never read as a race),
 ``runtime-fault`` (the control operator fails, so the runtime or
-harness is to blame), ``unwritten-output``, ``view-dependence`` (only view variants fail
-serially, their contiguous twins pass: the operator mishandles non-contiguous inputs),
+harness is to blame), ``executor-reuse`` (serially, a case fails only on later launches of its
+repeatable executor: :mod:`stress.grading.reuse`), ``unwritten-output``,
+``view-dependence`` (only view variants fail serially, their contiguous twins pass: the
+operator mishandles non-contiguous inputs),
 ``uninitialized-read`` (a serial result splits by the byte its outputs and workspace were
 prefilled with: :mod:`stress.grading.prefill`),
 ``operator-error`` (a valid case fails with an error
@@ -100,6 +102,20 @@ def _view_dependence(ph: _Phases) -> str:
     )
 
 
+def _executor_reuse(ph: _Phases) -> str:
+    """The explanation when every case failing serially fails only on later launches of its
+    repeatable executor (stress.grading.reuse); "" otherwise."""
+    serial = ph.by_name.get("serial", [])  # (.get: a defaultdict, reading must not add it)
+    failing = [c for p in serial for c in p.cases if _failed(c.verdict)]
+    if not failing or any(not c.reuse for c in failing):
+        return ""
+    shown = [f"{c.id}: {c.reuse}" for c in failing[:3]]
+    return (
+        "a repeatable executor launched again gives another result than its first launch, "
+        "serially: " + "; ".join(shown) + (" ..." if len(failing) > 3 else "")
+    )
+
+
 def _single_threaded(ph: _Phases) -> tuple[Diagnosis, str] | None:
     """Failures that need no concurrency (serial, shuffled): they also explain failures of the
     concurrent phases (a stale read shows up in mixed too), so they are checked first."""
@@ -151,6 +167,9 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
             "the control operator fails under the same pool, context and stream policy: the "
             "runtime or the harness is at fault, not the operator under test"
         )
+    reuse = _executor_reuse(ph)  # before unwritten: a relaunch that writes the old outputs
+    if reuse:
+        return Diagnosis.EXECUTOR_REUSE, reuse
     if Verdict.UNWRITTEN in ph.every:
         return Diagnosis.UNWRITTEN_OUTPUT, "outputs kept the canary: " + ph.where(
             lambda v: v == Verdict.UNWRITTEN

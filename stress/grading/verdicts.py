@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from stress.grading.prefill import PrefillTally, dependence
+from stress.grading.reuse import ReuseTally
 from stress.records import CallRecord, CaseVerdict, PhaseVerdict
 from stress.vocabulary import Diagnosis, PhaseStatus, Status, Verdict
 
@@ -68,6 +69,7 @@ class CaseTally:
         "mismatched",
         "ok",
         "prefill",
+        "reuse",
         "unwritten",
     )
 
@@ -86,10 +88,12 @@ class CaseTally:
         self.bad_varied = False  # the mismatched calls gave more than one digest
         self.first_mismatch: CallRecord | None = None
         self.prefill = PrefillTally()  # the results by prefill byte (uninitialized-read)
+        self.reuse = ReuseTally()  # first vs later launches of an executor (executor-reuse)
 
     def add(self, r: CallRecord) -> None:
         """Fold one (graded, not warm-up) call record in."""
         self.calls += 1
+        self.reuse.add(r)
         if r.status in (Status.CRASH, Status.HANG, Status.OUT_OF_MEMORY):
             self.first.setdefault(r.status, r)
         if r.status in _ERRORS and not r.match:
@@ -154,6 +158,7 @@ class CaseTally:
             unwritten,
             detail,
             "" if verdict in (Verdict.PASS, Verdict.UNWRITTEN) else dependence(self.prefill),
+            self.reuse.evidence(),
         )
 
     def confirmed_unwritten(self) -> dict[str, int]:

@@ -9,6 +9,7 @@
     reference = "mypkg.refs:rms_norm"    # optional numpy reference, kept as a string
     roles = { sumOut = "input" }         # optional role overrides
     optional = ["hPre"]                  # parameters that may be NULL besides *Optional ones
+    not_repeatable = "..."               # why its executor cannot be repeatable (documented)
     atol = 1e-3                          # optional tolerances (or ulp = 2) for every output,
     tolerance = { rstdOut = { rtol = 1e-4, atol = 1e-5 } }  # or per output
     [dims]                               # named dimensions: a range [low, high] or a fixed int
@@ -92,6 +93,7 @@ _OP_KEYS = {
     "ulp",
     "tolerance",
     "description",
+    "not_repeatable",
 }
 _TOP_KEYS = {"op", "dims", "shapes", "vars", "dtypes", "params", "case", "generate", "gradcheck"}
 _CASE_KEYS = {"id", "seed", "expect", "description"}
@@ -257,6 +259,12 @@ def parse_declaration(
             f"{source} [op], field 'tolerance': expected {{ out = {{ atol = ... }} }}"
         )
     _check_pointers(op, source)
+    not_repeatable = op.get("not_repeatable", "")
+    if not isinstance(not_repeatable, str) or ("not_repeatable" in op and not not_repeatable):
+        raise ConfigError(
+            f"{source} [op], field 'not_repeatable': expected a non-empty string saying why its "
+            "executor cannot be repeatable (as its documentation states)"
+        )
     grad = parse_gradspec(data["gradcheck"], source, sig) if "gradcheck" in data else None
     dims = parse_dims(data.get("dims", {}), source)
     decl = OpDeclaration(
@@ -281,6 +289,7 @@ def parse_declaration(
             for k, v in tol_raw.items()
         },
         description=str(op.get("description", "")),
+        not_repeatable=not_repeatable,
     )
 
     check_params(decl)

@@ -70,6 +70,7 @@ class OpDeclaration:
     depends_on: str | None = None  # the op whose outputs the generator takes (a forward)
     generation: GenerationSpec = field(default_factory=GenerationSpec)  # [generate] table
     gradcheck: GradSpec | None = None  # [gradcheck]: the forward this backward differentiates
+    not_repeatable: str = ""  # [op] not_repeatable: why its executor cannot be made repeatable
 
     def dim(self, name: str) -> DimSpec:
         return next(d for d in self.dims if d.name == name)

@@ -235,4 +235,5 @@ def to_opspec(
         depends_on=depends_on or decl.depends_on,
         signature=decl.signature,
         check=lambda p, where: resolve(decl, p, where) and None,
+        not_repeatable=decl.not_repeatable,
     )

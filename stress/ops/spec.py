@@ -238,6 +238,9 @@ class OpSpec:
         None  # the header's OpSignature, for a declared op (None: an OpSpec built in Python)
     )
     check: Callable[[Params, str], None] | None = None  # validates parsed params (ConfigError)
+    # why its executor cannot be repeatable ("" = it can): [op] not_repeatable of a declaration;
+    # the repeat mode then checks that aclSetAclOpExecutorRepeatable refuses it
+    not_repeatable: str = ""
 
     @property
     def inputs(self) -> tuple[TensorArg, ...]:

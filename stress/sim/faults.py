@@ -116,6 +116,13 @@ FAULTS: dict[str, Fault] = {
             "a baseline recorded --allocator fresh, shuffled [allocator=recycle] (fresh: clean)",
             ("aclnnRmsNorm",),
         ),
+        _fault(
+            "executor-reuse",
+            Diagnosis.EXECUTOR_REUSE,
+            "serial (the repeat mode: a repeatable executor launched again after rebinding) over "
+            "corpus/pool/mul.toml",
+            ("aclnnMul",),
+        ),
     )
 }
 

@@ -74,14 +74,16 @@ class HangRule:
 
     def expected_s(self, in_flight: Mapping[str, Any]) -> float | None:
         """The recorded time of what a worker has in flight: its case (plus its aggressor, for
-        an interleaved pair); None when a case has no recorded time."""
+        an interleaved pair; times its ``launches`` for a repeatable executor launched several
+        times, stress.engine.call.repeatable); None when a case has no recorded time."""
         if not self.expected:
             return None
         ids = [in_flight[k] for k in ("case", "aggressor") if in_flight.get(k)]
         times = [self.expected.get(str(i)) for i in ids]
         if not ids or any(t is None for t in times):
             return None
-        return float(sum(t for t in times if t is not None))
+        launches = int(in_flight.get("launches") or 1)
+        return float(sum(t for t in times if t is not None)) * launches
 
     def limit(self, expected_s: float | None) -> float:
         """``L``: when a call of this recorded time becomes suspect."""

@@ -45,6 +45,7 @@ from stress.engine.call.inputs import InputCache
 from stress.engine.replay.hang_rule import hang_note, hang_rule_for, in_flight
 from stress.engine.replay.interleave import InterleavedPhase
 from stress.engine.replay.memory import RecyclingMemory
+from stress.engine.replay.modes import ModeCalls
 from stress.engine.replay.phase_budget import Budget, phase_budget, split_budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
 from stress.engine.replay.sampling import MIN_CASES, AtLeastRounds, UntilConfirmed, case_chunks
@@ -63,7 +64,7 @@ Sink = Callable[[CallRecord | dict[str, Any]], None]
 
 
 @dataclass
-class PhaseRunner(InterleavedPhase, RecyclingMemory):
+class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
     """Runs phases on one device of the loaded runtime, streaming call records to ``sink``."""
 
     runtime: acl.Runtime
@@ -180,7 +181,7 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory):
             self._emit(phase, 0, rnd, case, outcome)
         return bool(failed)
 
-    def _call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
+    def _plain_call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
         self._begin(worker, case=case.id, round=rnd)
         inputs = self._inputs(case)
         canary = extra.pop("canary", None)

@@ -60,10 +60,14 @@ class Worker:
     slowdown: Slowdown | None = field(default=None, repr=False)
     # the pool's finished-call count when the watchdog found this call suspect (None: not yet)
     suspect_at: int | None = None
+    # the launches (and synchronisations) of the call in flight: a repeat-mode call has several
+    # (stress.engine.replay.modes); the watchdog judges its time per launch
+    launches: int = 1
 
     def begin(self, **what: Any) -> None:
         """Mark a call as in flight (for the watchdog and crash attribution)."""
         self.in_flight = what
+        self.launches = max(1, int(what.get("launches") or 1))
         self.suspect_at = None
         self.expected_s = self.rule.expected_s(what) if self.rule else None
         self.started_at = time.monotonic()
@@ -73,6 +77,12 @@ class Worker:
             self.slowdown.finished(time.monotonic() - self.started_at, self.expected_s)
         self.in_flight = {}
         self.started_at = None
+
+
+def _each(worker: Worker) -> float | None:
+    """The recorded time of one launch of ``worker``'s call in flight."""
+    e = worker.expected_s
+    return None if e is None else e / worker.launches
 
 
 Task = Callable[[Worker, int], None]  # (worker, round) -> None
@@ -274,7 +284,8 @@ class WorkerPool:
                     return {
                         "timeout_s": round(
                             max(
-                                self.hang_rule.deadline(w.expected_s, slowdown, self._moved(w))
+                                self.hang_rule.deadline(_each(w), slowdown, self._moved(w))
+                                * w.launches
                                 for w in stuck
                             ),
                             3,
@@ -286,7 +297,7 @@ class WorkerPool:
                                 "worker": w.index,
                                 **w.in_flight,
                                 "elapsed_s": round(now - (w.started_at or now), 3),
-                                "limit_s": round(self.hang_rule.limit(w.expected_s), 3),
+                                "limit_s": round(self.hang_rule.limit(_each(w)) * w.launches, 3),
                             }
                             for w in stuck
                         ],
@@ -304,7 +315,7 @@ class WorkerPool:
         if started is None:
             return CallState.RUNNING
         verdict = self.hang_rule.verdict(
-            now - started, worker.expected_s, slowdown, self._moved(worker)
+            (now - started) / worker.launches, _each(worker), slowdown, self._moved(worker)
         )
         if verdict is not CallState.RUNNING and worker.suspect_at is None:
             worker.suspect_at = self.slowdown.count

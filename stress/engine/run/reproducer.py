@@ -197,6 +197,7 @@ _SHRUNK = {
     Diagnosis.VIEW_DEPENDENCE: ("serial",),
     Diagnosis.UNINITIALIZED_READ: ("serial",),  # serial calls alternate the prefill byte
     Diagnosis.ADDRESS_DEPENDENCE: ("shuffled",),  # its run in recycled blocks (_allocator)
+    Diagnosis.EXECUTOR_REUSE: ("serial",),  # serial reps alternate the API mode (--modes)
 }
 
 

@@ -220,6 +220,10 @@ ACLSIM_API int aclsim_executor_set_attrs(aclsim_executor *ex, const void *attrs,
  * read here is read on the host at launch, not later on the device. */
 typedef void (*aclsim_launch_hook)(const void *attrs, int64_t *launch_args);
 ACLSIM_API void aclsim_executor_set_launch_hook(aclsim_executor *ex, aclsim_launch_hook hook);
+/* Optional: the executor cannot be made repeatable, as CANN marks one whose host side used L0
+ * copy APIs (CopyToNpu, ...): aclSetAclOpExecutorRepeatable then fails with 561000
+ * (ACLNN_ERR_INNER, nnopbase's OpExecutorImpl::SetRepeatable) and it stays single-use. */
+ACLSIM_API void aclsim_executor_set_unrepeatable(aclsim_executor *ex);
 /* Register the executor, write *workspaceSize and *executor.  Consumes ex on every path. */
 ACLSIM_API aclnnStatus aclsim_executor_publish(aclsim_executor *ex, uint64_t *workspaceSize,
                                                     aclOpExecutor **executor);

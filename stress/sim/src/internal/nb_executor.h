@@ -24,6 +24,7 @@ struct aclsim_executor {
     uint64_t workspace_size;
     int deterministic;
     int repeatable;
+    int unrepeatable; /* aclsim_executor_set_unrepeatable: marking it repeatable fails */
     tensor_list in, out;
     void *attrs;
     size_t attrs_size;

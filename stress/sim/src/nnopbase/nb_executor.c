@@ -89,6 +89,11 @@ void aclsim_executor_set_launch_hook(aclsim_executor *ex, aclsim_launch_hook hoo
     ex->launch_hook = hook;
 }
 
+void aclsim_executor_set_unrepeatable(aclsim_executor *ex)
+{
+    ex->unrepeatable = 1;
+}
+
 int aclsim_executor_add_input(aclsim_executor *ex, const char *name, const aclsim_tensor_desc *d)
 {
     return list_add(ex, &ex->in, name, d);
@@ -144,6 +149,14 @@ ACLSIM_API aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor *executor)
         return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
                                 "aclSetAclOpExecutorRepeatable: executor %p already run or destroyed",
                                 (void *)executor);
+    if (ex->unrepeatable) { /* as CANN's SetRepeatable: ACLNN_ERR_INNER, it stays single-use */
+        int rc = aclsim_set_error(ACLNN_ERR_INNER,
+                                  "aclSetAclOpExecutorRepeatable: the %s executor %p cannot be "
+                                  "repeatable (its phase 1 copied host data to the device)",
+                                  ex->op, (void *)executor);
+        aclsim_obj_release(&ex->obj);
+        return rc;
+    }
     pthread_mutex_lock(&ex->mu);
     ex->repeatable = 1;
     pthread_mutex_unlock(&ex->mu);

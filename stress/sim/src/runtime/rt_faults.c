@@ -97,6 +97,11 @@ static const fault_info k_faults[] = {
      "gamma, so when a caching allocator keeps the block and hands it to another call's gamma "
      "of that length, the kernel scales by the old gamma; fresh aclrtMalloc addresses always "
      "miss (op_rms_norm.c)"},
+    {"executor-reuse",
+     "aclnnMul: the kernel keeps other's device address from the executor's first launch in the "
+     "executor's argument block and reads it on every later launch, ignoring the address "
+     "aclSetInputTensorAddr rebound; only a repeatable executor launched again after rebinding "
+     "reads the stale buffer, a single-use executor launches once (op_binary.c)"},
     {NULL, NULL},
 };
 

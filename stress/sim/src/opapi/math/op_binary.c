@@ -52,7 +52,9 @@ typedef struct {
     int32_t kind, promoted, ck;
     int32_t scalar_other;
     int32_t add_race;
+    int32_t keep_first_other; /* fault executor-reuse (aclnnMul): see bin_other */
     bin_value alpha, other;
+    uintptr_t first_other; /* executor-reuse: other's address at the executor's first launch */
 } bin_attrs;
 
 /* ---- kernel ---------------------------------------------------------------------------------- */
@@ -174,11 +176,32 @@ static int bin_kernel_race(const bin_attrs *a, op_iter *it, const aclsim_tensor_
     return 0;
 }
 
+/* Fault executor-reuse: the kernel resolves `other`'s device address once per executor and
+ * keeps it in the executor's own argument block (attrs, which the executor owns and which lives
+ * as long as it does), as a launch-argument cache would; later launches of a repeatable executor
+ * read that address instead of the one aclSetInputTensorAddr rebound.  A single-use executor
+ * launches once, so the cached and the current address are always the same. */
+static const aclsim_tensor_desc *bin_other(const bin_attrs *a, const aclsim_tensor_desc *y,
+                                           aclsim_tensor_desc *stale)
+{
+    if (!a->keep_first_other || !y)
+        return y;
+    uintptr_t expected = 0, now = (uintptr_t)y->data;
+    uintptr_t *slot = (uintptr_t *)&a->first_other; /* the executor's mutable argument block */
+    if (__atomic_compare_exchange_n(slot, &expected, now, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+        expected == now)
+        return y;
+    *stale = *y;
+    stale->data = (void *)expected;
+    return stale;
+}
+
 static int bin_kernel(aclsim_kernel_ctx *k)
 {
     const bin_attrs *a = k->attrs;
     const aclsim_tensor_desc *x = &k->inputs[0], *o = &k->outputs[0];
-    const aclsim_tensor_desc *y = a->scalar_other ? NULL : &k->inputs[1];
+    aclsim_tensor_desc stale;
+    const aclsim_tensor_desc *y = a->scalar_other ? NULL : bin_other(a, &k->inputs[1], &stale);
     op_iter it;
     op_iter_init(&it, o->ndim, o->dims);
     op_iter_add(&it, x);
@@ -347,7 +370,9 @@ aclnnStatus op_binary_prepare(const op_bin_call *c, uint64_t *workspaceSize,
         return rc;
 
     bin_attrs attrs = {.kind = c->kind, .promoted = promoted, .ck = compute_kind_of(promoted),
-                       .scalar_other = c->other == NULL, .add_race = add && aclsim_fault("add-race")};
+                       .scalar_other = c->other == NULL, .add_race = add && aclsim_fault("add-race"),
+                       .keep_first_other = c->kind == OP_BIN_MUL && !c->inplace && c->other &&
+                                           aclsim_fault("executor-reuse")};
     scalar_value(&av, &attrs.alpha);
     if (c->other_scalar)
         scalar_value(&sv, &attrs.other);

@@ -151,6 +151,11 @@ ACLSIM_API aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList *tensors, in
         ex = aclsim_executor_create(OP, aclsim_numel(&dout) ? cat_kernel : NULL, 0);
         rc = ex ? 0 : ACLNN_ERR_INNER_CREATE_EXECUTOR;
     }
+    /* The simulator models aclnnCat's host side as copying its member table to the device (an
+     * L0 CopyToNpu), which CANN documents as not repeatable: marking its executor repeatable
+     * fails with 561000 (corpus/ops/cat.toml declares it: not_repeatable). */
+    if (!rc)
+        aclsim_executor_set_unrepeatable(ex);
     for (uint64_t i = 0; !rc && i < n; i++) {
         char nm[32];
         snprintf(nm, sizeof nm, "tensors[%llu]", (unsigned long long)i);

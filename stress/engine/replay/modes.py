@@ -1,0 +1,116 @@
+"""API modes as a variant of every phase's calls (``--modes``; :data:`stress.config.MODES`).
+
+A phase makes its calls through :meth:`PhaseRunner._call`; each call's mode is drawn from the
+configured modes by its place in the phase (its rep in serial and shuffled, else its round),
+offset by the worker, so that every case runs in every mode when it runs as many times, and on
+T threads several repeatable executors are in flight at once. ``plain`` is the single-use
+executor of :func:`stress.engine.call.execute.run_call`; ``repeat`` a repeatable executor
+launched several times (:mod:`stress.engine.call.repeatable`), one record per launch, each
+with ``mode``, ``launch`` and ``rebound``; ``event`` the outputs consumed on a second stream
+after an event (:mod:`stress.engine.call.event_mode`), one record with ``mode`` (the journal's
+keys; a plain call has no ``mode``). Warm-up calls run plain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stress.corpus.parse import Case
+from stress.engine.call.event_mode import run_event
+from stress.engine.call.execute import CallTimeout
+from stress.engine.call.repeatable import LAUNCHES, Launch, run_repeat
+from stress.engine.replay.pool import PoolAborted, Worker
+from stress.grading.judge import Outcome
+from stress.vocabulary import Status
+
+__all__ = ["ModeCalls"]
+
+
+class ModeCalls:
+    """Every call of the phase runner, by mode: a mixin of
+    :class:`~stress.engine.replay.phases.PhaseRunner`, whose ``_plain_call`` makes a plain
+    call and whose ``config``, ``_begin``, ``_inputs``, ``_canary``, ``_emit`` and ``_hang``
+    it uses."""
+
+    config: Any
+
+    def _call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
+        mode = self._mode(worker, rnd, extra)
+        if mode == "plain":
+            return self._plain_call(phase, worker, rnd, case, **extra)
+        # a repeat call is its launches plus the rebinding for the hang rule
+        self._begin(
+            worker, case=case.id, round=rnd, launches=LAUNCHES + 1 if mode == "repeat" else 2
+        )
+        inputs = self._inputs(case)
+        canary = extra.pop("canary", None)
+        canary = self._canary() if canary is None else canary
+        if isinstance(inputs, Outcome):  # its inputs could not be made
+            worker.end()
+            self._emit(phase, worker.index, rnd, case, inputs, canary=canary, **extra)
+            return None
+        return self._moded(mode, phase, worker, rnd, case, inputs, canary, extra)
+
+    def _mode(self, worker: Worker, rnd: int, extra: dict[str, Any]) -> str:
+        """The call's API mode, drawn from ``--modes`` by the call's place: its rep (serial,
+        shuffled) or round, and its worker; warm-ups run plain."""
+        modes = self.config.modes
+        if extra.get("warmup"):
+            return "plain"
+        return modes[(extra.get("rep", rnd) + worker.index) % len(modes)]
+
+    def _moded(
+        self,
+        mode: str,
+        phase: str,
+        worker: Worker,
+        rnd: int,
+        case: Case,
+        inputs: Any,
+        canary: int,
+        extra: dict[str, Any],
+    ) -> None:
+        """A call in the repeat mode (one record per launch of its repeatable executor) or the
+        event mode (one record)."""
+        timeout_ms = self.config.call_timeout_ms
+        try:
+            if mode == "repeat":
+                launches = run_repeat(
+                    worker.context,
+                    worker.stream,
+                    case,
+                    inputs,
+                    canary=canary,
+                    timeout_ms=timeout_ms,
+                )
+            else:
+                outcome = run_event(
+                    worker.context,
+                    worker.stream,
+                    case,
+                    inputs,
+                    canary=canary,
+                    timeout_ms=timeout_ms,
+                )
+                launches = [Launch(outcome, 0, False)]
+        except CallTimeout:
+            stuck = [{"worker": worker.index, "case": case.id, "round": rnd}]
+            detail = {"timeout_s": self.config.call_timeout, "stuck": stuck}
+            self._hang(phase, detail)
+            raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
+        worker.end()
+        for la in launches:
+            note = {"extra": {"repeatable": la.note}} if la.note else {}
+            where = {"launch": la.index, "rebound": la.rebound or None} if mode == "repeat" else {}
+            self._emit(
+                phase,
+                worker.index,
+                rnd,
+                case,
+                la.outcome,
+                canary=canary,
+                mode=mode,
+                **where,
+                **note,
+                **extra,
+            )
