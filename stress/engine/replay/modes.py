@@ -53,9 +53,11 @@ class ModeCalls:
 
     def _mode(self, worker: Worker, rnd: int, extra: dict[str, Any]) -> str:
         """The call's API mode, drawn from ``--modes`` by the call's place: its rep (serial,
-        shuffled) or round, and its worker; warm-ups run plain."""
+        shuffled) or round, and its worker; warm-ups run plain, and so does every call of a
+        phase in recycled memory (the allocator is that phase's variable: only plain calls take
+        their blocks from the caching allocator)."""
         modes = self.config.modes
-        if extra.get("warmup"):
+        if extra.get("warmup") or self.config.phase_allocator == "recycle":
             return "plain"
         return modes[(extra.get("rep", rnd) + worker.index) % len(modes)]
 
