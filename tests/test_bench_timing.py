@@ -85,10 +85,13 @@ def test_a_fault_found_at_baseline_record_and_fewer_naive_seeds_are_stated():
     row |= {"found_at": "baseline record", "framework_detected": 3, "framework_correct": 3}
     run = {"detected": True, "first_failure_phase": "baseline record", "first_failure_exec_s": 20.0}
     row["framework_runs"] = [run] * 3
-    text = render([row], {"nproc": 2})
+    clean = _row("(clean)", 0, 0) | {"seeds": 10, "naive_seeds": 3, "framework_detected": 0}
+    text = render([row, clean], {"nproc": 2})
     assert "| stale-tail | x | 3/3 (at baseline record: no seed, 3 runs) | 3/3 |" in text
     assert "| 2/2 / 2/2 |" in text and "| baseline record 3 |" in text
-    assert "stale-tail 2 (framework 3)" in text and "stale-tail 4.2 s" in text
+    assert "| 0/3 / 0/3 |" in text and "(clean) 3 (framework 10)." in text
+    assert "stale-tail 2 (framework" not in text  # its naive seeds are the run's own
+    assert "stale-tail 4.2 s" in text
     assert "**from exec**" in text and "`aclnn-stress baseline record`" in text
 
 
