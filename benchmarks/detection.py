@@ -14,11 +14,11 @@ fault needs no edit here.
   ``order-dependence: case ...``: stale-tail, weight-cache) it is the framework's whole run:
   detected at baseline record, timed from its exec to that line, ``--record-runs`` times (it
   takes no seed). Otherwise the baseline is setup (not timed) and ``aclnn-stress run --stream
-  both`` (fail-fast, 3 s concurrent phases) runs per seed against it. Detected = diagnosis not
-  ``clean``; correct = the diagnosis the fault should produce (``Fault.expected``). A numeric
-  fault (``grad-drift``, ``softmax-grad-tail``): the stress run must stay clean, and
-  ``aclnn-stress gradcheck`` with the declaration's own [gradcheck] case (deterministic: one
-  input set, run once per fault, not per seed) must say ``biased``;
+  both`` (fail-fast; 3 s concurrent phases, or ``--budget``) runs per seed against it.
+  Detected = diagnosis not ``clean``; correct = the diagnosis the fault should produce
+  (``Fault.expected``). A numeric fault (``grad-drift``, ``softmax-grad-tail``): the stress
+  run must stay clean, and ``aclnn-stress gradcheck`` with the declaration's own [gradcheck]
+  case (deterministic: one input set, run once per fault, not per seed) must say ``biased``;
 * the naive harness (benchmarks/naive_harness.py): the same corpus *with* the control cases,
   the same baseline (or, when baseline record refused to write one, the serial baseline a naive
   user records without an order check: benchmarks/naive_baseline.py, not timed), sha256/
@@ -31,22 +31,27 @@ Fewer seeds where nothing is expected to be found, stated in the table: ``--naiv
 clean). The clean row's framework runs always take ``--seeds``. Timing stays serial: one
 process at a time, no parallel jobs.
 
+``--budget S`` passes ``--budget`` to ``aclnn-stress run`` (it overrides ``--phase-duration``):
+without it the interleaved phase runs every pair of the corpus with its variants (77 cases:
+~5 900 pairs per stream policy), so a run that finds nothing is bounded only by the corpus (a
+loaded smoke was still in it after 9 min); with it a clean run takes about the budget.
+
 Run time (estimate for the idle 2-core machine, from the idle in-process table of 2026-12-04
-and the loaded smokes; the loaded machine takes about twice as long): per seed a detecting row
-costs ~15 s (framework ~7 s wall, naive ~4 s per stream policy), ``hang`` ~36 s, the clean row
-~95 s (framework ~31 s, naive the same budget under two policies), a numeric row ~90 s; each
-row's baseline record ~6 s, a fault found at baseline record ~90 s in all. With 14 faults:
-``--seeds 10`` alone ~85 min; ``--seeds 10 --naive-seeds 3 --numeric-seeds 3`` (make
-bench-detect) ~55 min; with the framework's diagnosis within 2 s of the first failure (issue 31)
-~48 min, and ``--naive-seeds 2 --numeric-seeds 2`` on top ~45 min. Each row prints its own wall
-and the running total, so the first rows tell how the estimate holds.
+and the loaded smokes; the loaded machine takes several times as long): per seed a detecting
+row costs ~15 s (framework ~7 s wall, naive ~4 s per stream policy), ``hang`` ~36 s, the clean
+row with ``--budget 20`` ~70 s (framework ~23 s, naive the same budget under two policies), a
+numeric row the same; each row's baseline record ~7 s, a fault found at baseline record ~90 s
+in all. With 16 faults, ``--seeds 10 --budget 20`` alone ~70 min; with ``--naive-seeds 3
+--numeric-seeds 3`` (make bench-detect) ~52 min; with the framework's diagnosis within 2 s of
+the first failure (issue 31) ~45 min. Each row prints its own wall and the running total, so
+the first rows tell how the estimate holds.
 
 Writes ``benchmarks/results/detection.json`` (machine state, command, every run) and
 ``detection.md`` (the README's table) after every fault; rows of faults not measured in this
 run are kept (same method only), so ``--faults`` fills in gaps.
 
     .venv/bin/python benchmarks/detection.py --seeds 10 --naive-seeds 3 --numeric-seeds 3 \
-        --label idle                                   # the README table (make bench-detect)
+        --budget 20 --label idle                       # the README table (make bench-detect)
     .venv/bin/python benchmarks/detection.py --seeds 1 --faults tiling-race,crash   # a smoke
 """
 
@@ -104,7 +109,7 @@ def _framework(fault: str, seeds: int, work: Path, baseline: Path, args) -> list
     name, fw = fault or "(clean)", []
     for seed in range(1, seeds + 1):
         out = work / f"run-{fault or 'clean'}-{seed}"
-        run_args = FAULTS[fault].run_args if fault else ()
+        run_args = (*(FAULTS[fault].run_args if fault else ()), *_budget_args(args))
         r = framework_run(
             fault, seed, corpus_of(fault), CONTROL, baseline, out, args.phase_duration, run_args
         )
@@ -119,6 +124,11 @@ def _framework(fault: str, seeds: int, work: Path, baseline: Path, args) -> list
             flush=True,
         )
     return fw
+
+
+def _budget_args(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--budget S`` for ``aclnn-stress run`` (it overrides ``--duration``), when given."""
+    return ("--budget", f"{args.budget:g}") if args.budget else ()
 
 
 def _at_record(fault: str, first: dict, runs: int, work: Path) -> list[dict]:
@@ -227,6 +237,14 @@ def main() -> int:
     ap.add_argument("--faults", default=",".join(FAULTS), help="comma-separated (default all)")
     ap.add_argument("--no-clean", action="store_true", help="skip the clean simulator's row")
     ap.add_argument("--phase-duration", type=float, default=3.0, help="default 3 s")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="pass --budget S to aclnn-stress run (overrides --phase-duration): without it the "
+        "interleaved phase runs every pair of the corpus with its variants, which bounds the "
+        "rows that find nothing only by the corpus",
+    )
     ap.add_argument(
         "--naive-budget", type=float, default=None, help="default: framework's median wall"
     )
