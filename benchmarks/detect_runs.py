@@ -17,7 +17,7 @@ failure line arrived, on the same CLOCK_MONOTONIC:
 The framework's first command is ``aclnn-stress baseline record`` (a user must record before
 ``run`` can compare). For a fault that command already finds (order-dependence: a case differs
 in another case's recycled memory from its recording at fresh addresses) it exits 1 with the
-finding ``aclnn-stress: order-dependence: case ...`` and writes no baseline: that line's arrival
+finding ``aclnn-stress: <diagnosis>: case ...`` and writes no baseline: that line's arrival
 from exec is the framework's time to detect, and the command has no in-process clock. The naive
 harness then gets the baseline a naive user records, serially with no order check
 (benchmarks/naive_baseline.py, not timed).
@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "stress"]
 NAIVE = [sys.executable, str(Path(__file__).with_name("naive_harness.py"))]
 NAIVE_BASELINE = [sys.executable, str(Path(__file__).with_name("naive_baseline.py"))]
-_RECORD_FINDING = re.compile(r"order-dependence: case (\S+)")
+#: a finding ``baseline record`` exits 1 with: ``aclnn-stress: <diagnosis>: case <id> ...``
+_RECORD_FINDING = re.compile(r"^aclnn-stress: ([a-z]+(?:-[a-z]+)*): case (\S+)")
 _FW_FIRST = re.compile(r"first failure: ([0-9.]+) s after the start, case (\S+) in (\w+)")
 _NAIVE_FIRST = re.compile(
     r"naive: first failure ([0-9.]+) s after exec \(([0-9.]+) s after the harness start\), "
@@ -137,17 +138,17 @@ def record_run(fault: str, corpus: list[str], control: list[str], out: Path) -> 
     finding = run.first(_RECORD_FINDING)
     if run.returncode == 0 and out.exists():
         return {"found": False, "exit": 0, "wall_s": run.wall_s}
-    if run.returncode != 1 or finding is None:
+    if run.returncode != 1 or finding is None or finding[1].group(1) == "error":
         raise SystemExit(_broken("aclnn-stress baseline record", run))
     return {
         "found": True,
-        "diagnosis": "order-dependence",
+        "diagnosis": finding[1].group(1),
         "exit": run.returncode,
         "wall_s": run.wall_s,
         "first_failure_exec_s": round(finding[0], 3),
         "first_failure_inprocess_s": None,
         "first_failure_phase": "baseline record",
-        "case": finding[1].group(1),
+        "case": finding[1].group(2),
     }
 
 
