@@ -12,12 +12,15 @@ Both report the median of ``--repeat`` runs after one warm-up. The backward on B
 C=1024 must take at most ``--max-ratio`` (3) times the reference, else the exit status is 1.
 
     .venv/bin/python benchmarks/bench_mhc_kernels.py [--repeat 7] [--max-ratio 3]
-        [--deterministic] [--B 4 --S 256 --C 1024 --dtype bf16]
+        [--deterministic] [--B 4 --S 256 --C 1024 --dtype bf16] [--json FILE --label L]
+
+``--json`` writes the rows with the machine state (load average, nproc, the command).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -26,7 +29,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("STRESS_BACKEND", "sim")
+
+from machine import machine_state, with_end_load
 
 from stress import acl
 from stress.engine.call.prepared import OpCall, run_once
@@ -65,7 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--max-ratio", type=float, default=3.0)
     ap.add_argument("--deterministic", action="store_true", help="ACL_OPT_DETERMINISTIC = 1")
+    ap.add_argument("--json", default="", help="write the result here (with the machine state)")
+    ap.add_argument("--label", default="", help='machine state label, e.g. "idle"')
     args = ap.parse_args(argv)
+    state = machine_state(args.label)
 
     rt = acl.runtime("sim")
     ctx = rt.device(0).default_context
@@ -112,6 +121,15 @@ def main(argv: list[str] | None = None) -> int:
     for name, sim_ms, ref_ms, ratio in rows:
         print(f"{name:10}{sim_ms:14.2f}{ref_ms:12.2f}{ratio:8.2f}")
     ratio = rows[1][3]
+    if args.json:
+        doc = {"machine": with_end_load(state), "shape": shape, "mode": mode}
+        doc["repeat"] = args.repeat
+        keys = ("kernel", "simulator_ms", "numpy_ms", "ratio")
+        doc["rows"] = [
+            dict(zip(keys, (n, round(a, 3), round(b, 3), round(r, 3)), strict=True))
+            for n, a, b, r in rows
+        ]
+        Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
     if ratio > args.max_ratio:
         print(f"FAIL: backward ratio {ratio:.2f} > {args.max_ratio}")
         return 1

@@ -7,10 +7,10 @@ A quoted figure lives in a block that names its result file(s):
     <!-- /figures -->
 
 Every number in the block (outside `inline code`, which holds commands and options) must
-appear in one of the named files, at the precision quoted (``1.59`` matches ``1.5928``; digit
-groups such as ``10 000`` are read as one number). Every ``benchmarks/results/...`` path that
-README.md or docs/ mention must exist. Run by ``make lint``; exit 1 lists each figure that is
-not found, with its file and line.
+appear in one of the named files, at the precision quoted (``1.59`` matches ``1.5928``, ``5.3``
+and ``5.2`` both match ``5.25``; digit groups such as ``10 000`` are read as one number). Every
+``benchmarks/results/...`` path that README.md or docs/ mention must exist. Run by ``make lint``;
+exit 1 lists each figure that is not found, with its file and line.
 
     .venv/bin/python benchmarks/check_figures.py [FILE.md ...]
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import sys
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +40,12 @@ def _matches(figure: str, values: list[Decimal]) -> bool:
     places = len(figure.split(".")[1]) if "." in figure else 0
     want = Decimal(figure)
     quantum = Decimal(1).scaleb(-places)
-    return any(v.quantize(quantum) == want for v in values if abs(v) < Decimal(10) ** 15)
+    return any(
+        v.quantize(quantum, rounding=r) == want
+        for v in values
+        if abs(v) < Decimal(10) ** 15
+        for r in (ROUND_HALF_EVEN, ROUND_HALF_UP)  # 5.25 quoted as 5.2 or as 5.3
+    )
 
 
 def _values(paths: list[Path]) -> list[Decimal]:

@@ -13,6 +13,14 @@ failure line arrived, on the same CLOCK_MONOTONIC:
   exec (<y> s after the harness start)``: the arrival is the "from exec" figure (<x>, its own
   clock against the same stamp, is kept as a cross-check), <y> the "in-process" one. A crash
   kills it before it can print: then the time its output ended (its death) is the figure.
+
+The framework's first command is ``aclnn-stress baseline record`` (a user must record before
+``run`` can compare). For a fault that command already finds (order-dependence: a case differs
+in another case's recycled memory from its recording at fresh addresses) it exits 1 with the
+finding ``aclnn-stress: <diagnosis>: case ...`` and writes no baseline: that line's arrival
+from exec is the framework's time to detect, and the command has no in-process clock. The naive
+harness then gets the baseline a naive user records, serially with no order check
+(benchmarks/naive_baseline.py, not timed).
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ from stress.vocabulary import is_failure
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "stress"]
 NAIVE = [sys.executable, str(Path(__file__).with_name("naive_harness.py"))]
+NAIVE_BASELINE = [sys.executable, str(Path(__file__).with_name("naive_baseline.py"))]
+#: a finding ``baseline record`` exits 1 with: ``aclnn-stress: <diagnosis>: case <id> ...``
+_RECORD_FINDING = re.compile(r"^aclnn-stress: ([a-z]+(?:-[a-z]+)*): case (\S+)")
 _FW_FIRST = re.compile(r"first failure: ([0-9.]+) s after the start, case (\S+) in (\w+)")
 _NAIVE_FIRST = re.compile(
     r"naive: first failure ([0-9.]+) s after exec \(([0-9.]+) s after the harness start\), "
@@ -116,6 +127,40 @@ def _report(out: Path) -> dict:
         return {}
 
 
+def _corpus_args(corpus: list[str], control: list[str]) -> list[str]:
+    return [a for c in corpus for a in ("--corpus", c)] + ["--control", control[0]]
+
+
+def record_run(fault: str, corpus: list[str], control: list[str], out: Path) -> dict:
+    """``aclnn-stress baseline record`` from exec: the baseline written, or the finding line."""
+    cmd = [*CLI, "baseline", "record", *_corpus_args(corpus, control), "--out", str(out)]
+    run = timed_process(cmd, {"ACLSIM_FAULTS": fault}, timeout=900)
+    finding = run.first(_RECORD_FINDING)
+    if run.returncode == 0 and out.exists():
+        return {"found": False, "exit": 0, "wall_s": run.wall_s}
+    if run.returncode != 1 or finding is None or finding[1].group(1) == "error":
+        raise SystemExit(_broken("aclnn-stress baseline record", run))
+    return {
+        "found": True,
+        "diagnosis": finding[1].group(1),
+        "exit": run.returncode,
+        "wall_s": run.wall_s,
+        "first_failure_exec_s": round(finding[0], 3),
+        "first_failure_inprocess_s": None,
+        "first_failure_phase": "baseline record",
+        "case": finding[1].group(2),
+    }
+
+
+def naive_baseline(fault: str, corpus: list[str], out: Path) -> float:
+    """The naive side's own serial baseline (no order check); its wall seconds."""
+    cmd = [*NAIVE_BASELINE, *[a for c in corpus for a in ("--corpus", c)], "--out", str(out)]
+    run = timed_process(cmd, {"ACLSIM_FAULTS": fault}, timeout=900)
+    if run.returncode != 0:
+        raise SystemExit(_broken("the naive baseline", run))
+    return run.wall_s
+
+
 def framework_run(
     fault: str,
     seed: int,
@@ -124,12 +169,13 @@ def framework_run(
     baseline: Path,
     out: Path,
     duration: float,
+    run_args: tuple[str, ...] = (),
 ) -> dict:
-    """``aclnn-stress run`` (both stream policies, fail-fast) against ``baseline``."""
+    """``aclnn-stress run`` (both stream policies, fail-fast) against ``baseline``; ``run_args``:
+    the flags the fault needs (its ``Fault.run_args``)."""
     cmd = [*CLI, "run", "--stream", "both", "--duration", str(duration), "--seed", str(seed)]
-    cmd += [a for c in corpus for a in ("--corpus", c)]
-    cmd += ["--control", control[0], "--baseline", str(baseline), "--shrink-budget", "0"]
-    cmd += ["--out", str(out)]
+    cmd += [*_corpus_args(corpus, control), *run_args]
+    cmd += ["--baseline", str(baseline), "--shrink-budget", "0", "--out", str(out)]
     run = timed_process(cmd, {"ACLSIM_FAULTS": fault}, timeout=900)
     report = _report(out)
     if "diagnosis" not in report:  # the CLI itself failed: a broken benchmark, not a finding

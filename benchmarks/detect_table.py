@@ -1,14 +1,8 @@
 """benchmarks/results/detection.json and detection.md: the merged rows and the README's table.
 
-The columns, as the README's prose states them:
-
-* *from exec*: seconds from the benchmark's monotonic stamp just before it started the process
-  to the arrival of the process's first-failure line on its output (benchmarks/detect_runs.py);
-  the same measurement for the framework's CLI and the naive harness;
-* *in-process*: the framework's own figure (from ``Session.run``, after the interpreter start,
-  the imports and the argument parsing) and the naive harness's (from its first line after its
-  imports): what each process's own clock says from its own start;
-* the ratio: framework / naive median *from exec*, per stream policy of the naive harness.
+The columns, as :data:`COLUMNS` prints them under the table (and the README's prose states):
+*from exec* on both sides the same stopwatch, *in-process* each process's own clock, the ratio
+framework / naive from exec per stream policy of the naive harness.
 """
 
 from __future__ import annotations
@@ -19,7 +13,27 @@ import statistics
 from pathlib import Path
 
 #: the measurement method; rows of a result file with another method are not merged
-METHOD = "processes from exec, first-failure line arrival (detect_runs.py)"
+METHOD = (
+    "processes from exec, first-failure line arrival (detect_runs.py); baseline record is the "
+    "first command"
+)
+
+#: what each timing column measures, printed under the table
+COLUMNS = (
+    "**from exec**: seconds from the benchmark's `time.monotonic()` stamp taken just before it "
+    "starts the process to the arrival, on that process's unbuffered output, of its first "
+    "failure line: for the framework `first failure: ...` from `aclnn-stress run`, or for a "
+    "fault found while recording the baseline (found first by `baseline record`) the "
+    "`aclnn-stress: order-dependence: case ...` line of `aclnn-stress baseline record`, the "
+    "user's first command; for the naive harness `naive: first failure ...` (a harness killed "
+    "by the crash: the end of its output). Interpreter start and imports are included on both "
+    "sides. For a numeric fault the framework's figure is `aclnn-stress gradcheck` from exec to "
+    "its exit (the verdict is its last line). **in-process**: what each process's own clock "
+    "says from its own start: the framework from `Session.run` (after the interpreter start, "
+    "the imports and the argument parsing; `baseline record` prints no such clock: —), the "
+    "naive harness from its first line after its imports. **ratio**: framework / naive median "
+    "from exec, per stream policy of the naive harness."
+)
 
 #: why the naive harness cannot see a fault, printed beside a fault it missed in every run
 MISS_REASON = {
@@ -27,6 +41,8 @@ MISS_REASON = {
     "finite-difference gradient check sees it",
     "softmax-grad-tail": "numeric: a baseline recorded on the same library agrees; only a "
     "finite-difference gradient check sees it",
+    "view-staging": "only non-contiguous inputs are staged: the corpus as written has none "
+    "(the framework's view variants make them; `--variants none` leaves the framework clean too)",
 }
 
 
@@ -76,6 +92,9 @@ def render(rows: list[dict], state: dict) -> str:
         f"end; `{state.get('command')}`; commit {state.get('commit')}; medians over the runs "
         "that detected; —: no run did)"
     )
+    md.append("")
+    md.append(COLUMNS)
+    md.extend(_notes(rows))
     startups = [
         f"{r['fault']} {r['framework_median_startup_s']:.2f} s"
         for r in rows
@@ -105,6 +124,28 @@ def render(rows: list[dict], state: dict) -> str:
     return "\n".join(md) + "\n"
 
 
+def _notes(rows: list[dict]) -> list[str]:
+    """What differs per row: fewer naive seeds, a baseline the naive side recorded itself."""
+    out = []
+    fewer = [
+        r for r in rows if not r.get("found_at") and r.get("naive_seeds", r["seeds"]) != r["seeds"]
+    ]
+    if fewer:
+        out += ["", "Seeds of the naive harness where nothing is expected to be found "
+                "(its false-positive check, `--naive-seeds`): " + ", ".join(
+                    f"{r['fault']} {r['naive_seeds']} (framework {r['seeds']})" for r in fewer
+                ) + "."]  # fmt: skip
+    own = [r for r in rows if r.get("naive_baseline_s") is not None]
+    if own:
+        out += ["", "Found at `baseline record`, so no baseline was written for the naive "
+                "harness: it checks against the baseline a naive user records, every case "
+                "serially at fresh addresses with no order check "
+                "(benchmarks/naive_baseline.py; not timed): " + ", ".join(
+                    f"{r['fault']} {r['naive_baseline_s']:.1f} s" for r in own
+                ) + "."]  # fmt: skip
+    return out
+
+
 def _one_policy(row: dict) -> str:
     """The one stream policy under which the naive harness found the fault, or ""."""
     found = [s for s in ("shared", "per-thread") if row.get(f"naive_{s}_detected")]
@@ -118,7 +159,7 @@ def _naive_missed(row: dict) -> bool:
 
 
 def _row(r: dict) -> str:
-    n = r["seeds"]
+    n, nn = r["seeds"], r.get("naive_seeds", r["seeds"])
     gc = r.get("gradcheck")
     if gc:
         detected = (
@@ -129,11 +170,13 @@ def _row(r: dict) -> str:
         first_by = "gradcheck"
     else:
         detected = f"{r['framework_detected']}/{n}"
+        if r.get("found_at"):
+            detected += f" (at {r['found_at']}: no seed, {n} runs)"
         correct = f"{r['framework_correct']}/{n}"
         fw_exec = _fmt(r.get("framework_median_exec_s"))
         first_by = _phases(r)
     naive_det = (
-        f"{r.get('naive_shared_detected', 0)}/{n} / {r.get('naive_per-thread_detected', 0)}/{n}"
+        f"{r.get('naive_shared_detected', 0)}/{nn} / {r.get('naive_per-thread_detected', 0)}/{nn}"
     )
     naive_exec = (
         f"{_fmt(r.get('naive_shared_median_exec_s'))} / "

@@ -78,3 +78,37 @@ def test_the_table_names_what_the_naive_harness_missed_and_why():
     assert "- mystery: not seen within its budget of 9.0 s" in text
     assert "- add-race: only with per-thread streams" in text
     assert "test; None; nproc 2; load average [1.0] at the start, [2.0] at the end" in text
+
+
+def test_a_fault_found_at_baseline_record_and_fewer_naive_seeds_are_stated():
+    row = _row("stale-tail", 2, 2) | {"seeds": 3, "naive_seeds": 2, "naive_baseline_s": 4.25}
+    row |= {"found_at": "baseline record", "framework_detected": 3, "framework_correct": 3}
+    run = {"detected": True, "first_failure_phase": "baseline record", "first_failure_exec_s": 20.0}
+    row["framework_runs"] = [run] * 3
+    clean = _row("(clean)", 0, 0) | {"seeds": 10, "naive_seeds": 3, "framework_detected": 0}
+    text = render([row, clean], {"nproc": 2})
+    assert "| stale-tail | x | 3/3 (at baseline record: no seed, 3 runs) | 3/3 |" in text
+    assert "| 2/2 / 2/2 |" in text and "| baseline record 3 |" in text
+    assert "| 0/3 / 0/3 |" in text and "(clean) 3 (framework 10)." in text
+    assert "stale-tail 2 (framework" not in text  # its naive seeds are the run's own
+    assert "stale-tail 4.2 s" in text
+    assert "**from exec**" in text and "`aclnn-stress baseline record`" in text
+
+
+def test_what_a_fault_needs_comes_from_its_record_in_the_faults_table():
+    import detection
+
+    from stress.sim.faults import FAULTS
+
+    assert detection.corpus_of("weight-cache")[-1] == "corpus/ops/matmul.toml"
+    assert detection.corpus_of("dirty-accumulator")[-1] == "corpus/ops/layer_norm.toml"
+    assert detection.corpus_of("") == detection.CORPUS == detection.corpus_of("tiling-race")
+    assert detection.gradcheck_of("softmax-grad-tail") == [
+        "--op",
+        "corpus/ops/softmax_backward.toml",
+    ]
+    assert detection.gradcheck_of("grad-drift") == [] and detection.gradcheck_of("crash") is None
+    numeric = [n for n, f in FAULTS.items() if f.gradcheck is not None]
+    assert numeric and all(FAULTS[n].expected == "clean" for n in numeric)
+    for fault in FAULTS.values():  # every extra corpus the benchmark will load is shipped
+        assert all((ROOT / c).is_file() for c in fault.corpus), fault

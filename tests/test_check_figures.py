@@ -50,3 +50,10 @@ def test_a_missing_result_file_and_an_unclosed_block_fail(tmp_path):
 
 def test_the_shipped_readme_and_docs_pass():
     assert check_figures.main([]) == 0
+
+
+def test_a_half_way_figure_matches_either_rounding_but_nothing_else(tmp_path):
+    md = _doc(tmp_path, "5.3 s and 5.2 s", '{"phase_s": 5.25}')
+    assert check_figures.check_file(md) == []
+    md = _doc(tmp_path, "5.4 s", '{"phase_s": 5.25}')
+    assert len(check_figures.check_file(md)) == 1

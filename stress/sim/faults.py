@@ -32,6 +32,12 @@ class Fault:
     found_by: str
     description: str = ""
     targets: tuple[str, ...] = ()  # the aclnn functions whose calls the fault corrupts
+    #: what ``benchmarks/detection.py`` adds to meet the fault (no benchmark edit for a new one):
+    #: shipped corpus files beyond the standard corpus, flags for ``aclnn-stress run``, and for
+    #: a numeric fault the ``aclnn-stress gradcheck`` arguments that should say ``biased``
+    corpus: tuple[str, ...] = ()
+    run_args: tuple[str, ...] = ()
+    gradcheck: tuple[str, ...] | None = None
 
 
 _BACKWARD = ("aclnnMhcPreSinkhornBackward",)
@@ -47,8 +53,10 @@ _SCRATCH_POOL_OPS = (
 )
 
 
-def _fault(name: str, expected: Diagnosis, found_by: str, targets: tuple[str, ...]) -> Fault:
-    return Fault(name, expected, found_by, targets=targets)
+def _fault(
+    name: str, expected: Diagnosis, found_by: str, targets: tuple[str, ...], **bench: Any
+) -> Fault:
+    return Fault(name, expected, found_by, targets=targets, **bench)
 
 
 #: Every fault the framework knows, in the simulator's order (the description comes from the
@@ -72,7 +80,13 @@ FAULTS: dict[str, Fault] = {
             _BACKWARD,
         ),
         _fault("empty-skip", Diagnosis.UNWRITTEN_OUTPUT, "serial (canary)", _BACKWARD),
-        _fault("grad-drift", Diagnosis.CLEAN, "aclnn-stress gradcheck -> biased", _BACKWARD),
+        _fault(
+            "grad-drift",
+            Diagnosis.CLEAN,
+            "aclnn-stress gradcheck -> biased",
+            _BACKWARD,
+            gradcheck=(),
+        ),
         _fault("add-race", Diagnosis.RUNTIME_FAULT, "control (per-thread streams)", ("aclnnAdd",)),
         _fault("crash", Diagnosis.CRASH, "interleaved, mixed", _BACKWARD),
         _fault("hang", Diagnosis.HANG, "isolated, mixed", _BACKWARD),
@@ -87,6 +101,7 @@ FAULTS: dict[str, Fault] = {
             Diagnosis.CLEAN,
             "aclnn-stress gradcheck --op corpus/ops/softmax_backward.toml -> biased",
             ("aclnnSoftmaxBackward",),
+            gradcheck=("--op", "corpus/ops/softmax_backward.toml"),
         ),
         _fault(
             "weight-cache",
@@ -95,6 +110,7 @@ FAULTS: dict[str, Fault] = {
             Diagnosis.ADDRESS_DEPENDENCE,
             "baseline record (fresh vs recycled addresses) over corpus/ops/matmul.toml",
             ("aclnnMatmul",),
+            corpus=("corpus/ops/matmul.toml",),
         ),
         _fault(
             "view-staging",
@@ -108,6 +124,7 @@ FAULTS: dict[str, Fault] = {
             "serial (workspace prefilled with the alternating canary) over "
             "corpus/ops/layer_norm.toml",
             ("aclnnLayerNorm",),
+            corpus=("corpus/ops/layer_norm.toml",),
         ),
         _fault(
             "gamma-cache",
