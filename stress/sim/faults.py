@@ -132,6 +132,7 @@ FAULTS: dict[str, Fault] = {
             "baseline record (fresh vs recycled addresses) over corpus/ops/rms_norm.toml; with "
             "a baseline recorded --allocator fresh, shuffled [allocator=recycle] (fresh: clean)",
             ("aclnnRmsNorm",),
+            corpus=("corpus/ops/rms_norm.toml",),
         ),
         _fault(
             "executor-reuse",
