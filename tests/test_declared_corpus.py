@@ -53,8 +53,21 @@ def test_every_simulator_operator_has_a_declared_corpus():
         assert "[op]" in path.read_text(), path  # declarations only: no Python op behind them
 
 
+def test_every_declared_corpus_runs_clean_in_one_run(tmp_path):
+    """Every corpus of corpus/ops/ through all five phases in one run, as written (their
+    variants: the slow per-corpus sweep below and tests/test_size_variants.py, test_views.py)."""
+    proc, report = _run(tmp_path, *map(str, OPS), extra=("--iterations", "2", "--variants", "none"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report["diagnosis"] == "clean"
+    assert {p["name"] for p in report["phases"]} == set(PHASES.split(","))
+    ran = {c["id"] for p in report["phases"] for c in p["cases"]}
+    assert ran >= {c.id for c in load_corpus(OPS)}
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus", OPS, ids=[p.stem for p in OPS])
 def test_declared_corpus_runs_clean(tmp_path, corpus):
+    """Each corpus alone with every variant (~20 s of CPU each): ``-m slow``."""
     proc, report = _run(tmp_path, str(corpus))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert report["diagnosis"] == "clean"

@@ -189,6 +189,7 @@ def test_a_run_killed_with_sigkill_re_renders(tmp_path):
     cmd = [sys.executable, "-m", "stress", "run", "--out", str(out), "--quiet"]
     cmd += ["--record-baseline", "--baseline", str(tmp_path / "baseline.json")]
     cmd += ["--phases", "serial,mixed", "--control", "none", "--duration", "30", "--threads", "2"]
+    cmd += ["--corpus", "corpus/ops/add.toml", "--variants", "none"]  # small: mixed starts soon
     proc = subprocess.Popen(
         cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
