@@ -39,6 +39,8 @@ def _stress_run(out: Path, fault: str) -> Path:
     cmd += ["--record-baseline", "--baseline", str(out / "baseline.json"), "--seed", "3"]
     cmd += ["--phases", "serial,interleaved,mixed", "--control", "none"]
     cmd += ["--duration", "0.5", "--threads", "4", "--shrink-budget", "0"]
+    # the corpus as written: with its variants the interleaved phase runs every pair of 77
+    cmd += ["--variants", "none"]
 
     done = subprocess.run(
         cmd, cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, timeout=300

@@ -28,9 +28,9 @@ def shipped_baseline(tmp_path_factory):
     return path
 
 
-def _run(tmp_path, baseline, seed, context, streams, iterations):
+def _run(tmp_path, baseline, seed, context, streams, iterations, **more):
     config = RunConfig(
-        seed=seed, threads=8, context=context, streams=streams, iterations=iterations
+        seed=seed, threads=8, context=context, streams=streams, iterations=iterations, **more
     )
     s = Session(
         config,
@@ -55,8 +55,12 @@ def _assert_clean(report):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_shipped_corpus_is_clean(tmp_path, shipped_baseline, seed):
+    """Every phase, every variant, under a 12 s budget (unbounded, the interleaved phase runs
+    every ordered pair of the corpus with its variants: thousands)."""
     context, streams = POLICIES[seed % len(POLICIES)]
-    _assert_clean(_run(tmp_path, shipped_baseline, seed, context, streams, iterations=2))
+    report = _run(tmp_path, shipped_baseline, seed, context, streams, None, budget_s=12.0)
+    _assert_clean(report)
+    assert {p["name"] for p in report["phases"]} >= {"serial", "interleaved", "mixed"}
 
 
 @pytest.mark.slow
