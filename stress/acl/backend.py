@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stress.acl.errors import BackendError
+from stress.backend_option import BACKEND_KINDS
 
 __all__ = ["BACKEND_KINDS", "Backend", "cann_roots", "custom_op_dirs", "discover"]
-
-BACKEND_KINDS = ("auto", "sim", "cann")
 
 _ROOT_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
 _DEFAULT_ROOTS = (

@@ -10,20 +10,8 @@ from __future__ import annotations
 from stress.acl.enums import Status, status_name
 from stress.errors import ConfigError
 
-__all__ = [
-    "AclContextError",
-    "AclDeviceError",
-    "AclError",
-    "AclKernelError",
-    "AclMemoryError",
-    "AclNullHandleError",
-    "AclParamError",
-    "AclStateError",
-    "AclTimeoutError",
-    "AclnnError",
-    "BackendError",
-    "error_for",
-]
+# The exceptions are public as ``stress.acl.*`` (its ``__all__`` lists them); ``error_for`` is
+# the binding's own.
 
 
 class BackendError(ConfigError):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from stress.backend_option import add_backend_option
 from stress.cli import commands as c
 from stress.cli import values as v
 from stress.config import DEFAULTS, VARIANTS
@@ -29,12 +30,10 @@ class _AllowReferenceImports(argparse.Action):
 
 
 def backend_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--backend",
-        choices=("auto", "sim", "cann"),
-        default=None,
-        help="which CANN to load (default: $STRESS_BACKEND, else auto: a real install when an "
-        "NPU is present, else the bundled simulator)",
+    add_backend_option(
+        parser,
+        "which CANN to load (default: $STRESS_BACKEND, else auto: a real install when an NPU is "
+        "present, else the bundled simulator)",
     )
 
 

@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from stress.backend_option import add_backend_option
 from stress.cli.run_folder import add_run_folder_command
 from stress.errors import ConfigError
 from stress.files import output_file
@@ -37,8 +38,7 @@ def add_cli(sub: argparse._SubParsersAction) -> None:
                    help="where to write the script (default DIR/repro/reproduce.py)")  # fmt: skip
     p.add_argument("--iterations", type=int, default=50, metavar="N",
                    help="race rounds the script runs by default (default 50)")  # fmt: skip
-    p.add_argument("--backend", choices=("auto", "sim", "cann"), default=None,
-                   help="backend that generates inputs depending on another operator")  # fmt: skip
+    add_backend_option(p, "backend that generates inputs depending on another operator")
     p.set_defaults(func=cmd_reproduce)
 
 

@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from stress.backend_option import add_backend_option
 from stress.errors import ConfigError
 from stress.gradcheck.check import check_options, gradcheck
 from stress.gradcheck.elements import DEFAULT_EPS, parse_element, parse_eps
@@ -100,12 +101,10 @@ def add_cli(subparsers: Any) -> None:
         description=_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument(
-        "--backend",
-        choices=("auto", "sim", "cann"),
-        default=None,
-        help="which CANN runs the operators (default: $STRESS_BACKEND, else auto); loaded only "
-        "when --fd backend or --backward backend needs it",
+    add_backend_option(
+        p,
+        "which CANN runs the operators (default: $STRESS_BACKEND, else auto); loaded only when "
+        "--fd backend or --backward backend needs it",
     )
     p.add_argument(
         "--op",

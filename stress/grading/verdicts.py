@@ -180,30 +180,15 @@ def case_verdict(case_id: str, records: list[CallRecord]) -> CaseVerdict:
     return tally.verdict(case_id)
 
 
-def grade_phase(
-    name: str,
-    records: Iterable[CallRecord],
-    *,
-    status: str = PhaseStatus.DONE,
-    detail: str = "",
-    variant: str = "",
-    case_order: Iterable[str] = (),
-    seconds: float = 0.0,
-) -> PhaseVerdict:
-    """Verdicts of every case that has records in the phase (warm-up calls excluded)."""
+def grade_phase(name: str, records: Iterable[CallRecord], **phase: Any) -> PhaseVerdict:
+    """Verdicts of every case that has records in the phase (warm-up calls excluded);
+    ``phase``: the keyword options of :func:`phase_verdict` (status, detail, variant,
+    case_order, seconds)."""
     by_case: dict[str, CaseTally] = defaultdict(CaseTally)
     for r in records:
         if not r.warmup:
             by_case[r.case].add(r)
-    return phase_verdict(
-        name,
-        by_case,
-        status=status,
-        detail=detail,
-        variant=variant,
-        case_order=case_order,
-        seconds=seconds,
-    )
+    return phase_verdict(name, by_case, **phase)
 
 
 def phase_verdict(

@@ -21,12 +21,12 @@ import numpy as np
 
 from stress.config import RunConfig
 from stress.corpus.parse import Case
-from stress.engine.call.execute import CallTimeout, run_interleaved
+from stress.engine.call.execute import run_interleaved
 from stress.engine.replay.pct import GROUP, groups, pct_order
 from stress.engine.replay.phase_budget import Budget
-from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
+from stress.engine.replay.pool import Worker, WorkerPool
+from stress.engine.replay.timed_call import TimedCall
 from stress.pairs import MIN_PARTNERS, pair_rounds
-from stress.vocabulary import Status
 
 __all__ = ["PARTNERS_UP_TO", "PCT_MIN_SCHEDULES", "PCT_SCHEDULES", "InterleavedPhase"]
 
@@ -38,7 +38,7 @@ PCT_MIN_SCHEDULES = 30
 PARTNERS_UP_TO = 300
 
 
-class InterleavedPhase:
+class InterleavedPhase(TimedCall):
     """``_phase_interleaved`` and its pair rounds and PCT schedules."""
 
     config: RunConfig
@@ -107,23 +107,10 @@ class InterleavedPhase:
             worker.end()
             return
         canary = self._canary()
-        try:
-            outcomes = run_interleaved(
-                worker.context,
-                worker.stream,
-                group,
-                ins,
-                canary=canary,
-                timeout_ms=self.config.call_timeout_ms,
-                **extra,
-            )
-        except CallTimeout:
-            detail = {
-                "timeout_s": self.config.call_timeout,
-                "stuck": [{"worker": 0, "case": a.id, "round": i}],
-            }
-            self._hang("interleaved", detail)
-            raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
+        stuck = {"phase": "interleaved", "worker": 0, "case": a.id, "round": i}
+        outcomes = self._timed_call(
+            run_interleaved, worker, group, ins, canary=canary, stuck=stuck, **extra
+        )
         worker.end()
         if len(group) == 2:
             b = group[1]

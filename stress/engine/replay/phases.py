@@ -40,7 +40,7 @@ from stress import acl
 from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import Case
-from stress.engine.call.execute import CallTimeout, run_call
+from stress.engine.call.execute import run_call
 from stress.engine.call.inputs import InputCache
 from stress.engine.replay.hang_rule import hang_note, hang_rule_for, in_flight
 from stress.engine.replay.interleave import InterleavedPhase
@@ -187,27 +187,20 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         canary = extra.pop("canary", None)
         if canary is None:
             canary = self._canary()
-        try:
-            outcome = (
-                inputs
-                if isinstance(inputs, Outcome)
-                else run_call(
-                    worker.context,
-                    worker.stream,
-                    case,
-                    inputs,
-                    canary=canary,
-                    timeout_ms=self.config.call_timeout_ms,
-                    allocator=self.recycler(),
-                )
+        stuck = {"phase": phase, "worker": worker.index, "case": case.id, "round": rnd}
+        outcome = (
+            inputs
+            if isinstance(inputs, Outcome)
+            else self._timed_call(
+                run_call,
+                worker,
+                case,
+                inputs,
+                canary=canary,
+                stuck=stuck,
+                allocator=self.recycler(),
             )
-        except CallTimeout:
-            detail = {
-                "timeout_s": self.config.call_timeout,
-                "stuck": [{"worker": worker.index, "case": case.id, "round": rnd}],
-            }
-            self._hang(phase, detail)
-            raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
+        )
         worker.end()
         self._emit(phase, worker.index, rnd, case, outcome, canary=canary, **extra)
 
