@@ -111,3 +111,18 @@ def test_start_ahead_fixes_each_configuration_when_the_steps_start():
         [("control", "config 1"), ("serial", "config 2"), ("mixed", "config 3")]
     )
     batch.cancel()
+
+
+def test_a_cancelled_step_kills_its_child_instead_of_waiting_for_it():
+    """A child that would sleep for ten minutes without a word: once ``cancel`` is set the
+    supervisor kills it and returns (the step's result is not used)."""
+    import sys
+
+    from stress.engine.isolation.supervise import run_child
+    from stress.vocabulary import PhaseStatus
+
+    cancel = threading.Event()
+    cancel.set()
+    sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
+    result = run_child({}, lambda r: None, silence_timeout=600, command=sleeper, cancel=cancel)
+    assert result.status == PhaseStatus.CRASHED and result.signal == "SIGKILL"

@@ -303,7 +303,8 @@ class Session:
             began = time.monotonic()
             held = self._batch.take(i) if self._batch and i in self._batch else None
             self._run_phase(writer, step, baseline, config, held)
-            scheduler.observe(i, time.monotonic() - began, config.duration)
+            wall = held.seconds if held else time.monotonic() - began
+            scheduler.observe(i, wall, config.duration)
             ran.append(step.phase)
             graded = self.tally.graded(final=False)  # the diagnosis, no report
             diagnosis = graded.diagnosis
