@@ -118,13 +118,16 @@ def test_after_a_failing_burst_the_diagnostic_steps_are_short_and_focused():
     burst, rest = steps[:2], steps[2:]
     found = BurstFindings(("a", "b", "c"), frozenset({"stream=shared", "stream=per-thread"}))
     new = focus_steps(rest, burst, found)
-    head = [(s.phase, s.variant) for s in new if s.confirm]
+    head = [(s.phase, s.variant) for s in new if s.confirm and s.seconds is not None]
     pt = f"stream=per-thread {FOCUS}"
     assert head == [("control", pt), ("isolated", pt), ("interleaved", FOCUS), ("mixed", pt)]
     phases = [s.phase for s in new]
     # rank order kept: control, then the whole serial and shuffled, then the focused rest
     assert phases[:6] == ["control", "serial", "shuffled", "isolated", "interleaved", "mixed"]
-    confirm = [s for s in new if s.confirm]
+    # the whole serial and shuffled: shuffled ends at its first failing call, serial never
+    whole = {s.phase: s.confirm for s in new if s.phase in ("serial", "shuffled")}
+    assert whole == {"serial": False, "shuffled": True}
+    confirm = [s for s in new if s.confirm and s.phase != "shuffled"]
     focused = [s for s in confirm if s.phase != "control"]
     assert focused and all(s.focus == ("a", "b", "c") for s in focused)
     assert confirm and all(s.seconds is not None and s.seconds <= 1.0 for s in confirm)
@@ -142,7 +145,7 @@ def test_after_a_failing_burst_the_diagnostic_steps_are_short_and_focused():
     assert len(pairs) == 1 and pairs[0].focus == () and pairs[0].seconds == FOCUS_SECONDS
     # the control failed in the burst under shared streams: the control runs there too
     both = BurstFindings((), frozenset({"stream=shared"}), frozenset({"stream=shared"}))
-    ctl = [s.variant for s in focus_steps(rest, burst, both) if s.confirm]
+    ctl = [s.variant for s in focus_steps(rest, burst, both) if s.confirm and s.variant]
     assert ctl == [f"stream=shared {FOCUS}"]
     assert Scheduler(cfg, [*burst, *new]).duration(2, 0.0) == FOCUS_SECONDS
 

@@ -82,6 +82,7 @@ def run_child(
     command: list[str] | None = None,
     stop_grace: float = 5.0,
     server: ForkServer | None = None,
+    cancel: threading.Event | None = None,
 ) -> ChildResult:
     """Run ``job`` in a child; call ``on_record`` for every record it sends (not ``begin``).
 
@@ -90,7 +91,9 @@ def run_child(
     Interrupted (``KeyboardInterrupt``), the child is asked to stop and given ``stop_grace``
     seconds to end its calls in flight before it is killed. With a fork ``server`` the child
     is forked from it (no cold start) unless ``command`` is given or the job's environment
-    differs in what only an exec applies (``LD_PRELOAD``...); it then starts as above.
+    differs in what only an exec applies (``LD_PRELOAD``...); it then starts as above. Once
+    ``cancel`` is set the child is killed at once (its result is then of no use: a step run
+    ahead of need, :mod:`stress.engine.run.step_batch`).
     """
     # The job and the child's stderr live in unnamed temp files (nothing to clean up, nothing
     # left behind however the parent dies); the child reads the job as /dev/fd/N.
@@ -112,7 +115,7 @@ def run_child(
             ) from None
         os.close(wfd)
         try:
-            result = _supervise(proc, rfd, on_record, silence_timeout, startup_timeout)
+            result = _supervise(proc, rfd, on_record, silence_timeout, startup_timeout, cancel)
         except KeyboardInterrupt:
             _stop(proc, rfd, on_record, stop_grace)
             os.close(rfd)
@@ -181,6 +184,7 @@ def _supervise(
     on_record: Callable[[dict[str, Any]], None],
     silence_timeout: float,
     startup_timeout: float,
+    cancel: threading.Event | None = None,
 ) -> ChildResult:
     in_flight: dict[Any, dict[str, Any]] = {}
     end: dict[str, Any] = {}
@@ -194,7 +198,10 @@ def _supervise(
     try:
         while not eof:
             limit = silence_timeout if started else startup_timeout
-            events = sel.select(timeout=min(1.0, limit))
+            events = sel.select(timeout=min(1.0 if cancel is None else 0.05, limit))
+            if cancel is not None and cancel.is_set():
+                _kill_group(proc)
+                break
             if not events:
                 if time.monotonic() - last > limit:
                     killed_for_silence = True

@@ -251,6 +251,8 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
                     return
                 last = None
                 for case, rep in calls:
+                    if self._confirmed.is_set():  # a confirming step ends at its first failure
+                        return
                     if warmup and case is not last:
                         self._call(phase, worker, i, case, warmup=True, rep=-1)
                     self._call(phase, worker, i, case, rep=rep)
@@ -306,10 +308,7 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
             ran += len(cases)
 
     def _mix(self, pool: WorkerPool, phase: str, cases: Sequence[Case], salt: int) -> None:
-        n = len(cases)
-        seed = self.config.seed
-
-        threads = self.config.threads
+        n, seed, threads = len(cases), self.config.seed, self.config.threads
 
         def task(worker: Worker, rnd: int) -> None:
             self._call(

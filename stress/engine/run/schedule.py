@@ -206,8 +206,10 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
     policy whose burst failed (per-thread streams, the more concurrent, when both did), for
     :data:`FOCUS_SECONDS`; the control (all its cases) also under those where a control case
     failed in the burst; ``serial`` and
-    ``shuffled`` unchanged (single-threaded and cheap: a narrowed order could miss an order
-    dependence and let a lower-ranked pattern stand); ``isolated`` on the failing corpus cases;
+    ``shuffled`` over every case (a narrowed order could miss an order dependence and let a
+    lower-ranked pattern stand), ``shuffled`` ending at its first failing call (the rules ask
+    only whether it fails; ``serial`` runs whole: which cases fail, and under which prefill
+    byte, decides its diagnosis); ``isolated`` on the failing corpus cases;
     ``interleaved`` and ``mixed`` on them too, with the cases they met in their failing rounds
     when fewer than :data:`~stress.engine.replay.pct.GROUP` failed (a depth-3 ordering needs three);
     ``interleaved`` over every case when that leaves fewer than two (a self-race is checked
@@ -221,11 +223,11 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
     crossed = cases if len(cases) >= GROUP else cases + found.partners
     focused: list[Step] = []
     for s in rest:
-        if s.phase in ("serial", "shuffled"):
+        if s.phase in ("serial", "shuffled"):  # shuffled: any failure is its finding
             # the shuffled run under the other allocator policy is not focused: the burst
             # failed at the run's own addresses, and address-dependence needs no burst
             if not s.variant.startswith("allocator="):
-                focused.append(s)
+                focused.append(replace(s, confirm=True) if s.phase == "shuffled" else s)
             continue
         allowed = control if s.phase == "control" else main
         if s.phase in CONCURRENT_PHASES and s.stream not in allowed:
@@ -241,13 +243,13 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
             focused.append(replace(short, focus=crossed))
         elif s.phase == "interleaved" and cases:  # one failing case: its pairs with every case
             focused.append(short)
-    return focused + [s for s in rest if s not in focused]
+    return focused + [s for s in rest if s not in focused and s.phase not in ("serial", "shuffled")]
 
 
 def focus_note(found: BurstFindings, steps: Sequence[Step]) -> str:
     """The console and journal line that says what the run does after the burst failed."""
     shown = ", ".join(found.cases[:6]) + (" ..." if len(found.cases) > 6 else "")
-    first = [f"{s.phase} {s.variant}".strip() for s in steps if s.confirm]
+    first = [f"{s.phase} {s.variant}".strip() for s in steps if s.confirm and s.variant]
     return (
         f"diagnosing: the burst failed on {len(found.cases)} corpus case(s)"
         + (f" ({shown})" if shown else "")

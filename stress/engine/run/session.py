@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,14 @@ from stress.engine.run.baseline_step import record_missing, run_baseline, skip_u
 from stress.engine.run.child_failure import failure_text
 from stress.engine.run.header import run_header
 from stress.engine.run.in_flight import limit_threads
-from stress.engine.run.phase_end import phase_end
+from stress.engine.run.phase_step import first_failure_line, phase_job, run_step
 from stress.engine.run.reproducer import Reproducer
 from stress.engine.run.resume import Resumed
 from stress.engine.run.rundir import claim_run_dir, new_out_dir
 from stress.engine.run.schedule import (
     NEVER_EARLY,
     Scheduler,
+    Step,
     burst_findings,
     focus_note,
     focus_steps,
@@ -42,11 +44,12 @@ from stress.engine.run.schedule import (
     settled,
     settled_at,
 )
+from stress.engine.run.step_batch import Held, StepBatch, start_ahead
 from stress.errors import ConfigError
 from stress.grading.assemble import report_from
 from stress.grading.tally import JournalTally
 from stress.journal.results import RESULTS_FILE, ResultWriter, read_results
-from stress.records import CALL, CallRecord, PhaseResult, RunReport
+from stress.records import CallRecord, RunReport
 from stress.report.writers import live_tally, write_reports
 from stress.session_ui import SessionUI
 from stress.vocabulary import PhaseStatus
@@ -81,9 +84,12 @@ class Session:
     resume: Resumed | None = None  # --resume: the stopped run this one continues
     tally: JournalTally = field(init=False, default_factory=JournalTally)  # the graded journal
     _server: ForkServer | None = field(init=False, default=None)  # forks the phase children
+    _batch: StepBatch | None = field(init=False, default=None)  # focused steps run at once
 
     # -- jobs -------------------------------------------------------------------------------
-    def _job(self, job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
+    def _job(
+        self, job: dict[str, Any], on_record: Callable[[dict], None], **kw: Any
+    ) -> ChildResult:
         job = {"backend": self.backend, **job}
         if not self.isolate:
             from stress.engine.isolation import jobs
@@ -97,7 +103,7 @@ class Session:
         grace = self.config.call_timeout  # calls in flight at an interrupt may end, no longer
         result = run_child(
             job, on_record, silence_timeout=silence, env=self.env, stop_grace=grace,
-            server=self._server,
+            server=self._server, **kw,
         )  # fmt: skip
         error = result.end.get("error") or {}
         if result.status == PhaseStatus.FAILED and error.get("user"):
@@ -272,6 +278,8 @@ class Session:
                 status = PhaseStatus.INTERRUPTED if interrupted else PhaseStatus.FAILED
                 raise
             finally:
+                if self._batch is not None:  # the steps after the one that settled it
+                    self._batch.cancel()
                 writer.write(
                     {
                         "type": "run-end",
@@ -294,13 +302,16 @@ class Session:
         ran: list[str] = []
         history: list[tuple[float, str, str]] = []
         for i, step in enumerate(steps):
-            config = scheduler.config_for(i, time.monotonic() - self._t0)
-            if self.resume and (step.phase, step.variant) in self.resume.done:
+            config = self._batch and self._batch.configs.get(i)
+            config = config or scheduler.config_for(i, time.monotonic() - self._t0)
+            if self._resumed(step):
                 ran.append(step.phase)
                 continue
             began = time.monotonic()
-            self._run_phase(writer, step.phase, step.variant, step.stream, baseline, config)
-            scheduler.observe(i, time.monotonic() - began, config.duration)
+            held = self._batch.take(i) if self._batch and i in self._batch else None
+            self._run_phase(writer, step, baseline, config, held)
+            wall = held.seconds if held else time.monotonic() - began
+            scheduler.observe(i, wall, config.duration)
             ran.append(step.phase)
             graded = self.tally.graded(final=False)  # the diagnosis, no report
             diagnosis = graded.diagnosis
@@ -321,7 +332,23 @@ class Session:
                 found = burst_findings(read_results(writer.path), [c.id for c in self.cases])
                 steps[i + 1 :] = focus_steps(steps[i + 1 :], steps[: i + 1], found)
                 self._note(focus_note(found, steps[i + 1 :]), writer)
+                if self.isolate:  # the focused steps run at once, taken in order
+                    at = time.monotonic() - self._t0
+                    fixed = partial(scheduler.config_for, elapsed=at)
+                    run = partial(self._ahead_job, baseline)
+                    self._batch = start_ahead(steps, i + 1, fixed, self._resumed, run)
         return settled_at(history)
+
+    def _resumed(self, step: Step) -> bool:
+        return bool(self.resume) and (step.phase, step.variant) in self.resume.done  # type: ignore
+
+    def _phase_job(self, phase: str, stream: str, baseline: str, config: RunConfig) -> dict:
+        control = self.control if self.control_cases else []
+        return phase_job(phase, stream, config, self.corpus, control, baseline)
+
+    def _ahead_job(self, baseline: str, step: Step, config: RunConfig, *run: Any) -> ChildResult:
+        job = self._phase_job(step.phase, step.stream, baseline, config)
+        return self._job(job, *run[:1], cancel=run[1])  # a step run ahead (:func:`start_ahead`)
 
     def _note(self, message: str, writer: ResultWriter) -> None:
         writer.write({"type": "note", "message": message})
@@ -331,67 +358,21 @@ class Session:
         if self._first is not None or rec.warmup or not rec.failed:
             return
         self._first = rec
-        where = rec.phase + (f" ({rec.variant})" if rec.variant else "")
-        self.ui.message(
-            f"first failure: {rec.elapsed:.2f} s after the start, case {rec.case} "
-            f"in {where}: {rec.status}"
-        )
+        self.ui.message(first_failure_line(rec))
 
     def _run_phase(
         self,
         writer: ResultWriter,
-        phase: str,
-        variant: str,
-        stream: str,
+        step: Step,
         baseline: str,
         config: RunConfig | None = None,
+        held: Held | None = None,
     ) -> None:
         config = config or self.config
-        n_cases = len(self.control_cases if phase == "control" else config.focus or self.cases)
-        if phase == "burst":
-            n_cases += len(self.control_cases)
-        start = {"phase": phase, "variant": variant, "stream": stream, "cases": n_cases}
-        writer.write({"type": "phase-start", **start})
-        self.ui.phase_start(phase, variant, n_cases)
-        calls = 0
-        started = time.monotonic()
-
-        def on_record(rec: dict[str, Any] | CallRecord) -> None:
-            nonlocal calls
-            if isinstance(rec, dict) and rec.get("type") != CALL:
-                return
-            calls += 1
-            stamp = {"variant": variant, "elapsed": round(time.monotonic() - self._t0, 4),
-                     "allocator": config.phase_allocator}  # fmt: skip
-            if isinstance(rec, CallRecord):
-                call = rec.replace(**stamp)
-            else:  # as the child sent it: one construction on the parent's hot path
-                call = CallRecord.from_json({**rec, **stamp})
-            writer.write(call)
-            self.ui.record(call)
-            self._first_failure(call)
-
-        job = {
-            "kind": "phase",
-            "phase": phase,
-            "stream": stream,
-            "config": config.to_json(),
-            "corpus": list(self.corpus),
-            "control": [str(c) for c in self.control] if self.control_cases else [],
-            "baseline": baseline,
-        }
-        status, detail, extra = PhaseStatus.INTERRUPTED, "interrupted by the user", {}
-        try:
-            result = self._job(job, on_record)
-            status, detail, extra = phase_end(
-                result, phase, lambda: calls, n_cases, config, on_record
-            )
-        finally:
-            seconds = time.monotonic() - started
-            writer.write(
-                PhaseResult(phase, variant, status, detail, calls, round(seconds, 3), **extra)
-            )
-            writer.sync()
-            if status == PhaseStatus.DONE:
-                self.finished_phases.append(f"{phase} {variant}".strip())
-            self.ui.phase_end(phase, variant, status, calls, seconds)
+        cases = self.control_cases if step.phase == "control" else config.focus or self.cases
+        n_cases = len(cases) + (len(self.control_cases) if step.phase == "burst" else 0)
+        run = partial(self._job, self._phase_job(step.phase, step.stream, baseline, config))
+        ui, t0, first = self.ui, self._t0, self._first_failure
+        status = run_step(writer, ui, step, n_cases, config, run, t0, first, held)
+        if status == PhaseStatus.DONE:
+            self.finished_phases.append(f"{step.phase} {step.variant}".strip())
