@@ -243,7 +243,9 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
             focused.append(replace(short, focus=crossed))
         elif s.phase == "interleaved" and cases:  # one failing case: its pairs with every case
             focused.append(short)
-    return focused + [s for s in rest if s not in focused and s.phase not in ("serial", "shuffled")]
+    # the fallback: what the focused steps did not run whole (the recycled shuffled run too)
+    whole = ("serial", "shuffled")
+    return focused + [s for s in rest if s not in focused and (s.phase not in whole or s.variant)]
 
 
 def focus_note(found: BurstFindings, steps: Sequence[Step]) -> str:
