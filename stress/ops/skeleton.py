@@ -17,11 +17,11 @@ values are guesses meant to run as written on a typical operator and to be check
   ``aclDataType`` ``T``; scalars ``{ value = 1.0, dtype = "T" }``; int arrays ``[-1]`` for dims
   and axes, else ``["H"]``.
 
-What the header says relates tensors comes before those guesses (:mod:`stress.ops.
-skeleton_rules`: a matrix-product formula, a keep-dims reduction, "leading dims followed by
-ones", a bool an output's doc names), and the header's constraints (:mod:`stress.ops.
-doc_constraints`: ``C % 128 == 0``, ``0 < C < 100000``, ``N == 4``, a tensor's two shapes) set
-the dims' ranges after them.
+What the header says relates tensors comes before those guesses
+(:mod:`stress.ops.skeleton_rules`: a matrix-product formula, a keep-dims reduction, "leading
+dims followed by ones", a bool an output's doc names), and the header's constraints
+(:mod:`stress.ops.doc_constraints`: ``C % 128 == 0``, ``0 < C < 100000``, ``N == 4``, a
+tensor's two shapes) set the dims' ranges after them.
 
 The file's comments say what to check: which tensors share guessed dims (shapes that must
 agree), each parameter's documented text (legal ranges), and one ``FIX`` line naming the dims
