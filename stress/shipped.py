@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DefaultPaths", "default_paths", "shipped_dir"]
+__all__ = ["DefaultPaths", "default_paths", "shipped_corpus_files", "shipped_dir"]
 
 _PACKAGED = Path(__file__).resolve().parent / "corpora"  # in an installed wheel
 _CHECKOUT = Path(__file__).resolve().parents[1] / "corpus"  # in a source checkout
 _PREFIX = "corpus/"
+_CONTROL = "corpus/control.toml"
 
 
 def shipped_dir() -> Path | None:
@@ -26,6 +27,15 @@ def shipped_dir() -> Path | None:
         if (folder / "mhc.toml").is_file():
             return folder
     return None
+
+
+def shipped_corpus_files() -> list[Path]:
+    """The shipped corpus files (``*.toml`` of :func:`shipped_dir` but the control corpus): the
+    pytest plugin's default where its rootdir has no corpus/ folder."""
+    folder = shipped_dir()
+    if folder is None:
+        return []
+    return sorted(p for p in folder.glob("*.toml") if p.name != Path(_CONTROL).name)
 
 
 @dataclass(frozen=True)

@@ -276,6 +276,29 @@ def test_corpus_and_marker_cases_become_items_with_readable_ids(pytester, corpus
     result.assert_outcomes(passed=6)
 
 
+def test_without_a_corpus_folder_the_shipped_corpora_and_the_header_says_so(pytester, corpus):
+    """No --stress-corpus, no ini, no corpus/ folder in the rootdir: the shipped corpora (as
+    `run` falls back to them), named in the header; with a corpus/ folder, its files."""
+    from stress.shipped import shipped_corpus_files, shipped_dir
+
+    shipped = shipped_corpus_files()
+    assert shipped and all(p.name != "control.toml" for p in shipped)
+    from stress.corpus.parse import load_corpus
+
+    ids = [c.id for c in load_corpus([str(p) for p in shipped])]
+    pytester.makepyfile(test_inner_default="def test_each(stress_case_item): pass")
+    result = pytester.runpytest("--collect-only", "-p", "no:randomly")
+    header = f"stress: corpus * (the shipped corpora from {shipped_dir()} (no corpus/ folder in *"
+    result.stdout.fnmatch_lines([header, f"*<Function test_each[[]{ids[0]}[]]>"])
+    assert f"collected {len(ids)} items" in result.stdout.str()
+    (pytester.path / "corpus").mkdir()
+    corpus.rename(pytester.path / "corpus" / "mine.toml")
+    result = pytester.runpytest("--collect-only", "-p", "no:randomly")
+    result.stdout.fnmatch_lines(["stress: corpus corpus/mine.toml; *", "*test_each[[]a-f32[]]>"])
+    out = result.stdout.str()
+    assert "the shipped corpora" not in out and "collected 3 items" in out
+
+
 @pytest.mark.parametrize(
     ("marker", "message"),
     [

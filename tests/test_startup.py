@@ -72,6 +72,40 @@ def test_a_command_is_parsed_before_the_catalogue_or_the_corpus_parser_is_import
     assert _heavy(_imported(code)) == []
 
 
+#: What the ``op`` and ``corpus`` parsers may import of stress.ops: the package and the -I/-D
+#: options it shares with ``op inspect`` (no numpy, no header reader, no catalogue).
+LIGHT_OPS = {"stress.ops", "stress.ops.header_options", "stress.ops.inspect_header"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["op", "--help"],
+        ["corpus", "--help"],
+        ["corpus", "generate", "--help"],
+        ["op", "new", "aclnn_x.h", "-o", "x.toml", "-I", "inc"],
+        ["corpus", "generate", "--op", "no_such_op", "--count", "2"],
+        ["corpus", "generate", "--count", "two"],  # an argument error: one line, exit 2
+    ],
+)
+def test_op_and_corpus_parse_before_the_catalogue_or_the_header_reader(argv):
+    code = (
+        "import sys\nfrom stress.cli.parser import build_parser, command_of\n"
+        f"build_parser(command_of({argv!r}), full=False).parse_args({argv!r})\n"
+    )
+    assert [n for n in _heavy(_imported(code)) if n not in LIGHT_OPS] == []
+
+
+def test_corpus_generate_names_an_unknown_op_in_one_line():
+    done = subprocess.run(
+        [sys.executable, "-m", "stress", "corpus", "generate", "--op", "conv"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "--op must be one of " in done.stderr and "add, " in done.stderr
+    assert done.stderr.rstrip().endswith("got 'conv'")
+
+
 def test_python_m_stress_version_imports_nothing_heavy():
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "stress", "--version"],

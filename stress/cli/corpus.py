@@ -7,9 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stress import ops
-from stress.corpus.bounds import BoundsError
-from stress.corpus.generate import generate_cases
 from stress.errors import ConfigError
 from stress.ops.header_options import add_header_options
 
@@ -108,7 +105,9 @@ def add_cli(subparsers: Any) -> None:
         epilog="Exit codes: 0 written, 2 usage/configuration error.",
     )
     which = g.add_mutually_exclusive_group(required=True)
-    which.add_argument("--op", choices=ops.names(), help="a built-in operator")
+    which.add_argument(
+        "--op", metavar="NAME", help="a built-in operator (aclnn-stress ops lists them)"
+    )  # checked once parsed: the catalogue is not loaded to build the parser
     which.add_argument(
         "--declaration",
         metavar="FILE",
@@ -254,9 +253,15 @@ def _write(args: argparse.Namespace, text: str, what: str) -> int:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
+    from stress import ops
+    from stress.corpus.bounds import BoundsError
+    from stress.corpus.generate import generate_cases
+
     if args.declaration is not None:
         text, n = _declared_text(args)
         return _write(args, text, f"{n} cases of {args.declaration}")
+    if args.op not in ops.names():
+        raise ConfigError(f"--op must be one of {', '.join(ops.names())}, got {args.op!r}")
     bounds, shown = _bounds(args, ops.declaration_of(args.op))
     if args.violations is not None and not args.invalid:
         raise ConfigError("--violations: only with --invalid")

@@ -9,9 +9,10 @@ a corpus or declaration file adds its own with :func:`register_declaration`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stress.ops.spec import DTYPES, AttrArg, OpSpec, Param, ScalarArg, TensorArg, dtype_of
+if TYPE_CHECKING:
+    from stress.ops.spec import DTYPES, AttrArg, OpSpec, Param, ScalarArg, TensorArg, dtype_of
 
 __all__ = [
     "BUILT_IN_DECLARATIONS",
@@ -102,3 +103,16 @@ def get(name: str) -> OpSpec:
         return _catalogue()[name]
     except KeyError:
         raise KeyError(f"unknown op {name!r}; known ops: {', '.join(names())}") from None
+
+
+_FROM_SPEC = ("DTYPES", "AttrArg", "OpSpec", "Param", "ScalarArg", "TensorArg", "dtype_of")
+
+
+def __getattr__(name: str) -> Any:
+    """The names re-exported from :mod:`stress.ops.spec` (numpy), imported on first use: the
+    package itself stays light for the CLI's parsers (``stress.ops.header_options``)."""
+    if name in _FROM_SPEC:
+        from stress.ops import spec
+
+        return getattr(spec, name)
+    raise AttributeError(f"module 'stress.ops' has no attribute {name!r}")

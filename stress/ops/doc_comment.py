@@ -40,23 +40,28 @@ _TUPLE = re.compile(r"\(([^()]*)\)")
 
 @dataclass(frozen=True)
 class OpDoc:
-    """The doc comment of one operator: its brief text and each documented parameter's text."""
+    """The doc comment of one operator: its brief text and each documented parameter's text;
+    ``notes``, the header's other comments (no ``@param``: a file comment's constraints)."""
 
     brief: str = ""
     params: dict[str, str] = field(default_factory=dict)
+    notes: str = ""
 
 
 def op_doc(text: str, line: int, names: tuple[str, ...]) -> OpDoc:
     """The doc comment that ends last before ``line`` of ``text`` (the operator's declaration)
     and documents one of ``names`` (its parameters); an empty :class:`OpDoc` if none does."""
     best: OpDoc = OpDoc()
+    notes: list[str] = []
     for m in _BLOCK.finditer(text):
         if text.count("\n", 0, m.end()) + 1 > line:
             break
         doc = _parse(m.group(1))
         if set(doc.params) & set(names):
             best = doc
-    return best
+        elif not doc.params:
+            notes.append(doc.brief)
+    return OpDoc(best.brief, best.params, " ".join(n for n in notes if n))
 
 
 def _parse(body: str) -> OpDoc:

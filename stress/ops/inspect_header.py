@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from stress.errors import ConfigError
-from stress.ops.header import read_header
 from stress.ops.header_options import add_header_options
-from stress.ops.signature import HeaderInfo
+
+if TYPE_CHECKING:  # the header reader (pycparser) is imported when a header is read
+    from stress.ops.signature import HeaderInfo
 
 __all__ = ["build_parser", "main", "render"]
 
@@ -44,6 +46,8 @@ def render(info: HeaderInfo) -> str:
 
 def main(argv: list[str]) -> int:
     """Run the command with ``argv`` (without the program and sub-command names)."""
+    from stress.ops.header import read_header
+
     args = build_parser().parse_args(argv)
     try:
         info = read_header(args.header, args.include, args.define)

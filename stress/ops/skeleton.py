@@ -17,6 +17,12 @@ values are guesses meant to run as written on a typical operator and to be check
   ``aclDataType`` ``T``; scalars ``{ value = 1.0, dtype = "T" }``; int arrays ``[-1]`` for dims
   and axes, else ``["H"]``.
 
+What the header says relates tensors comes before those guesses
+(:mod:`stress.ops.skeleton_rules`: a matrix-product formula, a keep-dims reduction, "leading
+dims followed by ones", a bool an output's doc names), and the header's constraints
+(:mod:`stress.ops.doc_constraints`: ``C % 128 == 0``, ``0 < C < 100000``, ``N == 4``, a
+tensor's two shapes) set the dims' ranges after them.
+
 The file's comments say what to check: which tensors share guessed dims (shapes that must
 agree), each parameter's documented text (legal ranges), and one ``FIX`` line naming the dims
 and guessed shapes to change when the case fails with the operator's status.
@@ -34,8 +40,17 @@ from stress.ops.doc_comment import (
     doc_same_as,
     doc_shape,
 )
+from stress.ops.doc_constraints import doc_bounds, doc_restated_shapes, small_range, solve_shapes
 from stress.ops.shape_expr import parse_dim
 from stress.ops.signature import CParam, OpSignature
+from stress.ops.skeleton_rules import (
+    Relation,
+    bool_value,
+    derived_shape,
+    flag_attrs,
+    is_dims_attr,
+    relations,
+)
 from stress.ops.skeleton_toml import Entry, Skeleton, render_skeleton, toml_value
 
 __all__ = ["Entry", "Skeleton", "guess_skeleton", "render_skeleton", "snake_name"]
@@ -79,6 +94,14 @@ class _Guesser:
         self.doc_dims = self._doc_dims()
         self.choices = self._choices()
         self.uses_t = False
+        self.shapes: dict[str, list[int | str]] = {}  # tensor -> its shape, references resolved
+        self.related: list[str] = []  # the check lines of the shape rules used
+        self.from_header: dict[str, str] = {}  # dim -> the header's words that set its range
+        self.multiples: dict[str, int] = {}  # dim -> the number its values are multiples of
+        self.flags = flag_attrs(sig, doc)
+        self.bounds = doc_bounds([doc.notes, doc.brief, *doc.params.values()])
+        used = {n for shape in self.doc_dims.values() for i in shape for n in parse_dim(i).names}
+        self.rules = relations(sig, doc, used)
 
     def text(self, p: CParam) -> str:
         return self.doc.params.get(p.name, "")
@@ -143,6 +166,9 @@ class _Guesser:
                     self.dim(n, _DOC_DIM)
             self.documented.append(p.name)
             return list(self.doc_dims[p.name])
+        rel = self.rules.get(p.name)
+        if rel is not None and (ruled := self.ruled_shape(rel)) is not None:
+            return ruled
         same = doc_same_as(self.text(p), "shape", self.sig.names)
         if same is None and p.role == "output":
             same = self.first_input()
@@ -158,10 +184,23 @@ class _Guesser:
         self.dim("H", _GENERIC["H"])
         return ["B", "H"]
 
+    def ruled_shape(self, rel: Relation) -> list[int | str] | None:
+        """``rel``'s shape (:mod:`stress.ops.skeleton_rules`), None if its source has none."""
+        if rel.shape is None and rel.source not in self.shapes:
+            return None
+        for name, value in rel.new_dims:
+            self.dim(name, (_DOC_DIM[0], _DOC_DIM[1], value))
+        if rel.check:
+            self.related.append(rel.check)
+        if rel.shape is not None:
+            return list(rel.shape)
+        return derived_shape(rel, self.shapes[str(rel.source)])
+
     def tensor(self, p: CParam) -> Entry:
         dtype = self.tensor_dtype(p)
         shape = self.tensor_shape(p)
         self.dtype[p.name] = dtype
+        self.shapes[p.name] = self.shapes[shape] if isinstance(shape, str) else shape
         table = {"shape": shape, "dtype": dtype}
         if p.optional:
             return Entry(
@@ -185,14 +224,14 @@ class _Guesser:
         return Entry(p.name, toml_value(value), f"attr {p.type}, {why}")
 
     def attr_value(self, p: CParam) -> tuple[Any, str]:
-        text, low = self.text(p), p.name.lower()
-        dims_like = any(w in low for w in ("dim", "axis", "axes"))
+        text = self.text(p)
+        dims_like = is_dims_attr(p)
         if p.kind in _INT_KINDS:
             return self.int_attr(p, dims_like)
         if p.kind in ("double", "float"):
-            return (1e-5, "guessed (eps-like)") if "eps" in low else (1.0, "guessed")
+            return (1e-5, "guessed (eps-like)") if "eps" in p.name.lower() else (1.0, "guessed")
         if p.kind == "bool":
-            return False, "guessed"
+            return bool_value(p.name, self.flags)
         if p.kind == "dtype":
             self.uses_t = True
             return "T", "the tensors' dtype variable"
@@ -224,6 +263,9 @@ class _Guesser:
             return linked, f"the dim {linked} its doc comment names"
         if number is not None:
             return number, "from its doc comment"
+        bound = self.bounds.get(p.name)
+        if bound is not None and bound.fixed is not None:
+            return bound.fixed, f"from the header's {bound.said[0]!r}"
         if dims_like:
             return (0, "guessed") if p.kind in _UNSIGNED else (-1, "guessed (the last dim)")
         return 0, "guessed"
@@ -265,6 +307,7 @@ def guess_skeleton(
         elif p.name in doc.params:
             e = entries[p.name]
             entries[p.name] = Entry(e.name, e.value, f"{e.comment}; doc: {doc.params[p.name]}")
+    _bound_dims(g, doc)
     dims = tuple((n, *g.dims[n]) for n in sorted(g.dims, key=_dim_order))
     checks, fix = _checks(g, dims)
     choices, note = g.choices
@@ -280,7 +323,28 @@ def guess_skeleton(
         tuple(entries[p.name] for p in sig.params),
         checks,
         fix,
+        tuple(sorted(g.multiples.items())),
     )
+
+
+def _bound_dims(g: _Guesser, doc: OpDoc) -> None:
+    """Move each dim into the range the header's comments state for it (or for the integer
+    parameter it is named after), then fix the dims a tensor's restated shape pins down."""
+    ints = {p.name for p in g.sig.params if p.kind in _INT_KINDS}
+    by_dim = {dim_name(n) if n in ints else n: b for n, b in g.bounds.items()}
+    for name, spec in list(g.dims.items()):
+        if name in by_dim:
+            g.dims[name] = small_range(by_dim[name], spec)
+            g.from_header[name] = ", ".join(by_dim[name].said)
+            if by_dim[name].multiple > 1 and g.dims[name][0] != g.dims[name][1]:
+                g.multiples[name] = by_dim[name].multiple
+    restated = doc_restated_shapes(doc.notes, g.doc_dims)
+    pairs = [(g.doc_dims[t], [_rename(i, ints) for i in s]) for t, s in restated.items()]
+    fixed = {n: lo for n, (lo, hi, _) in g.dims.items() if lo == hi}
+    for name, value in solve_shapes(pairs, fixed).items():
+        if name in g.dims:
+            g.dims[name] = (value, value, value)
+            g.from_header[name] = f"{name} = {value} from a tensor's two documented shapes"
 
 
 def _dim_order(name: str) -> tuple[int, str]:
@@ -303,17 +367,22 @@ def _checks(g: _Guesser, dims: tuple[tuple[str, int, int, int], ...]) -> tuple[t
             "operator computes (a reduction, concatenation or broadcast differs)"
         )
     if g.documented:
-        names = ", ".join(n for n, *_ in dims if n not in _GENERIC)
+        names = ", ".join(n for n, *_ in dims if n not in _GENERIC and n not in g.from_header)
         checks.append(
-            f"{', '.join(g.documented)}: shapes from the doc comment; CHECK the legal "
-            f"ranges of {names} (fixed sizes, multiples) and set [dims] to them"
+            f"{', '.join(g.documented)}: shapes from the doc comment"
+            + (f"; CHECK the legal ranges of {names} (fixed sizes, multiples)" if names else "")
         )
+    checks += g.related
+    if g.from_header:
+        said = "; ".join(f"{n}: {w}" for n, w in sorted(g.from_header.items()))
+        checks.append(f"dims set by the header's comments ({said}): CHECK they still hold")
     checks.append("each parameter's comment quotes its doc text: legal ranges and dtypes")
-    fixable = ", ".join(n for n, *_ in dims) or "none"
+    fixable = ", ".join(n for n, *_ in dims if n not in g.from_header) or "none"
     guessed = ", ".join([*g.generic, *(o for o, _ in g.copied)])
     fix = (
         f"FIX: if the case fails with the operator's status (161002: an invalid argument), "
         f"set the dims {fixable} in [dims] and [[case]] to legal sizes"
         + (f" and the guessed shapes of {guessed} to legal ones" if guessed else "")
+        + (f" ({', '.join(sorted(g.from_header))}: from the header)" if g.from_header else "")
     )
     return tuple(checks), fix

@@ -25,7 +25,8 @@ class Entry:
 @dataclass(frozen=True)
 class Skeleton:
     """What ``op new`` writes: the operator, dims (name, low, high, case value), dtype choices
-    of ``T``, the parameter lines, the checks and the fix line."""
+    of ``T``, the parameter lines, the checks and the fix line; ``multiples``, the dims whose
+    values must be multiples of a number (``C % 128 == 0``)."""
 
     function: str
     name: str
@@ -36,6 +37,7 @@ class Skeleton:
     params: tuple[Entry, ...]
     checks: tuple[str, ...]
     fix: str
+    multiples: tuple[tuple[str, int], ...] = ()
 
 
 def toml_value(value: Any) -> str:
@@ -73,7 +75,12 @@ def render_skeleton(
     ]
     if sk.dims:
         out.append("[dims]  # small ranges: generated cases draw from them")
-        out += [f"{n} = {toml_value([lo, hi])}" for n, lo, hi, _ in sk.dims]
+        multiples = dict(sk.multiples)
+        for n, lo, hi, _ in sk.dims:
+            if n in multiples:
+                out.append(f"{n} = {toml_value({'range': [lo, hi], 'multiple': multiples[n]})}")
+            else:
+                out.append(f"{n} = {toml_value([lo, hi])}")
         out.append("")
     if sk.dtypes:
         out += ["[dtypes]", f"T = {toml_value(list(sk.dtypes))}  # dtypes from {sk.dtype_note}", ""]

@@ -99,7 +99,8 @@ def _input_options(g: pytest.OptionGroup) -> None:
         default=[],
         metavar="PATH",
         help="corpus TOML file or directory of them (repeatable); default: ini stress_corpus, "
-        "else <rootdir>/corpus/*.toml without control.toml",
+        "else <rootdir>/corpus/*.toml without control.toml, else (no corpus/ folder there) "
+        "the shipped corpora",
     )
     g.addoption(
         "--stress-control",

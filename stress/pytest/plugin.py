@@ -155,6 +155,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"{'isolated child per phase' if state.isolate else 'phases in-process'}",
     ]
     corpus = ", ".join(_rel(p, config) for p in state.corpus_paths) or "none"
+    corpus += f" ({state.corpus_note})" if state.corpus_note else ""
     control = (
         "built-in aclnnAdd set"
         if state.control_paths is None

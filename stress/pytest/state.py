@@ -65,6 +65,7 @@ class State:
     binding: dict[str, Any] | None = None
     bindings: dict[str, dict[str, Any]] = field(default_factory=dict)
     summary: dict[str, Any] | None = None
+    corpus_note: str = ""  # where the default corpus came from, when not the rootdir's corpus/
 
     # -- cases -----------------------------------------------------------------------------
     def corpus(self) -> list[Case]:
@@ -211,9 +212,10 @@ def _worker(config: pytest.Config) -> tuple[str, int, bool]:
 
 def _case_paths(
     config: pytest.Config, invocation: Path, rootdir: Path, ini_base: Path
-) -> tuple[list[Path], list[Path] | None]:
-    """Corpus and control files: the option, else the ini value, else ``<rootdir>/corpus``
-    (``None`` for the control: the built-in aclnnAdd set)."""
+) -> tuple[list[Path], list[Path] | None, str]:
+    """Corpus and control files: the option, else the ini value, else ``<rootdir>/corpus``,
+    else (no such folder) the shipped corpora as ``run`` uses them (``None`` for the control:
+    the built-in aclnnAdd set); and the note saying the corpus is the shipped one."""
     opt = config.option
     # corpus: the option, else the ini value, else <rootdir>/corpus/*.toml (lazy, not checked)
     control_opt = opt.stress_control
@@ -228,16 +230,22 @@ def _case_paths(
         control_paths = [rootdir / "corpus" / "control.toml"]
     else:
         control_paths = None
-    explicit = bool(opt.stress_corpus)
+    explicit, note = bool(opt.stress_corpus), ""
     if explicit:
         corpus_paths = _expand(opt.stress_corpus, invocation, "--stress-corpus")
     elif config.getini("stress_corpus"):
         corpus_paths = _expand(config.getini("stress_corpus"), ini_base, "stress_corpus (ini)")
-    else:
+    elif (rootdir / "corpus").is_dir():
         corpus_paths = sorted((rootdir / "corpus").glob("*.toml"))
+    else:
+        from stress.shipped import shipped_corpus_files, shipped_dir
+
+        corpus_paths = shipped_corpus_files()
+        if corpus_paths:
+            note = f"the shipped corpora from {shipped_dir()} (no corpus/ folder in {rootdir})"
     skip = {p.resolve() for p in (control_paths or [])}
     corpus_paths = [p for p in corpus_paths if p.resolve() not in skip]
-    return corpus_paths, control_paths
+    return corpus_paths, control_paths, note
 
 
 def _ini_max_case_bytes(config: pytest.Config, run_config: RunConfig) -> RunConfig:
@@ -282,7 +290,7 @@ def build_state(config: pytest.Config) -> tuple[State, bool, str | None]:
 
     control_opt = opt.stress_control
     explicit = bool(opt.stress_corpus)
-    corpus_paths, control_paths = _case_paths(config, invocation, rootdir, ini_base)
+    corpus_paths, control_paths, corpus_note = _case_paths(config, invocation, rootdir, ini_base)
 
     wid, index, controller = _worker(config)
     workerinput = getattr(config, "workerinput", None) or {}
@@ -322,6 +330,7 @@ def build_state(config: pytest.Config) -> tuple[State, bool, str | None]:
         worker=wid,
         worker_index=index,
         controller=controller,
+        corpus_note=corpus_note,
     )
     return state, explicit, control_opt
 
