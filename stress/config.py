@@ -25,6 +25,7 @@ from stress.errors import ConfigError
 from stress.vocabulary import SIZE_VARIANTS, View
 
 __all__ = [
+    "ALL_VARIANTS",
     "CANARY",
     "CONCURRENT_PHASES",
     "CONTEXT_POLICIES",
@@ -33,6 +34,7 @@ __all__ = [
     "MAX_THREADS",
     "PHASES",
     "PYTEST_DURATION",
+    "OPT_IN_VARIANTS",
     "PYTEST_VARIANTS",
     "STREAM_POLICIES",
     "VARIANTS",
@@ -62,6 +64,10 @@ VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
 #: Every variant kind a run derives by default: the views, then the sizes (empties, edges:
 #: stress.corpus.size_variants).
 VARIANTS: tuple[str, ...] = (*VIEWS, *SIZE_VARIANTS)
+#: Variant kinds a run derives only when ``--variants`` names them (or ``all``): the one-field
+#: twins (stress.corpus.twins), which would take make stress past its 30 s.
+OPT_IN_VARIANTS: tuple[str, ...] = ("twins",)
+ALL_VARIANTS: tuple[str, ...] = (*VARIANTS, *OPT_IN_VARIANTS)
 #: The pytest plugin's default view variants: none (``--stress-variants`` turns them on), so
 #: that a plain ``pytest`` stays fast; the CLI's default is every kind (:data:`VARIANTS`).
 PYTEST_VARIANTS: tuple[str, ...] = ()
@@ -166,9 +172,10 @@ class RunConfig:
         if not self.phases:
             raise ConfigError(f"--phases: no phase given; phases: {', '.join(PHASES)}")
         for v in self.variants:
-            if v not in VARIANTS:
+            if v not in ALL_VARIANTS:
                 raise ConfigError(
-                    f"--variants: unknown variant {v!r}; variants: {', '.join(VARIANTS)} (or none)"
+                    f"--variants: unknown variant {v!r}; variants: {', '.join(ALL_VARIANTS)} "
+                    "(or none)"
                 )
         for d in self.include_dirs:
             if not Path(d).is_dir():

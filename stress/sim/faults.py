@@ -107,6 +107,12 @@ FAULTS: dict[str, Fault] = {
             "corpus/ops/layer_norm.toml",
             ("aclnnLayerNorm",),
         ),
+        _fault(
+            "plan-cache",
+            Diagnosis.CROSS_CALL_CONTAMINATION,
+            "interleaved (a case with its twins: --variants twins) over corpus/ops/softmax.toml",
+            ("aclnnSoftmax",),
+        ),
     )
 }
 

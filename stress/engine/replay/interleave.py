@@ -25,6 +25,7 @@ from stress.engine.call.execute import CallTimeout, run_interleaved
 from stress.engine.replay.pct import GROUP, groups, pct_order
 from stress.engine.replay.phase_budget import Budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
+from stress.engine.replay.twins import run_twin_pairs
 from stress.pairs import MIN_PARTNERS, pair_rounds
 from stress.vocabulary import Status
 
@@ -56,14 +57,20 @@ class InterleavedPhase:
         def task(worker: Worker, rnd: int) -> None:
             started = time.monotonic()
             half = None if share is None else started + share / 2
-            i = self._pair_rounds(worker, cases, half)
+            first = run_twin_pairs(  # each case with its twins first (stress.corpus.twins)
+                cases, lambda k, g: self._interleave(worker, k, g), self._confirmed.is_set
+            )
+            i = self._pair_rounds(worker, cases, half, first)
             self._pct_schedules(worker, cases, i, None if share is None else started + share)
 
         pool.run(task, Budget(rounds=1))
 
-    def _pair_rounds(self, worker: Worker, cases: Sequence[Case], until: float | None) -> int:
-        """Ordered pairs round by round; after k rounds stop at ``until``. Returns the count."""
-        i = 0
+    def _pair_rounds(
+        self, worker: Worker, cases: Sequence[Case], until: float | None, first: int = 0
+    ) -> int:
+        """Ordered pairs round by round, numbered from ``first``; after k rounds stop at
+        ``until``. Returns the count so far."""
+        i = first
         for j, pairs in enumerate(pair_rounds(len(cases), self.config.seed)):
             for a, b in pairs:
                 if j >= MIN_PARTNERS and until is not None and time.monotonic() > until:
