@@ -108,8 +108,9 @@ def with_variants(
 
 def run_variants(cases: Sequence[Case], config: RunConfig) -> list[Case]:
     """The cases a run with ``config`` replays: the corpus, its view variants, its size
-    variants and its twins (:mod:`stress.corpus.size_variants`; one of each per case under ``--budget``).
-    The session and every phase child derive the same list."""
+    variants (:mod:`stress.corpus.size_variants`) and its twins (:mod:`stress.corpus.twins`;
+    one of each per case under ``--budget``). The session and every phase child derive the
+    same list."""
     from stress.corpus.size_variants import sampled, size_variants
 
     budget = config.budget_s is not None
