@@ -142,7 +142,7 @@ static int softmax_kernel(aclsim_kernel_ctx *k)
         for (int64_t i = 0; i < n; i++) {
             double v = row[n + i];
             if (round_to != o->dtype) { /* the plan's dtype: another call's (plan-cache) */
-                uint8_t tmp[8];
+                _Alignas(16) uint8_t tmp[16] = {0};
                 op_store_f64(tmp, round_to, v);
                 v = op_load_f64(tmp, round_to);
             }
