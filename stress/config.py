@@ -25,12 +25,14 @@ from stress.errors import ConfigError
 from stress.vocabulary import SIZE_VARIANTS, View
 
 __all__ = [
+    "ALL_VARIANTS",
     "CANARY",
     "CONCURRENT_PHASES",
     "CONTEXT_POLICIES",
     "DEFAULTS",
     "DEFAULT_DURATION",
     "MAX_THREADS",
+    "OPT_IN_VARIANTS",
     "PHASES",
     "PYTEST_DURATION",
     "PYTEST_VARIANTS",
@@ -68,6 +70,10 @@ VARIANTS: tuple[str, ...] = (*VIEWS, *SIZE_VARIANTS)
 #: after an event: stress.engine.call.event_mode). A run draws one per call among those
 #: ``--modes`` names; all by default.
 MODES: tuple[str, ...] = ("plain", "repeat", "event")
+#: Variant kinds a run derives only when ``--variants`` names them (or ``all``): the one-field
+#: twins (stress.corpus.twins), which would take make stress past its 30 s.
+OPT_IN_VARIANTS: tuple[str, ...] = ("twins",)
+ALL_VARIANTS: tuple[str, ...] = (*VARIANTS, *OPT_IN_VARIANTS)
 #: The pytest plugin's default view variants: none (``--stress-variants`` turns them on), so
 #: that a plain ``pytest`` stays fast; the CLI's default is every kind (:data:`VARIANTS`).
 PYTEST_VARIANTS: tuple[str, ...] = ()
@@ -184,9 +190,10 @@ class RunConfig:
         if not self.phases:
             raise ConfigError(f"--phases: no phase given; phases: {', '.join(PHASES)}")
         for v in self.variants:
-            if v not in VARIANTS:
+            if v not in ALL_VARIANTS:
                 raise ConfigError(
-                    f"--variants: unknown variant {v!r}; variants: {', '.join(VARIANTS)} (or none)"
+                    f"--variants: unknown variant {v!r}; variants: {', '.join(ALL_VARIANTS)} "
+                    "(or none)"
                 )
         bad = [m for m in self.modes if m not in MODES]
         if bad or not self.modes:

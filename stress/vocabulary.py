@@ -214,7 +214,11 @@ def size_kind(case_id: str) -> str:
 
 
 def variant_kind(case_id: str) -> str:
-    """The variant kind of a case id: its view (:func:`split_view`) or size kind, "" for none."""
+    """The variant kind of a case id: its view (:func:`split_view`), size kind or ``twins``
+    (``<id>@dtype-<var>=<v>``, ``<id>@attr-<name>=<v>``: stress.corpus.twins), "" for none."""
+    tail = case_id.rpartition(VIEW_SEPARATOR)[2] if VIEW_SEPARATOR in case_id else ""
+    if tail.startswith(("dtype-", "attr-")) and "=" in tail:
+        return "twins"
     return split_view(case_id)[1] or size_kind(case_id)
 
 

@@ -173,7 +173,9 @@ def test_a_failing_burst_is_diagnosed_by_short_focused_steps(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", [f for f in EXPECTED if f not in ("scratch-pool", *AT_RECORD)])
+@pytest.mark.parametrize(
+    "fault", [f for f in EXPECTED if f not in ("scratch-pool", "plan-cache", *AT_RECORD)]
+)  # plan-cache needs --variants twins (tests/test_twins.py)
 def test_fail_fast_with_focused_steps_diagnoses_each_fault(tmp_path, fault):
     """The default protocol as the CLI runs it (fail-fast, both stream policies): the focused
     diagnostic steps (or the full phases after them) give each fault its expected diagnosis."""

@@ -166,11 +166,12 @@ def test_variants_option_and_config():
     import argparse
 
     from stress.cli.values import variants
-    from stress.config import VARIANTS, RunConfig
+    from stress.config import ALL_VARIANTS, VARIANTS, RunConfig
 
-    # every view kind, then the size kinds (stress.corpus.size_variants)
+    # every view kind, then the size kinds (stress.corpus.size_variants); all adds the twins
     assert VARIANTS == (*VIEWS, "empty", "edge")
-    assert variants("none") == () and variants("all") == VARIANTS
+    assert variants("none") == () and variants("default") == VARIANTS
+    assert variants("all") == ALL_VARIANTS == (*VARIANTS, "twins")
     assert variants("offset,transpose") == ("transpose", "offset")  # in derivation order
     with pytest.raises(argparse.ArgumentTypeError, match="unknown variant 'diag'"):
         variants("pad,diag")

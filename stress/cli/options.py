@@ -10,7 +10,7 @@ import os
 from stress.backend_option import add_backend_option
 from stress.cli import commands as c
 from stress.cli import values as v
-from stress.config import DEFAULTS, VARIANTS
+from stress.config import ALL_VARIANTS, DEFAULTS, VARIANTS
 
 __all__ = ["backend_option", "corpus_options", "run_output_options", "runtime_options"]
 
@@ -77,8 +77,9 @@ def corpus_options(p: argparse.ArgumentParser) -> None:
         type=v.variants,
         metavar="LIST",
         help="variants derived from every case: views graded against their contiguous twin, "
-        "empties and edge sizes as cases of their own: a comma-separated subset of "
-        f"{','.join(VARIANTS)}, all, or none (default all)",
+        "empties, edge sizes and one-field twins as cases of their own: a comma-separated "
+        f"subset of {','.join(ALL_VARIANTS)}, all, default or none (default: "
+        f"{','.join(VARIANTS)}; twins only when named)",
     )
     g.add_argument(
         "--allocator",

@@ -7,7 +7,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-from stress.config import MODES, PHASES, VARIANTS, parse_bytes
+from stress.config import ALL_VARIANTS, MODES, PHASES, VARIANTS, parse_bytes
 
 __all__ = ["byte", "byte_count", "phases", "positive", "seconds_or_zero", "variants"]
 
@@ -26,20 +26,22 @@ def phases(text: str) -> tuple[str, ...]:
 
 
 def variants(text: str) -> tuple[str, ...]:
-    """``--variants``: view and size kinds (stress.corpus.variants, .size_variants), ``all``
-    or ``none``."""
+    """``--variants``: view and size kinds (stress.corpus.variants, .size_variants) and the
+    opt-in twins (stress.corpus.twins), ``all`` (every kind), ``default`` or ``none``."""
     chosen = tuple(w.strip() for w in text.split(",") if w.strip())
     if chosen == ("none",):
         return ()
     if chosen == ("all",):
+        return ALL_VARIANTS
+    if chosen == ("default",):
         return VARIANTS
-    bad = [w for w in chosen if w not in VARIANTS]
+    bad = [w for w in chosen if w not in ALL_VARIANTS]
     if bad or not chosen:
         raise argparse.ArgumentTypeError(
-            f"unknown variant {bad[0] if bad else text!r}; choose from {', '.join(VARIANTS)}, all "
-            "or none"
+            f"unknown variant {bad[0] if bad else text!r}; choose from "
+            f"{', '.join(ALL_VARIANTS)}, all, default or none"
         )
-    return tuple(w for w in VARIANTS if w in chosen)
+    return tuple(w for w in ALL_VARIANTS if w in chosen)
 
 
 def modes(text: str) -> tuple[str, ...]:

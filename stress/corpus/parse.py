@@ -53,12 +53,12 @@ from stress.files import load_toml
 from stress.ops.declaration_types import OpDeclaration
 from stress.ops.declared import to_opspec
 from stress.ops.spec import OpSpec
-from stress.vocabulary import VIEWS, variant_id
+from stress.vocabulary import VIEW_SEPARATOR, VIEWS, variant_id, variant_kind
 
 __all__ = ["Case", "Expect", "corpus_text", "load_corpus", "load_corpus_file"]
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-_CASE_KEYS = {"id", "op", "seed", "expect", "description", "view"}
+_CASE_KEYS = {"id", "op", "seed", "expect", "description", "view", "derived"}
 _EXPECT_KEYS = {"status"}
 
 
@@ -171,8 +171,10 @@ def _parse_case(raw: Any, defaults: Mapping[str, Any], index: int, source: str) 
     params_raw = {k: v for k, v in merged.items() if k not in _CASE_KEYS}
     params = spec.parse_params(params_raw, where)
     view = _parse_view(merged.get("view", ""), where)
+    derived = _parse_derived(merged.get("derived", ""), where)
     expect = _parse_expect(merged.get("expect"), where)
     check_legal(op_name, params, where, negative=expect is not None)
+    case_id = variant_id(case_id, derived) if derived else case_id
     return Case(
         id=variant_id(case_id, view) if view else case_id,
         view=view,
@@ -183,6 +185,17 @@ def _parse_case(raw: Any, defaults: Mapping[str, Any], index: int, source: str) 
         expect=expect,
         description=description,
         spec=spec,
+    )
+
+
+def _parse_derived(raw: Any, where: str) -> str:
+    """A size variant's or twin's tail (``edge-B-8``, ``dtype-T=float16``): the case keeps its
+    derived id (and so its baseline entry) in a written corpus (a reproducer's)."""
+    if raw == "" or (isinstance(raw, str) and variant_kind(f"x{VIEW_SEPARATOR}{raw}")):
+        return raw
+    raise ConfigError(
+        f"{where}, field 'derived': expected a size variant or twin such as 'edge-B-8' or "
+        f"'dtype-T=float16', got {raw!r}"
     )
 
 
@@ -296,7 +309,9 @@ def corpus_text(cases: Sequence[Case], comment: str = "") -> str:
     """The TOML of ``cases`` (with each case's description): loads back to the same cases."""
     entries = []
     for case in cases:
-        entry: dict[str, Any] = {"id": case.twin, "op": case.op, "seed": case.seed}
+        base, sep, tail = case.twin.rpartition(VIEW_SEPARATOR)
+        entry: dict[str, Any] = {"id": base if sep else case.twin, "op": case.op}
+        entry |= {"seed": case.seed, **({"derived": tail} if sep else {})}
         if case.view:
             entry["view"] = case.view
         if case.description:

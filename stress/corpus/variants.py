@@ -107,16 +107,22 @@ def with_variants(
 
 
 def run_variants(cases: Sequence[Case], config: RunConfig) -> list[Case]:
-    """The cases a run with ``config`` replays: the corpus, its view variants and its size
-    variants (:mod:`stress.corpus.size_variants`; one of each per case under ``--budget``).
-    The session and every phase child derive the same list."""
+    """The cases a run with ``config`` replays: the corpus, its view variants, its size
+    variants (:mod:`stress.corpus.size_variants`) and its twins (:mod:`stress.corpus.twins`;
+    one of each per case under ``--budget``). The session and every phase child derive the
+    same list."""
     from stress.corpus.size_variants import sampled, size_variants
 
     budget = config.budget_s is not None
     views = with_variants(cases, config.variants, seed=config.seed, one_each=budget)
+    from stress.corpus.twins import sampled_twins
+
     sizes = size_variants(cases, config.variants, config.max_case_bytes)
     sizes = [c for c in sizes if c.id not in set(config.unrecorded)]  # the baseline lacks them
-    return [*views, *(sampled(sizes, config.seed) if budget else sizes)]
+    pairs = [c for c in _twins(cases, config) if c.id not in set(config.unrecorded)]
+    if budget:
+        sizes, pairs = sampled(sizes, config.seed), sampled_twins(pairs, config.seed)
+    return [*views, *sizes, *pairs]
 
 
 def recorded_cases(cases: Sequence[Case], config: RunConfig) -> list[Case]:
@@ -125,4 +131,14 @@ def recorded_cases(cases: Sequence[Case], config: RunConfig) -> list[Case]:
     their contiguous twin's grades them."""
     from stress.corpus.size_variants import size_variants
 
-    return [*cases, *size_variants(cases, config.variants, config.max_case_bytes)]
+    sizes = size_variants(cases, config.variants, config.max_case_bytes)
+    return [*cases, *sizes, *_twins(cases, config)]
+
+
+def _twins(cases: Sequence[Case], config: RunConfig) -> list[Case]:
+    """The one-field twins (:mod:`stress.corpus.twins`) when ``--variants`` names them: cases
+    with baselines of their own, like the size variants (and sampled with them under
+    ``--budget``)."""
+    from stress.corpus.twins import TWIN, twins
+
+    return twins(cases) if TWIN in config.variants else []

@@ -9,10 +9,12 @@ from typing import Any
 
 from stress.errors import ConfigError
 from stress.grading.tally import GradedJournal, JournalTally, finished
+from stress.grading.twin_field import describe as describe_twins
+from stress.grading.twin_field import twin_findings
 from stress.grading.variants import variants_summary
 from stress.journal.results import read_results
 from stress.records import RunReport
-from stress.vocabulary import Diagnosis, PhaseStatus, schema
+from stress.vocabulary import Diagnosis, PhaseStatus, Verdict, schema
 
 __all__ = ["REPORT_SCHEMA", "build_report", "grade_journal", "read_tally", "report_from"]
 
@@ -40,6 +42,9 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
     g = tally.graded(final=final)
     header, phases, run_end = g.header, g.phases, g.run_end
     diagnosis, explanation, notes = g.diagnosis, g.explanation, list(g.notes)
+    pairs = _twin_pairs(phases, header) if diagnosis is Diagnosis.CROSS_CALL_CONTAMINATION else []
+    if pairs:  # a case and its twin in flight: name the field (stress.grading.twin_field)
+        explanation = f"{explanation}; {describe_twins(pairs)}"
     document = {
         "schema": REPORT_SCHEMA,
         "backend": header.get("backend", {}),
@@ -66,10 +71,25 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
         },
         "coverage": tally.coverage.result(header),
     }
+    if pairs:
+        document["twins"] = pairs
     variants = variants_summary(phases, header.get("config", {}))
     if "variants" in header.get("config", {}) or variants["kinds"]:  # (not in older runs)
         document["variants"] = variants
     return RunReport.from_json(document)
+
+
+def _twin_pairs(phases: Any, header: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The failing (case, twin) pairs of the concurrent phases, with their differing field."""
+    concurrent = ("mixed", "interleaved", "burst", "isolated")
+    failing = [
+        c.id
+        for p in phases
+        if p.name in concurrent
+        for c in p.cases
+        if c.verdict not in (Verdict.PASS, Verdict.INCOMPLETE)
+    ]
+    return twin_findings(failing, header.get("cases") or [])
 
 
 def read_tally(path: Path, tally: JournalTally | None = None) -> JournalTally:

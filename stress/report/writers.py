@@ -52,6 +52,10 @@ def render_markdown(report: RunReport) -> str:
         )
     lines += [f"- coverage: {line}" for line in describe(report.extra.get("coverage") or {})]
     lines += [f"- {line}" for line in describe_variants(report.extra.get("variants"))]
+    lines += [  # a case and its twin failing in flight (stress.grading.twin_field)
+        f"- twins in flight: {t['case']} and {t['twin']}: same shape, {t['field']}"
+        for t in report.extra.get("twins") or []
+    ]
     for p in report.phases:
         lines += ["", f"## {p.title} — {p.verdict}", ""]
         lines += [

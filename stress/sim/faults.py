@@ -141,6 +141,12 @@ FAULTS: dict[str, Fault] = {
             "corpus/pool/mul.toml",
             ("aclnnMul",),
         ),
+        _fault(
+            "plan-cache",
+            Diagnosis.CROSS_CALL_CONTAMINATION,
+            "interleaved (a case with its twins: --variants twins) over corpus/ops/softmax.toml",
+            ("aclnnSoftmax",),
+        ),
     )
 }
 

@@ -26,6 +26,7 @@ from stress.engine.replay.pct import GROUP, groups, pct_order
 from stress.engine.replay.phase_budget import Budget
 from stress.engine.replay.pool import Worker, WorkerPool
 from stress.engine.replay.timed_call import TimedCall
+from stress.engine.replay.twins import run_twin_pairs
 from stress.pairs import MIN_PARTNERS, pair_rounds
 
 __all__ = ["PARTNERS_UP_TO", "PCT_MIN_SCHEDULES", "PCT_SCHEDULES", "InterleavedPhase"]
@@ -59,16 +60,22 @@ class InterleavedPhase(TimedCall):
         def task(worker: Worker, rnd: int) -> None:
             started = time.monotonic()
             half = None if share is None else started + share / 2
-            i = self._pair_rounds(worker, cases, half)
+            first = run_twin_pairs(  # each case with its twins first (stress.corpus.twins)
+                cases, lambda k, g: self._interleave(worker, k, g), self._confirmed.is_set
+            )
+            i = self._pair_rounds(worker, cases, half, first)
             self._pct_schedules(worker, cases, i, None if share is None else started + share)
 
         pool.run(task, Budget(rounds=1))
 
-    def _pair_rounds(self, worker: Worker, cases: Sequence[Case], until: float | None) -> int:
-        """Ordered pairs round by round; stop at ``until``, but not before k rounds in a corpus
-        of up to :data:`PARTNERS_UP_TO` cases (a bigger one's k rounds outrun any share: the
-        budget wins, and coverage says how many partners each case met). Returns the count."""
-        i = 0
+    def _pair_rounds(
+        self, worker: Worker, cases: Sequence[Case], until: float | None, first: int = 0
+    ) -> int:
+        """Ordered pairs round by round, numbered from ``first``; stop at ``until``, but not
+        before k rounds in a corpus of up to :data:`PARTNERS_UP_TO` cases (a bigger one's k
+        rounds outrun any share: the budget wins, and coverage says how many partners each case
+        met). Returns the count so far."""
+        i = first
         least = MIN_PARTNERS if len(cases) <= PARTNERS_UP_TO else 0
         for j, pairs in enumerate(pair_rounds(len(cases), self.config.seed)):
             for a, b in pairs:

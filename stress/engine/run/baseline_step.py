@@ -19,7 +19,7 @@ from stress.engine.replay.baseline import recording_summary
 from stress.engine.run.rundir import claim_baseline
 from stress.errors import ConfigError
 from stress.records import RECORDED, RecordedCase
-from stress.vocabulary import size_kind
+from stress.vocabulary import size_kind, variant_kind
 
 __all__ = ["record_missing", "run_baseline", "skip_unrecorded", "unrecorded_variants"]
 
@@ -54,14 +54,16 @@ def run_baseline(
 
 
 def unrecorded_variants(path: Path, cases: Sequence[Case]) -> list[str]:
-    """The ids of the size variants in ``cases`` (stress.corpus.size_variants) that the
+    """The ids of the size variants and twins in ``cases`` (stress.corpus.size_variants,
+    .twins) that the
     baseline at ``path`` lacks: it was recorded before they were derived (or with another
     ``--max-case-bytes``). The run skips them and says so; a corpus case the baseline lacks is
     still refused (:meth:`Baseline.check_compatible`)."""
-    if not path.exists() or not any(size_kind(c.id) for c in cases):
+    derived = [c.id for c in cases if size_kind(c.id) or variant_kind(c.id) == "twins"]
+    if not path.exists() or not derived:
         return []
     recorded = Baseline.load(path).cases
-    return [c.id for c in cases if size_kind(c.id) and c.id not in recorded]
+    return [i for i in derived if i not in recorded]
 
 
 def skip_unrecorded(

@@ -102,6 +102,12 @@ static const fault_info k_faults[] = {
      "executor's argument block and reads it on every later launch, ignoring the address "
      "aclSetInputTensorAddr rebound; only a repeatable executor launched again after rebinding "
      "reads the stale buffer, a single-use executor launches once (op_binary.c)"},
+    {"plan-cache",
+     "aclnnSoftmax: phase 1 writes its plan (reduction dim, out dtype) into a process-wide cache "
+     "keyed by self's shape alone and the executor keeps the slot's index; the kernel reads the "
+     "plan back at launch, so a call of the same shape but another dtype or dim whose phase 1 "
+     "runs between this call's phase 1 and launch makes it reduce along that dim and round to "
+     "that dtype; serially each phase 1 refreshes its slot (op_softmax.c)"},
     {NULL, NULL},
 };
 

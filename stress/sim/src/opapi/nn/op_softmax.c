@@ -9,7 +9,9 @@
  * write nothing (there is nothing to write).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "aclnn_softmax.h"
 #include "nb_scratch_pool.h"
@@ -19,7 +21,63 @@
 
 typedef struct {
     int32_t dim;
+    int32_t plan; /* fault plan-cache: the plan slot phase 1 filled, -1 for none */
 } softmax_attrs;
+
+/* Fault "plan-cache": phase 1 writes the call's plan (reduction dim, out dtype) into a
+ * process-wide cache whose slots are keyed by self's shape only, and the executor keeps the
+ * slot's index instead of a copy; the kernel reads the plan back from the slot, after checking
+ * that the slot still holds its shape.  Serially every phase 1 refreshes the slot right before
+ * its launch; two calls of one shape and one plan in flight write the same plan.  Only calls of
+ * the same shape that differ in dtype or dim in flight together (A.phase1, B.phase1, A.launch)
+ * launch A with B's plan: A reduces along B's dim and rounds to B's dtype. */
+#define PLAN_SLOTS 8
+typedef struct {
+    int ndim;
+    int64_t dims[OP_MAX_DIMS];
+    int32_t dim, dtype;
+} softmax_plan;
+static softmax_plan g_plans[PLAN_SLOTS];
+static int g_plans_used, g_plans_next;
+static pthread_mutex_t g_plans_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int plan_matches(const softmax_plan *p, const aclsim_tensor_desc *x)
+{
+    return p->ndim == x->ndim && !memcmp(p->dims, x->dims, sizeof(int64_t) * (size_t)x->ndim);
+}
+
+static int32_t plan_publish(const aclsim_tensor_desc *x, int32_t dim, int32_t dtype)
+{
+    pthread_mutex_lock(&g_plans_mu);
+    int slot = -1;
+    for (int i = 0; i < g_plans_used && slot < 0; i++)
+        if (plan_matches(&g_plans[i], x))
+            slot = i; /* keyed by the shape alone: the bug */
+    if (slot < 0) {
+        slot = g_plans_used < PLAN_SLOTS ? g_plans_used++ : g_plans_next++ % PLAN_SLOTS;
+        g_plans[slot].ndim = x->ndim;
+        memcpy(g_plans[slot].dims, x->dims, sizeof(int64_t) * (size_t)x->ndim);
+    }
+    g_plans[slot].dim = dim;
+    g_plans[slot].dtype = dtype;
+    pthread_mutex_unlock(&g_plans_mu);
+    return slot;
+}
+
+/* The plan a kernel runs: its slot's when the slot still holds its shape, else its own. */
+static softmax_attrs plan_read(const softmax_attrs *a, const aclsim_tensor_desc *x, int32_t *dt)
+{
+    softmax_attrs out = *a;
+    if (a->plan < 0)
+        return out;
+    pthread_mutex_lock(&g_plans_mu);
+    if (plan_matches(&g_plans[a->plan], x)) {
+        out.dim = g_plans[a->plan].dim;
+        *dt = g_plans[a->plan].dtype;
+    }
+    pthread_mutex_unlock(&g_plans_mu);
+    return out;
+}
 
 static int float_dtype(int32_t dt) { return op_is_floating(dt); }
 
@@ -50,9 +108,10 @@ static void softmax_row(const double *x, int64_t n, int dbl, double *res)
 
 static int softmax_kernel(aclsim_kernel_ctx *k)
 {
-    const softmax_attrs *a = k->attrs;
     const aclsim_tensor_desc *x = &k->inputs[0], *o = &k->outputs[0];
-    const int nd = x->ndim, dim = a->dim;
+    int32_t round_to = o->dtype;
+    const softmax_attrs plan = plan_read(k->attrs, x, &round_to);
+    const int nd = x->ndim, dim = plan.dim;
     const int64_t n = nd ? x->dims[dim] : 1, xs = nd ? x->strides[dim] : 0;
     const int64_t xes = aclsim_dtype_size(x->dtype), oes = aclsim_dtype_size(o->dtype);
     int64_t cst[OP_MAX_DIMS];
@@ -80,8 +139,15 @@ static int softmax_kernel(aclsim_kernel_ctx *k)
         for (int64_t i = 0; i < n; i++)
             row[i] = op_load_f64(px + i * xs * xes, x->dtype);
         softmax_row(row, n, x->dtype == ACL_DOUBLE, row + n);
-        for (int64_t i = 0; i < n; i++)
-            op_store_f64(pd + i * cs * oes, o->dtype, row[n + i]);
+        for (int64_t i = 0; i < n; i++) {
+            double v = row[n + i];
+            if (round_to != o->dtype) { /* the plan's dtype: another call's (plan-cache) */
+                _Alignas(16) uint8_t tmp[16] = {0};
+                op_store_f64(tmp, round_to, v);
+                v = op_load_f64(tmp, round_to);
+            }
+            op_store_f64(pd + i * cs * oes, o->dtype, v);
+        }
         op_iter_next(&it);
     }
     free(row);
@@ -127,7 +193,9 @@ ACLSIM_API aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64
                                 "%s: dim %lld is out of range for a %d-d self (expected [%d, %d])",
                                 api, (long long)dim, (int)ds.ndim, ds.ndim ? -(int)ds.ndim : -1,
                                 ds.ndim ? (int)ds.ndim - 1 : 0);
-    softmax_attrs attrs = {.dim = d};
+    softmax_attrs attrs = {.dim = d, .plan = -1};
+    if (aclsim_fault("plan-cache") && ds.ndim > 0)
+        attrs.plan = plan_publish(&ds, d, dout.dtype);
     return op_publish_unary(OP, softmax_kernel, aclsim_numel(&ds) != 0, &ds, &dout, &attrs, sizeof attrs,
                             workspaceSize, executor);
 }
