@@ -64,11 +64,9 @@ VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
 #: Every variant kind a run derives by default: the views, then the sizes (empties, edges:
 #: stress.corpus.size_variants).
 VARIANTS: tuple[str, ...] = (*VIEWS, *SIZE_VARIANTS)
-#: The API modes a call may run in (stress.engine.replay.modes): ``plain`` (one single-use
-#: executor), ``repeat`` (a repeatable executor launched several times, rebound to other
-#: buffers: stress.engine.call.repeatable), ``event`` (the outputs consumed on a second stream
-#: after an event: stress.engine.call.event_mode). A run draws one per call among those
-#: ``--modes`` names; all by default.
+#: The API modes a call may run in (stress.engine.replay.modes): ``plain`` (single-use),
+#: ``repeat`` (stress.engine.call.repeatable), ``event`` (stress.engine.call.event_mode); a run
+#: draws one per call among those ``--modes`` names, all by default.
 MODES: tuple[str, ...] = ("plain", "repeat", "event")
 #: Variant kinds a run derives only when ``--variants`` names them (or ``all``): the one-field
 #: twins (stress.corpus.twins), which would take make stress past its 30 s.
