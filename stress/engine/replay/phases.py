@@ -287,7 +287,7 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         seeded order until the share is spent (at least :data:`MIN_CASES` cases)."""
         deadline, ran = self._sampled(), 0
         budget = phase_budget(self.config, share=len(self.cases))
-        if budget.rounds is None and not self.config.confirm:  # each case: one round at least
+        if deadline and budget.rounds is None and not self.config.confirm:  # sampled: a round
             budget = AtLeastRounds(budget.seconds, None, 1)
         budget = self._budget(budget)
         for cases in self._chunks(14):

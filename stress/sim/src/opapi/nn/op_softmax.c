@@ -37,9 +37,24 @@ typedef struct {
     int64_t dims[OP_MAX_DIMS];
     int32_t dim, dtype;
 } softmax_plan;
-static softmax_plan g_plans[PLAN_SLOTS];
-static int g_plans_used, g_plans_next;
-static pthread_mutex_t g_plans_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The cache is simulator state shared by every library that links this object: it lives in
+ * libnnopbase (aclsim_shared_state), one per process. */
+typedef struct {
+    softmax_plan slot[PLAN_SLOTS];
+    int used, next;
+    pthread_mutex_t mu;
+} plan_cache;
+
+static void plan_init(void *state)
+{
+    plan_cache *c = state;
+    pthread_mutex_init(&c->mu, NULL);
+}
+
+static plan_cache *plans(void)
+{
+    return aclsim_shared_state("softmax.plan_cache", sizeof(plan_cache), plan_init);
+}
 
 static int plan_matches(const softmax_plan *p, const aclsim_tensor_desc *x)
 {
@@ -48,19 +63,22 @@ static int plan_matches(const softmax_plan *p, const aclsim_tensor_desc *x)
 
 static int32_t plan_publish(const aclsim_tensor_desc *x, int32_t dim, int32_t dtype)
 {
-    pthread_mutex_lock(&g_plans_mu);
+    plan_cache *c = plans();
+    if (!c)
+        return -1;
+    pthread_mutex_lock(&c->mu);
     int slot = -1;
-    for (int i = 0; i < g_plans_used && slot < 0; i++)
-        if (plan_matches(&g_plans[i], x))
+    for (int i = 0; i < c->used && slot < 0; i++)
+        if (plan_matches(&c->slot[i], x))
             slot = i; /* keyed by the shape alone: the bug */
     if (slot < 0) {
-        slot = g_plans_used < PLAN_SLOTS ? g_plans_used++ : g_plans_next++ % PLAN_SLOTS;
-        g_plans[slot].ndim = x->ndim;
-        memcpy(g_plans[slot].dims, x->dims, sizeof(int64_t) * (size_t)x->ndim);
+        slot = c->used < PLAN_SLOTS ? c->used++ : c->next++ % PLAN_SLOTS;
+        c->slot[slot].ndim = x->ndim;
+        memcpy(c->slot[slot].dims, x->dims, sizeof(int64_t) * (size_t)x->ndim);
     }
-    g_plans[slot].dim = dim;
-    g_plans[slot].dtype = dtype;
-    pthread_mutex_unlock(&g_plans_mu);
+    c->slot[slot].dim = dim;
+    c->slot[slot].dtype = dtype;
+    pthread_mutex_unlock(&c->mu);
     return slot;
 }
 
@@ -68,14 +86,15 @@ static int32_t plan_publish(const aclsim_tensor_desc *x, int32_t dim, int32_t dt
 static softmax_attrs plan_read(const softmax_attrs *a, const aclsim_tensor_desc *x, int32_t *dt)
 {
     softmax_attrs out = *a;
-    if (a->plan < 0)
+    plan_cache *c = a->plan < 0 ? NULL : plans();
+    if (!c)
         return out;
-    pthread_mutex_lock(&g_plans_mu);
-    if (plan_matches(&g_plans[a->plan], x)) {
-        out.dim = g_plans[a->plan].dim;
-        *dt = g_plans[a->plan].dtype;
+    pthread_mutex_lock(&c->mu);
+    if (plan_matches(&c->slot[a->plan], x)) {
+        out.dim = c->slot[a->plan].dim;
+        *dt = c->slot[a->plan].dtype;
     }
-    pthread_mutex_unlock(&g_plans_mu);
+    pthread_mutex_unlock(&c->mu);
     return out;
 }
 
