@@ -89,11 +89,11 @@ bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 # Every simulated fault x 10 seeds, the CLI vs the naive harness under both stream policies,
-# each a process from exec (the naive harness and the numeric faults' stress runs 3 seeds on the
+# each a process from exec (the naive harness and the numeric faults' stress runs 2 seeds on the
 # rows where nothing is expected to be found; --budget 20 bounds the runs that find nothing):
-# about 52 min on the idle 2-core machine (the estimate: benchmarks/detection.py's docstring).
+# about 40 min on the idle 2-core machine (2026-12-05: benchmarks/results/detection.md).
 # Regenerates benchmarks/results/detection.{json,md}, the README's table.
-DETECT_ARGS ?= --seeds 10 --naive-seeds 3 --numeric-seeds 3 --budget 20 --label idle
+DETECT_ARGS ?= --seeds 10 --naive-seeds 2 --numeric-seeds 2 --record-runs 2 --budget 20 --label idle
 bench-detect: $(STAMP)
 	$(PY) benchmarks/detection.py $(DETECT_ARGS)
 
