@@ -70,6 +70,7 @@ def test_twins_are_selected_by_name_only():
     assert "twins" not in VARIANTS and "twins" in ALL_VARIANTS
     assert parse_variants("twins") == ("twins",)
     assert parse_variants("all") == ALL_VARIANTS and parse_variants("default") == VARIANTS
+    assert parse_variants("twins,default") == ALL_VARIANTS  # in derivation order
     with pytest.raises(argparse.ArgumentTypeError, match="twins"):
         parse_variants("twin")
     cases = load_corpus([REPO / "corpus/ops/softmax.toml"])

@@ -31,10 +31,8 @@ def variants(text: str) -> tuple[str, ...]:
     chosen = tuple(w.strip() for w in text.split(",") if w.strip())
     if chosen == ("none",):
         return ()
-    if chosen == ("all",):
-        return ALL_VARIANTS
-    if chosen == ("default",):
-        return VARIANTS
+    groups = {"all": ALL_VARIANTS, "default": VARIANTS}  # in a list too: default,twins
+    chosen = tuple(k for w in chosen for k in groups.get(w, (w,)))
     bad = [w for w in chosen if w not in ALL_VARIANTS]
     if bad or not chosen:
         raise argparse.ArgumentTypeError(
