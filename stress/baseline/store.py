@@ -214,11 +214,14 @@ class Baseline:
         where = str(self.path or "baseline")
         problems: list[str] = []
         for key in ("kind", "soc", "version", "libraries", "faults"):
-            if self.backend.get(key) != backend.get(key):
-                problems.append(
-                    f"backend {key} differs (baseline {self.backend.get(key)!r}, "
-                    f"now {backend.get(key)!r})"
-                )
+            then, now = self.backend.get(key), backend.get(key)
+            if then == now:
+                continue
+            if isinstance(then, Mapping) and isinstance(now, Mapping):  # name -> content hash
+                changed = sorted(k for k in {*then, *now} if then.get(k) != now.get(k))
+                problems.append(f"backend {key} differ: {', '.join(changed)} changed")
+            else:
+                problems.append(f"backend {key} differs (baseline {then!r}, now {now!r})")
         if self.deterministic != deterministic:
             problems.append(
                 f"recorded with deterministic mode {'on' if self.deterministic else 'off'}, "

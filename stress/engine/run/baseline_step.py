@@ -1,5 +1,8 @@
 """The baseline a run grades against: loaded and checked against the backend and the corpus,
-or recorded first when it is missing and ``--record-baseline`` asked for that.
+or recorded first when it is missing and ``--record-baseline`` asked for that. Under
+``--record-baseline`` a stale baseline (recorded on other backend libraries, for another corpus,
+canary or deterministic mode) is recorded again, and the run says why; without it, a stale
+baseline is refused in one line (``--force`` compares anyway).
 
 Recording takes the baseline's claim (:func:`stress.engine.run.rundir.claim_baseline`): a second run
 that would record the same file is told in one line (exit 2), and one that waited uses the
@@ -30,27 +33,35 @@ def run_baseline(
     cases: Sequence[Case],
     config: RunConfig,
     force: bool = False,
-    record: Callable[[Path], None] | None = None,
+    record: Callable[[Path, str | None], None] | None = None,
 ) -> tuple[Baseline, list[str]]:
     """The baseline at ``path`` for ``cases`` under ``config``, and the incompatibilities that
-    ``force`` lets pass. A missing one is recorded first by ``record(path)``; without a
-    ``record`` (no ``--record-baseline``) it is refused in one line naming the fix."""
+    ``force`` lets pass. A missing one is recorded first by ``record(path, None)``, a stale one
+    (``--record-baseline`` without ``--force``) again by ``record(path, why)``; without a
+    ``record`` (no ``--record-baseline``) either is refused in one line naming the fix."""
+
+    def check(baseline: Baseline, forced: bool) -> list[str]:
+        return baseline.check_compatible(
+            fingerprint,
+            list(cases),
+            deterministic=config.deterministic,
+            canary=config.canary,
+            force=forced,
+        )
+
     if not path.exists():
         if record is None:
             raise ConfigError(
                 f"{path}: no baseline; record one with `aclnn-stress baseline record` "
                 "(or pass --record-baseline)"
             )
-        record(path)
+        record(path, None)
+    elif record is not None and not force:
+        stale = check(Baseline.load(path), True)
+        if stale:
+            record(path, stale[0])
     baseline = Baseline.load(path)
-    warnings = baseline.check_compatible(
-        fingerprint,
-        list(cases),
-        deterministic=config.deterministic,
-        canary=config.canary,
-        force=force,
-    )
-    return baseline, warnings
+    return baseline, check(baseline, force)
 
 
 def unrecorded_variants(path: Path, cases: Sequence[Case]) -> list[str]:
@@ -87,15 +98,20 @@ def record_missing(
     path: Path,
     say: Callable[[str], None],
     record: Callable[[Path, Callable[[dict[str, Any]], None]], Any],
+    stale: str | None = None,
 ) -> None:
     """Record the missing baseline ``path`` with ``record(path, on_case)``, unless another run
-    records it now (one line, exit 2) or did while this one waited; ``say`` tells the user."""
+    records it now (one line, exit 2) or did while this one waited; ``say`` tells the user.
+    With ``stale`` (why the existing one does not fit this run) it is recorded again."""
     claim = claim_baseline(path, say)
     try:
-        if path.exists():
+        if stale is None and path.exists():
             say(f"{path}: recorded meanwhile by another run; using it")
             return
-        say(f"no baseline at {path}: recording it now")
+        if stale is None:
+            say(f"no baseline at {path}: recording it now")
+        else:
+            say(f"baseline {path} does not match this run ({stale}): recording it again")
         recorded: list[RecordedCase] = []
         record(
             path,

@@ -142,16 +142,16 @@ class Session:
             raise OrderDependence(end["order_dependence"])
         return Path(end.get("path", path))
 
-    def record_missing_baseline(self, path: Path) -> None:
-        """Record the missing baseline ``path`` (:func:`record_missing`); ``recording`` names
-        it meanwhile (an interrupt then says the baseline was not written)."""
+    def record_missing_baseline(self, path: Path, stale: str | None = None) -> None:
+        """Record the missing (or ``stale``) baseline ``path`` (:func:`record_missing`);
+        ``recording`` names it meanwhile (an interrupt then says the baseline was not written)."""
 
         def record(p: Path, on_case: Callable[[dict], None]) -> None:
             self.recording = p
             self.record_baseline(p, on_case)
             self.recording = None
 
-        record_missing(path, self.ui.message, record)
+        record_missing(path, self.ui.message, record, stale)
 
     # -- the run ----------------------------------------------------------------------------
     def _check_sizes(self, device_bytes: int | None = None) -> None:
