@@ -178,7 +178,8 @@ def run_output_options(p: argparse.ArgumentParser) -> None:
     o.add_argument(
         "--record-baseline",
         action="store_true",
-        help="record the baseline first when it is missing, and again when it does not match this run (other backend libraries, corpus, canary or deterministic mode)",
+        help="record the baseline first when it is missing, and again when it does not "
+        "match this run (other backend libraries, corpus, canary or deterministic mode)",
     )
     o.add_argument(
         "--force",
