@@ -45,3 +45,21 @@ def test_a_stale_baseline_is_refused_then_recorded_again(tmp_path) -> None:
     assert again.returncode == 0, again.stderr
     assert "recording it again" in again.stdout + again.stderr
     assert json.loads((tmp_path / "b.json").read_text())["canary"] != recorded
+
+
+def test_baseline_record_writes_where_baseline_points(tmp_path) -> None:
+    """``baseline record --baseline P`` writes P, the file ``run --baseline P`` reads."""
+    target = tmp_path / "here.json"
+    done = stress_cli(
+        "baseline",
+        "record",
+        "--corpus",
+        CORPUS,
+        "--control",
+        "none",
+        "--baseline",
+        str(target),
+        faults="",
+    )
+    assert done.returncode == 0, done.stderr
+    assert target.exists() and json.loads(target.read_text())["cases"]

@@ -230,10 +230,10 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     session.load()
     if args.corpus_note:
         console.print(args.corpus_note, highlight=False)
-    if not args.out:
-        path = session.default_baseline(session.backend_info()["fingerprint"])
+    if args.out or args.baseline:  # where `run --baseline` will look for it
+        path = Path(args.out or args.baseline)
     else:
-        path = Path(args.out)
+        path = session.default_baseline(session.backend_info()["fingerprint"])
     table = Table(title=f"recording {path}")
     for col in ("case", "status", "grading", "reference", "unwritten"):
         table.add_column(col)

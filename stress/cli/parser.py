@@ -162,7 +162,11 @@ def _add_baseline(sub: argparse._SubParsersAction) -> None:
         "corpus fingerprints. The file is replaced atomically.",
     )
     o.corpus_options(rec)
-    rec.add_argument("--out", metavar="PATH", help="where to write (default: --baseline's default)")
+    rec.add_argument(
+        "--out",
+        metavar="PATH",
+        help="where to write (default: --baseline, else baselines/<corpus stems>.<backend>.json)",
+    )
     o.runtime_options(rec)
     rec.set_defaults(
         func=c.cmd_baseline,
