@@ -18,6 +18,9 @@ that file, as in a block:
 
     the slowest call took [0.71 s](benchmarks/results/policies.json) under load
 
+A measurement's marks outside both (``load average 3.9``, ``14.3 s wall``) are reported: a
+figure measured under a load names the result file that holds it.
+
     .venv/bin/python benchmarks/check_figures.py [FILE.md ...]
 """
 
@@ -36,6 +39,7 @@ GROUPED = re.compile(r"(?<=\d)[ \u202f\u2009](?=\d{3}(?!\d))")
 CODE = re.compile(r"`[^`]*`")
 RESULT_PATH = re.compile(r"benchmarks/results/[\w./*-]+")
 LINK = re.compile(r"\[([^\]]+)\]\(((?:\.\./)*benchmarks/results/[^)\s#]+)\)")
+MEASURED = re.compile(r"\bload(?: averages?)? (?:of )?~?\d[\d.]*|(?<![\w.])\d[\d.]* s wall\b")
 
 
 def numbers(text: str) -> list[str]:
@@ -108,6 +112,7 @@ def check_file(md: Path) -> list[str]:
                 found = [ROOT / path] if (ROOT / path).exists() else []
             if not found:
                 problems.append(f"{name}:{i}: {path} does not exist")
+    blanked = LINK.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text).splitlines()
     block: tuple[int, list[Path]] | None = None
     for i, line in enumerate(lines, 1):
         opened = OPEN.search(line)
@@ -122,6 +127,11 @@ def check_file(md: Path) -> list[str]:
         if CLOSE.search(line):
             block = None
             continue
+        if block is None:
+            problems += [
+                f"{name}:{i}: {m!r} looks measured: quote it in a figures block or as a link"
+                for m in MEASURED.findall(CODE.sub("", blanked[i - 1]))
+            ]
         if block is None or not block[1]:
             continue
         problems += _unfound(LINK.sub("", line), block[1], values, f"{name}:{i}")

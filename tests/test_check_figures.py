@@ -103,3 +103,16 @@ def test_a_linked_figure_inside_a_block_is_checked_against_its_own_file(tmp_path
     assert check_figures.check_file(md) == []
     md.write_text(f"<!-- figures: {other} -->\n{body.replace('3.25', '3.5')}\n<!-- /figures -->\n")
     assert len(check_figures.check_file(md)) == 1
+
+
+def test_a_load_average_or_wall_time_outside_any_marking_fails(tmp_path):
+    md = _linked(
+        tmp_path,
+        "at load average 3.9 it took 14.3 s wall; [at load 3.9, 14.3 s\nwall]"
+        "(../benchmarks/results/p.json); `--budget 14` and a 15 ms floor are settings",
+        '{"load": 3.9, "wall_s": 14.3}',
+    )
+    problems = check_figures.check_file(md)
+    assert len(problems) == 2, problems
+    assert "'load average 3.9' looks measured" in problems[0]
+    assert "'14.3 s wall' looks measured" in problems[1]
