@@ -76,7 +76,7 @@ def hang_figures(journal: str, baseline: Path) -> dict[str, Any]:
     p99 = {k: c.get("call_p99_s") for k, c in json.loads(baseline.read_text())["cases"].items()}
     slowest: dict[tuple[str, bool], float] = {}
     for r in _records(journal):
-        if r.get("type") == "call" and isinstance(r.get("dur"), float):
+        if r.get("type") == "call" and isinstance(r.get("dur"), (int, float)):
             key = (r["case"], r["phase"] in ONE_THREAD)
             slowest[key] = max(slowest.get(key, 0.0), r["dur"])
     small = FLOOR_S / FACTOR
