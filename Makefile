@@ -58,13 +58,17 @@ browser:
 # looks everywhere.
 STRESS_ARGS ?=
 # seconds for the CLI run (the whole protocol; the plugin step adds ~11 s): the target is
-# `make stress` <= 30 s on 2 cores
-STRESS_BUDGET ?= 14
+# `make stress` <= 15 s on 2 idle cores (issue 31), not met (benchmarks/results/make_stress.json).
+# 12, not less: under ~11 the mixed phase's cap (2x its share) ends it before one epoch of
+# rounds, and some case meets no other in the mixed rounds (coverage "mixed: >= 0 others")
+STRESS_BUDGET ?= 12
 # the mHC corpus and corpus/pool (two operators sharing a staging-pool key: the fault
 # `scratch-pool` lives there), so the shipped corpus can meet every simulator fault
 STRESS_CORPUS ?= --corpus corpus/mhc.toml --corpus corpus/pool/mul.toml --corpus corpus/pool/softmax.toml
 STRESS_TESTS ?= tests/test_plugin.py
-STRESS_PYTEST_ARGS ?= -n auto --stress-duration 1.5
+# 0.5 s per concurrent phase (the plugin's own default): the in-flight test still covers every
+# interleaved pair and every mixed pair of its corpus (64/64, 45/45), as at 1.5 s, 4 s sooner
+STRESS_PYTEST_ARGS ?= -n auto --stress-duration 0.5
 stress: $(STAMP)
 	$(CLI) run --record-baseline --stream both --budget $(STRESS_BUDGET) $(STRESS_CORPUS) $(STRESS_ARGS)
 	$(PY) -m pytest -p stress -m stress -q $(STRESS_PYTEST_ARGS) $(STRESS_TESTS)
