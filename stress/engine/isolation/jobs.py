@@ -80,6 +80,7 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
             call_timeout_ms=config.call_timeout_ms,
             progress=progress,
             recycle=config.allocator != "fresh",
+            begin=lambda case: send({"type": "begin", "worker": 0, "case": case.id}),
         )
     except OrderDependence as exc:  # a finding: the parent raises it again (exit 1), unsaved
         return PhaseStatus.DONE, "", {"order_dependence": str(exc)}

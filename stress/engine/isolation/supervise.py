@@ -226,8 +226,8 @@ def _supervise(
                 elif kind == "child-end":
                     end = rec
                 else:
-                    if kind == "call":
-                        in_flight.pop(rec.get("worker"), None)
+                    if kind in ("call", "recorded"):  # a call, or a recording child's case, ended
+                        in_flight.pop(rec.get("worker", 0), None)
                     on_record(rec)
     finally:
         sel.close()
@@ -239,6 +239,14 @@ def _supervise(
     return _ending(returncode, end, flying, silence_timeout if killed_for_silence else None)
 
 
+def _naming(flying: list[dict[str, Any]]) -> str:
+    """`` in case 'a'`` (or ``cases 'a', 'b'``): what the silent child was running."""
+    cases = sorted({str(r["case"]) for r in flying if r.get("case")})
+    if not cases:
+        return ""
+    return f" in case{'s' if len(cases) > 1 else ''} " + ", ".join(f"'{c}'" for c in cases)
+
+
 def _ending(
     returncode: int, end: dict[str, Any], flying: list[dict[str, Any]], silenced: float | None
 ) -> ChildResult:
@@ -248,7 +256,7 @@ def _ending(
         return ChildResult(
             PhaseStatus.HUNG,
             returncode,
-            detail=f"no progress for {silenced:.0f} s; child killed",
+            detail=f"no progress for {silenced:.0f} s{_naming(flying)}; child killed",
             in_flight=flying,
             end=end,
         )

@@ -193,10 +193,13 @@ def record_baseline(
     call_timeout_ms: int | None = RunConfig().call_timeout_ms,
     progress: Callable[[Case, CaseBaseline], None] | None = None,
     recycle: bool = True,
+    begin: Callable[[Case], None] | None = None,
 ) -> Baseline:
     """Run every case serially and build the :class:`Baseline` (not yet saved): each case at
     fresh addresses, then checked after another case in its recycled memory
-    (:mod:`stress.engine.replay.baseline_order`: its ``OrderDependence`` when they disagree)."""
+    (:mod:`stress.engine.replay.baseline_order`: its ``OrderDependence`` when they disagree).
+    ``begin(case)`` before a case is recorded (a supervisor that kills a silent child names it),
+    ``progress(case, baseline)`` after."""
     if canary == ALT_CANARY:
         raise ValueError(f"the canary must differ from the check canary {ALT_CANARY:#x}")
     check_device(device, rt.device_count)
@@ -212,6 +215,8 @@ def record_baseline(
     fresh = BlockPool(rt.api)
     try:
         for case in cases:
+            if begin:
+                begin(case)
             try:
                 cb = _record_case(ctx, stream, case, cache, fresh, repeats, canary, call_timeout_ms)
             except ConfigError:
