@@ -150,6 +150,13 @@ def _derive(case: Case, field: str, name: str, value: Any) -> Case | None:
     return new
 
 
+def _pins_outputs(case: Case) -> bool:
+    """Whether the case states an output's shape itself (``out = { shape = [...] }``): then a
+    changed attribute (keepDims, dim) may change that shape and the declaration cannot re-derive
+    it, so no attribute twin is made (it would be a false finding, not a bug)."""
+    return any(o.name in case.params for o in case.spec.outputs)
+
+
 def _candidates(case: Case, others: Sequence[Case]) -> Iterator[Case]:
     decl = _declaration(case.op)
     if decl is None:
@@ -158,6 +165,8 @@ def _candidates(case: Case, others: Sequence[Case]) -> Iterator[Case]:
         new = _derive(case, "dtype", name, value)
         if new is not None:
             yield new
+    if _pins_outputs(case):
+        return  # its outputs are stated by the case, not derived: an attribute twin would keep them
     for name, value in _attr_values(decl, case, others):
         new = _derive(case, "attr", name, value)
         if new is not None:

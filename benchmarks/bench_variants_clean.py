@@ -1,0 +1,67 @@
+"""False positives with every variant on: `aclnn-stress run --variants all --record-baseline`
+over each shipped corpus (corpus/*.toml, corpus/pool/*.toml, corpus/ops/*.toml) on the clean
+simulator, over seeds, with a short budget. Writes benchmarks/results/variants_clean.json.
+
+    .venv/bin/python benchmarks/bench_variants_clean.py --seeds 10 --budget 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = str(Path(sys.executable).parent / "aclnn-stress")
+
+
+def shipped() -> list[str]:
+    out: list[str] = []
+    for pattern in ("corpus/*.toml", "corpus/pool/*.toml", "corpus/ops/*.toml"):
+        out += sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(pattern))
+    return [p for p in out if not p.endswith("control.toml")]
+
+
+def run_one(corpus: str, seed: int, budget: float) -> dict[str, object]:
+    cmd = [CLI, "run", "--corpus", corpus, "--variants", "all", "--record-baseline"]
+    cmd += ["--budget", str(budget), "--seed", str(seed)]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("diagnosis:")]
+    diagnosis = lines[-1].removeprefix("diagnosis: ") if lines else proc.stderr.strip()[-200:]
+    clean = proc.returncode == 0 and diagnosis.startswith("clean")
+    wall = round(time.monotonic() - start, 1)
+    return {"seed": seed, "rc": proc.returncode, "clean": clean, "diagnosis": diagnosis, "s": wall}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--budget", type=float, default=10.0)
+    ap.add_argument("--corpus", action="append", help="only these corpora (default: all shipped)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks/results/variants_clean.json"))
+    ap.add_argument("--note", default="", help="machine state, e.g. 'loaded: 2 cores shared'")
+    args = ap.parse_args()
+    rows = []
+    for corpus in args.corpus or shipped():
+        runs = [run_one(corpus, seed, args.budget) for seed in range(1, args.seeds + 1)]
+        fp = sum(not r["clean"] for r in runs)
+        rows.append({"corpus": corpus, "seeds": len(runs), "false_positives": fp, "runs": runs})
+        print(f"{corpus}: {fp}/{len(runs)} false positives", flush=True)
+    result = {
+        "command": "aclnn-stress run --variants all --record-baseline --budget "
+        f"{args.budget} --seed N --corpus C",
+        "note": args.note,
+        "cpus": os.cpu_count(),
+        "rows": rows,
+    }
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    return 0 if all(r["false_positives"] == 0 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
