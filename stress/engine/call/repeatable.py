@@ -177,20 +177,10 @@ class RepeatableCall(OpCall):
 
     def collect_from(self, ptrs: list[int | None]) -> dict[str, np.ndarray]:
         """Download every output from ``ptrs`` (the set the last launch wrote)."""
-        out: dict[str, np.ndarray] = {}
-        for (slot, _, _), ptr in zip(self._bound, ptrs, strict=True):
-            if not (slot.output or slot.inout):
-                continue
-            host = np.empty(slot.shape, slot.dtype)
-            if ptr is not None:
-                self._check(
-                    self._raw.aclrtMemcpy(
-                        host.ctypes.data, slot.nbytes, ptr, slot.nbytes, MemcpyKind.DEVICE_TO_HOST
-                    ),
-                    "aclrtMemcpy",
-                )
-            out[slot.name] = host
-        return out
+        bound = zip(self._bound, ptrs, strict=True)
+        return self._download(
+            (slot, ptr) for (slot, _, _), ptr in bound if slot.output or slot.inout
+        )
 
     def addresses(self) -> list[int | None]:
         return [ptr for _, _, ptr in self._bound]
