@@ -24,6 +24,7 @@ from stress import acl
 from stress.acl.enums import MemcpyKind
 from stress.corpus.parse import Case
 from stress.engine.call.execute import CallTimeout, _settle, _sync
+from stress.engine.call.opening import open_call
 from stress.engine.call.prepared import OpCall
 from stress.grading.digest import DEFAULT_CANARY
 from stress.grading.judge import Outcome
@@ -79,20 +80,9 @@ def run_event(
     """One call in the event mode (see the module's docstring); raises :class:`CallTimeout` as
     :func:`stress.engine.call.execute.run_call` does."""
     start = time.perf_counter()
-    try:
-        call = OpCall(
-            context,
-            case.spec,
-            case.params,
-            inputs,
-            canary=canary,
-            layout_key=case.key,
-            view=case.view,
-        )
-    except acl.AclError as exc:
-        return Outcome.failed(exc, start)
-    except MemoryError as exc:
-        return Outcome.host_out_of_memory(exc, start)
+    call = open_call(OpCall, context, case, inputs, start, canary=canary)
+    if isinstance(call, Outcome):
+        return call
     side, failed, abandoned = None, None, False
     try:
         call.phase1()

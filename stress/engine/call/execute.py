@@ -13,6 +13,7 @@ from stress import acl
 from stress.corpus.parse import Case
 from stress.engine.call.blockpool import BlockPool
 from stress.engine.call.caching_allocator import CachingAllocator
+from stress.engine.call.opening import open_call
 from stress.engine.call.prepared import OpCall
 from stress.grading.digest import DEFAULT_CANARY
 from stress.grading.judge import Outcome
@@ -49,21 +50,9 @@ def run_call(
     caching = allocator if isinstance(allocator, CachingAllocator) else None
     if caching is not None:
         allocator = caching.on(stream.handle)  # type: ignore[assignment]
-    try:
-        call = OpCall(
-            context,
-            case.spec,
-            case.params,
-            inputs,
-            canary=canary,
-            layout_key=case.key,
-            allocator=allocator,
-            view=case.view,
-        )
-    except acl.AclError as exc:
-        return Outcome.failed(exc, start)
-    except MemoryError as exc:
-        return Outcome.host_out_of_memory(exc, start)
+    call = open_call(OpCall, context, case, inputs, start, canary=canary, allocator=allocator)
+    if isinstance(call, Outcome):
+        return call
     try:
         call.phase1()
         call.phase2(stream)
@@ -118,24 +107,12 @@ def run_interleaved(
     outcomes: list[Outcome | None] = [None] * len(cases)
     calls: list[OpCall | None] = []
     for i, (case, ins) in enumerate(zip(cases, inputs, strict=True)):
-        try:
-            calls.append(
-                OpCall(
-                    context,
-                    case.spec,
-                    case.params,
-                    ins,
-                    canary=canary,
-                    layout_key=case.key,
-                    view=case.view,
-                )
-            )
-        except acl.AclError as exc:
+        opened = open_call(OpCall, context, case, ins, start, canary=canary)
+        if isinstance(opened, Outcome):
             calls.append(None)
-            outcomes[i] = Outcome.failed(exc, start)
-        except MemoryError as exc:
-            calls.append(None)
-            outcomes[i] = Outcome.host_out_of_memory(exc, start)
+            outcomes[i] = opened
+        else:
+            calls.append(opened)
     if order is None:
         order = [(i, step) for step in ("phase1", "phase2") for i in range(len(calls))]
     for i, step in order:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -243,8 +243,12 @@ class OpCall:
 
     def collect(self) -> dict[str, np.ndarray]:
         """Download every output (call after synchronizing the stream)."""
+        return self._download(self._outputs)
+
+    def _download(self, outputs: Iterable[tuple[TensorSlot, int | None]]) -> dict[str, np.ndarray]:
+        """Each output slot copied from its device address (left unfilled when it has none)."""
         out: dict[str, np.ndarray] = {}
-        for slot, ptr in self._outputs:
+        for slot, ptr in outputs:
             host = np.empty(slot.shape, slot.dtype)
             if ptr is not None:
                 self._check(

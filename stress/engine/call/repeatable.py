@@ -41,6 +41,7 @@ from stress.acl.twostage import launch
 from stress.corpus.parse import Case
 from stress.engine.call.execute import CallTimeout, _settle, _sync
 from stress.engine.call.layout import TensorSlot
+from stress.engine.call.opening import open_call
 from stress.engine.call.prepared import OpCall
 from stress.engine.call.views import storage_bytes
 from stress.grading.digest import DEFAULT_CANARY
@@ -176,20 +177,10 @@ class RepeatableCall(OpCall):
 
     def collect_from(self, ptrs: list[int | None]) -> dict[str, np.ndarray]:
         """Download every output from ``ptrs`` (the set the last launch wrote)."""
-        out: dict[str, np.ndarray] = {}
-        for (slot, _, _), ptr in zip(self._bound, ptrs, strict=True):
-            if not (slot.output or slot.inout):
-                continue
-            host = np.empty(slot.shape, slot.dtype)
-            if ptr is not None:
-                self._check(
-                    self._raw.aclrtMemcpy(
-                        host.ctypes.data, slot.nbytes, ptr, slot.nbytes, MemcpyKind.DEVICE_TO_HOST
-                    ),
-                    "aclrtMemcpy",
-                )
-            out[slot.name] = host
-        return out
+        bound = zip(self._bound, ptrs, strict=True)
+        return self._download(
+            (slot, ptr) for (slot, _, _), ptr in bound if slot.output or slot.inout
+        )
 
     def addresses(self) -> list[int | None]:
         return [ptr for _, _, ptr in self._bound]
@@ -264,20 +255,9 @@ def run_repeat(
     building, phase 1 or marking fails; the launches so far and the failure when a launch
     fails). Raises :class:`CallTimeout` as :func:`stress.engine.call.execute.run_call` does."""
     start = time.perf_counter()
-    try:
-        call = RepeatableCall(
-            context,
-            case.spec,
-            case.params,
-            inputs,
-            canary=canary,
-            layout_key=case.key,
-            view=case.view,
-        )
-    except acl.AclError as exc:
-        return [Launch(Outcome.failed(exc, start), 0, False)]
-    except MemoryError as exc:
-        return [Launch(Outcome.host_out_of_memory(exc, start), 0, False)]
+    call = open_call(RepeatableCall, context, case, inputs, start, canary=canary)
+    if isinstance(call, Outcome):
+        return [Launch(call, 0, False)]
     done: list[Launch] = []
     try:
         call.phase1()
