@@ -14,6 +14,7 @@ from stress.grading.twin_field import twin_findings
 from stress.grading.variants import variants_summary
 from stress.journal.results import read_results
 from stress.records import RunReport
+from stress.report_sections import Timing
 from stress.vocabulary import Diagnosis, PhaseStatus, Verdict, schema
 
 __all__ = ["REPORT_SCHEMA", "build_report", "grade_journal", "read_tally", "report_from"]
@@ -65,10 +66,10 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
         "reproducer": run_end.get("reproducer") if run_end else None,
         "notes": notes,
         "calls": sum(p.calls for p in phases),
-        "timing": {
-            "first_detection_s": g.first_failure_s if diagnosis != Diagnosis.CLEAN else None,
-            "diagnosis_s": (run_end.get("timing") or {}).get("diagnosis_s") if run_end else None,
-        },
+        "timing": Timing(
+            first_detection_s=g.first_failure_s if diagnosis != Diagnosis.CLEAN else None,
+            diagnosis_s=(run_end.get("timing") or {}).get("diagnosis_s") if run_end else None,
+        ),
         "coverage": tally.coverage.result(header),
     }
     if pairs:

@@ -23,6 +23,7 @@ from stress.grading.diagnosis import diagnose
 from stress.grading.verdicts import CaseTally, add_interference, matrix_of, phase_verdict
 from stress.journal.results import JournalReader
 from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, PhaseVerdict
+from stress.report_sections import Interference
 from stress.vocabulary import Diagnosis, PhaseStatus
 
 __all__ = ["GradedJournal", "JournalTally", "PhaseSample"]
@@ -37,7 +38,7 @@ class GradedJournal:
 
     header: Mapping[str, Any]
     phases: tuple[PhaseVerdict, ...]
-    interference: dict[str, Any]  # the interleaved phase's victim x aggressor matrix
+    interference: Interference  # the interleaved phase's victim x aggressor matrix
     run_end: Mapping[str, Any]
     notes: tuple[str, ...]
     diagnosis: Diagnosis

@@ -21,6 +21,7 @@ from stress.errors import ConfigError
 from stress.grading.tally import JournalTally
 from stress.journal.findings import Finding, read_jsonl
 from stress.records import CallRecord, PhaseVerdict
+from stress.report_sections import PairCell, Reproducer
 from stress.vocabulary import PhaseStatus
 
 __all__ = [
@@ -41,16 +42,6 @@ TIMELINE_CALLS = 5000
 #: failing calls listed per (phase, case); the rest are counted
 FAILING_CALLS_SHOWN = 25
 SANITIZE_LOG = "sanitize.jsonl"  # written by `aclnn-stress sanitize DIR` (stress.sanitize.rerun)
-
-
-@dataclass(frozen=True)
-class PairCell:
-    """One cell of the interleaved phase's victim x aggressor matrix."""
-
-    victim: str
-    aggressor: str
-    calls: int
-    failures: int
 
 
 @dataclass(frozen=True)
@@ -107,7 +98,7 @@ class Run:
     aggressors: tuple[str, ...]
     diagnosis: str
     explanation: str
-    reproducer: Mapping[str, Any]
+    reproducer: Reproducer | None
     notes: tuple[str, ...]
     gradchecks: tuple[Gradcheck, ...]
     truncated: bool  # the journal's last line was cut (killed mid-write)
@@ -204,6 +195,16 @@ def _calls(tally: JournalTally) -> tuple[tuple[CallRecord, ...], dict, dict]:
     return tuple(drawn), counts, failing
 
 
+def _reproducer(data: Any) -> Reproducer | None:
+    """The run-end's reproducer, typed (a damaged one is the journal's: one line)."""
+    if data is None or isinstance(data, Reproducer):
+        return data
+    try:
+        return Reproducer.from_json(data)
+    except (ValueError, AttributeError) as exc:
+        raise ConfigError(f"{JOURNAL}: run-end record, field 'reproducer': {exc}") from None
+
+
 def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
     """Read ``run_dir`` (its journal and gradcheck files) into a :class:`Run`: the journal is
     streamed and graded as ``report.json`` is (:mod:`stress.grading.tally`), keeping only the
@@ -240,12 +241,12 @@ def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
         fingerprint=fingerprint(cases),
         phases=g.phases,
         calls=calls,
-        pairs=tuple(PairCell(**c) for c in inter["cells"]),
-        victims=tuple(inter["victims"]),
-        aggressors=tuple(inter["aggressors"]),
+        pairs=inter.cells,
+        victims=inter.victims,
+        aggressors=inter.aggressors,
         diagnosis=str(g.diagnosis),
         explanation=g.explanation,
-        reproducer=end.get("reproducer") or {},
+        reproducer=_reproducer(end.get("reproducer")),
         notes=g.notes,
         gradchecks=tuple(load_gradcheck(p) for p in sorted(run_dir.glob("gradcheck*.json"))),
         truncated=tally.truncated,

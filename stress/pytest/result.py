@@ -147,8 +147,8 @@ class StressResult:
         if len(failures) > limit:
             lines.append(f"  ... and {len(failures) - limit} more (see report.md)")
         repro = self.report.reproducer
-        if repro and repro.get("command"):
-            lines.append(f"  minimal reproducer ({len(repro['cases'])} cases): {repro['command']}")
+        if repro and repro.command:
+            lines.append(f"  minimal reproducer ({len(repro.cases or ())} cases): {repro.command}")
         lines.append(f"  results: {self.out_dir / 'results.jsonl'} (report: report.md)")
         lines.append(f"  replay:  {self.command}")
         return "\n".join(lines)
