@@ -14,8 +14,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from stress.errors import ConfigError
+from stress.files import load_json
 from stress.record_json import emit, json_fields, member, names, parse
 from stress.report_sections import Interference, PairCell, Reproducer, Timing
 from stress.vocabulary import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
@@ -34,6 +37,7 @@ __all__ = [
     "RunReport",
     "Timing",
     "json_fields",
+    "load_report",
 ]
 
 CALL = "call"  # the ``type`` of a call record
@@ -313,3 +317,15 @@ class RunReport:
 def _section(cls: type[R], data: Any) -> R:
     """A report section from its JSON, or the typed section as it is."""
     return data if isinstance(data, cls) else cls.from_json(data)  # type: ignore[attr-defined]
+
+
+def load_report(path: Path, *, fix: str) -> RunReport:
+    """``report.json`` read back: the one way a report is read (one line naming the file and
+    what is wrong, ending in ``fix``, when it is not one)."""
+    data = load_json(path, "run report", fix=fix)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: not a JSON object; not a run report; {fix}")
+    try:
+        return RunReport.from_json(data)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"{path}: {exc}; {fix}") from None

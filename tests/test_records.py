@@ -17,7 +17,7 @@ import pytest
 from stress.errors import ConfigError
 from stress.grading.assemble import build_report
 from stress.journal.results import read_results
-from stress.records import CallRecord, PhaseResult, RunReport
+from stress.records import CallRecord, PhaseResult, RunReport, load_report
 from stress.vocabulary import Diagnosis, PhaseStatus
 
 FIXTURE = Path(__file__).parent / "data" / "tiling_race_run"
@@ -108,3 +108,17 @@ def test_a_record_without_a_field_it_needs_names_its_line(tmp_path, kind, drop, 
     path.write_text("\n\n".join(lines) + "\n", encoding="utf-8")  # blank lines count too
     with pytest.raises(ConfigError, match=rf"line {2 * n + 1} \({kind} record\), field '{drop}'"):
         list(read_results(path, typed=typed))
+
+
+def test_report_json_reads_back_typed_and_a_bad_one_is_one_line(tmp_path):
+    report = load_report(FIXTURE / "rendered" / "report.json", fix="re-render it")
+    assert report.interference.cells and report.interference.cells[0].victim
+    assert report.timing.first_detection_s is not None
+    document = json.loads((FIXTURE / "rendered" / "report.json").read_text())
+    assert report.to_json() == document
+    bad = tmp_path / "report.json"
+    bad.write_text(json.dumps({**document, "diagnosis": "a-word-nobody-wrote"}))
+    with pytest.raises(ConfigError) as err:
+        load_report(bad, fix="re-render it")
+    message = str(err.value)
+    assert "\n" not in message and str(bad) in message and "diagnosis" in message
