@@ -16,6 +16,7 @@ import pytest
 
 from stress.errors import ConfigError
 from stress.grading.assemble import build_report
+from stress.journal.lines import Note, PhaseStart, RunEnd, is_header
 from stress.journal.results import read_results
 from stress.records import CallRecord, PhaseResult, RunReport, load_report
 from stress.vocabulary import Diagnosis, PhaseStatus
@@ -82,16 +83,42 @@ def test_a_damaged_call_record_is_one_line_naming_it(tmp_path: Path) -> None:
 
 
 def test_the_typed_reader_checks_and_builds_each_record_once() -> None:
-    """``read_results(typed=True)``: call and phase-end lines come typed, equal to what
-    ``from_json`` builds from the dict reader's records; other records stay dicts."""
-    typed = {"call": CallRecord, "phase-end": PhaseResult}
+    """``read_results(typed=True)``: every line but the run header comes typed, equal to what
+    ``from_json`` builds from the dict reader's records, and writes that line back."""
+    typed = {
+        "call": CallRecord,
+        "phase-end": PhaseResult,
+        "phase-start": PhaseStart,
+        "note": Note,
+        "run-end": RunEnd,
+    }
     plain = list(read_results(FIXTURE / "results.jsonl"))
     fast = list(read_results(FIXTURE / "results.jsonl", typed=True))
     assert len(plain) == len(fast)
     for data, rec in zip(plain, fast, strict=True):
         kind = typed.get(data["type"])
         assert rec == (kind.from_json(data) if kind else data)
+        if kind is not None and kind is not RunEnd:  # (run-end: see the next test)
+            assert rec.to_json() == data
     assert sum(isinstance(r, CallRecord) for r in fast) > 100
+    assert [type(r) for r in fast].count(RunEnd) == 1 and is_header(fast[0])
+
+
+def test_a_run_end_reads_back_typed_and_a_bad_one_names_its_line(tmp_path) -> None:
+    end = {"type": "run-end", "status": "done", "ended": "2026-01-01T00:00:00+00:00",
+           "reproducer": {"phase": "serial", "cases": ["a"], "verified": True},
+           "timing": {"first_detection_s": 1.5, "diagnosis_s": 2.0}}  # fmt: skip
+    rec = RunEnd.from_json(end)
+    assert rec.finished and rec.reproducer.cases == ["a"] and rec.timing.diagnosis_s == 2.0
+    assert rec.to_json() == end
+    lines = (FIXTURE / "results.jsonl").read_text().splitlines()
+    bad = json.loads(lines[-1]) if '"run-end"' in lines[-1] else end
+    bad["reproducer"] = {"phase": "serial", "cases": "not a list"}
+    (tmp_path / "results.jsonl").write_text("\n".join([*lines[:-1], json.dumps(bad)]) + "\n")
+    with pytest.raises(ConfigError) as err:
+        build_report(read_results(tmp_path / "results.jsonl", typed=True))
+    message = str(err.value)
+    assert "\n" not in message and f"line {len(lines)}" in message and "'cases'" in message
 
 
 @pytest.mark.parametrize(

@@ -60,15 +60,13 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
         "explanation": explanation,
         "verdict": str(diagnosis.run_verdict),
         "complete": finished(run_end),
-        "status": str(run_end.get("status", PhaseStatus.INTERRUPTED))
-        if run_end
-        else str(PhaseStatus.INTERRUPTED),
-        "reproducer": run_end.get("reproducer") if run_end else None,
+        "status": str(run_end.status if run_end else PhaseStatus.INTERRUPTED),
+        "reproducer": run_end.reproducer if run_end else None,
         "notes": notes,
         "calls": sum(p.calls for p in phases),
         "timing": Timing(
             first_detection_s=g.first_failure_s if diagnosis != Diagnosis.CLEAN else None,
-            diagnosis_s=(run_end.get("timing") or {}).get("diagnosis_s") if run_end else None,
+            diagnosis_s=run_end.timing.diagnosis_s if run_end else None,
         ),
         "coverage": tally.coverage.result(header),
     }

@@ -15,20 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from stress.errors import ConfigError
 from stress.grading.coverage import CoverageTally
 from stress.grading.diagnosis import diagnose
 from stress.grading.verdicts import CaseTally, add_interference, matrix_of, phase_verdict
+from stress.journal.lines import Note, PhaseStart, RunEnd, is_header, typed_line
 from stress.journal.results import JournalReader
-from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, PhaseVerdict
+from stress.records import CallRecord, PhaseResult, PhaseVerdict
 from stress.report_sections import Interference
 from stress.vocabulary import Diagnosis, PhaseStatus
 
 __all__ = ["GradedJournal", "JournalTally", "PhaseSample"]
 
-T = TypeVar("T")
 Key = tuple[str, str]  # (phase, variant)
 
 
@@ -39,7 +39,7 @@ class GradedJournal:
     header: Mapping[str, Any]
     phases: tuple[PhaseVerdict, ...]
     interference: Interference  # the interleaved phase's victim x aggressor matrix
-    run_end: Mapping[str, Any]
+    run_end: RunEnd | None  # None: the journal has no run-end line (killed, or still running)
     notes: tuple[str, ...]
     diagnosis: Diagnosis
     explanation: str
@@ -68,7 +68,7 @@ class JournalTally:
         self.ends: dict[Key, PhaseResult] = {}
         self.phases: dict[Key, _PhaseTally] = {}
         self.coverage = CoverageTally()
-        self.run_end: Mapping[str, Any] = {}
+        self.run_end: RunEnd | None = None
         self.notes: list[str] = []
         self.first: float | None = None
         self.records = 0
@@ -77,7 +77,7 @@ class JournalTally:
         self.keep_failing = failing
         self.truncated = False  # the journal read back ended in a cut line (skipped)
 
-    def feed(self, records: Iterable[Mapping[str, Any] | CallRecord | PhaseResult]) -> None:
+    def feed(self, records: Iterable[Any]) -> None:
         """Fold every record in; a :class:`~stress.journal.results.JournalReader` also tells
         whether the journal's last line was cut (``truncated``: the reader's one answer)."""
         for rec in records:
@@ -85,35 +85,31 @@ class JournalTally:
         if isinstance(records, JournalReader):
             self.truncated = records.truncated
 
-    def add(self, rec: Mapping[str, Any] | CallRecord | PhaseResult) -> None:
-        """Fold one record in (a ``phase-start`` of a phase seen before is a ``--resume``
-        restart: the new attempt replaces the old one)."""
+    def add(self, rec: Any) -> None:
+        """Fold one record in: a typed one (:mod:`stress.journal.lines`), or a journal object
+        (typed here). A ``phase-start`` of a phase seen before is a ``--resume`` restart: the
+        new attempt replaces the old one."""
         self.records += 1
+        if is_header(rec):
+            self.header = dict(rec)
+            return
+        if isinstance(rec, Mapping):
+            rec = _typed(rec, self.records)
         if isinstance(rec, CallRecord):
             self._call(rec)
-            return
-        if isinstance(rec, PhaseResult):
+        elif isinstance(rec, PhaseResult):
             self.ends[(rec.phase, rec.variant or "")] = rec
-            return
-        kind = rec["type"]
-        if kind == CALL:
-            self._call(_typed(CallRecord, rec, self.records))
-        elif kind == PHASE_END:
-            self.ends[_phase_key(rec)] = _typed(PhaseResult, rec, self.records)
-        elif kind == "phase-start":
-            key = _phase_key(rec)
-            if key in self.order:
-                self.ends.pop(key, None)
-                self.phases[key] = _PhaseTally()
+        elif isinstance(rec, PhaseStart):
+            if rec.key in self.order:
+                self.ends.pop(rec.key, None)
+                self.phases[rec.key] = _PhaseTally()
             else:
-                self.order.append(key)
-                self.phases.setdefault(key, _PhaseTally())
-        elif kind == "run":
-            self.header = dict(rec)
-        elif kind == "run-end":
+                self.order.append(rec.key)
+                self.phases.setdefault(rec.key, _PhaseTally())
+        elif isinstance(rec, RunEnd):
             self.run_end = rec
-        elif kind == "note":
-            self.notes.append(rec.get("message", ""))
+        elif isinstance(rec, Note):
+            self.notes.append(rec.message)
 
     def _call(self, call: CallRecord) -> None:
         key = (call.phase, call.variant or "")
@@ -212,14 +208,10 @@ class PhaseSample:
     failing: Mapping[str, tuple[int, tuple[CallRecord, ...]]]  # case -> (total, first ones)
 
 
-def _phase_key(rec: Mapping[str, Any]) -> Key:
-    return rec.get("phase", "?"), rec.get("variant", "")
-
-
-def _typed(cls: type[T], rec: Mapping[str, Any], line: int) -> T:
-    """``cls.from_json(rec)``; a damaged record is the user's to fix: one line naming it."""
+def _typed(rec: Mapping[str, Any], line: int) -> Any:
+    """The journal object ``rec`` typed; a damaged record is the user's to fix: one line."""
     try:
-        return cls.from_json(rec)  # type: ignore[attr-defined]
+        return typed_line(rec)
     except ValueError as exc:
         raise ConfigError(
             f"results.jsonl: line {line}: {exc}; the journal is damaged (re-run, or remove "
@@ -227,16 +219,16 @@ def _typed(cls: type[T], rec: Mapping[str, Any], line: int) -> T:
         ) from None
 
 
-def finished(run_end: Mapping[str, Any]) -> bool:
+def finished(run_end: RunEnd | None) -> bool:
     """The run-end says the run finished."""
-    return bool(run_end) and run_end.get("status") == PhaseStatus.DONE
+    return run_end is not None and run_end.finished
 
 
 def _unfinished(
-    header: Mapping[str, Any], run_end: Mapping[str, Any], phases: Iterable[PhaseVerdict]
+    header: Mapping[str, Any], run_end: RunEnd | None, phases: Iterable[PhaseVerdict]
 ) -> str:
     """The explanation of an ``incomplete`` diagnosis: how the run ended, what ran."""
-    how = f"was {run_end.get('status')}" if run_end else "was killed (no run-end record)"
+    how = f"was {run_end.status}" if run_end else "was killed (no run-end record)"
     done = [p.name for p in phases if p.status == PhaseStatus.DONE]
     planned = header.get("config", {}).get("phases") or []
     missing = [p for p in planned if p not in done]

@@ -195,16 +195,6 @@ def _calls(tally: JournalTally) -> tuple[tuple[CallRecord, ...], dict, dict]:
     return tuple(drawn), counts, failing
 
 
-def _reproducer(data: Any) -> Reproducer | None:
-    """The run-end's reproducer, typed (a damaged one is the journal's: one line)."""
-    if data is None or isinstance(data, Reproducer):
-        return data
-    try:
-        return Reproducer.from_json(data)
-    except (ValueError, AttributeError) as exc:
-        raise ConfigError(f"{JOURNAL}: run-end record, field 'reproducer': {exc}") from None
-
-
 def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
     """Read ``run_dir`` (its journal and gradcheck files) into a :class:`Run`: the journal is
     streamed and graded as ``report.json`` is (:mod:`stress.grading.tally`), keeping only the
@@ -228,8 +218,8 @@ def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
         version=str(header.get("version", "?")),
         versions={str(k): str(v) for k, v in (header.get("versions") or {}).items()},
         started=str(header.get("started", "")),
-        ended=str(end.get("ended", "")),
-        status=str(end.get("status", PhaseStatus.INTERRUPTED)),
+        ended=(end.ended or "") if end else "",
+        status=str(end.status if end else PhaseStatus.INTERRUPTED),
         backend=header.get("backend") or {},
         config=header.get("config") or {},
         corpus=tuple(header.get("corpus", [])),
@@ -246,7 +236,7 @@ def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
         aggressors=inter.aggressors,
         diagnosis=str(g.diagnosis),
         explanation=g.explanation,
-        reproducer=_reproducer(end.get("reproducer")),
+        reproducer=end.reproducer if end else None,
         notes=g.notes,
         gradchecks=tuple(load_gradcheck(p) for p in sorted(run_dir.glob("gradcheck*.json"))),
         truncated=tally.truncated,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
+from stress.journal.lines import typed_line
 from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, json_fields
 from stress.vocabulary import PhaseStatus, Status
 
@@ -48,6 +49,25 @@ def _counts(v: Mapping[str, Any]) -> bool | str:
 def _cases(v: list[Any]) -> bool | str:
     ok = all(isinstance(c, dict) and isinstance(c.get("id"), str) for c in v)
     return ok or "must be a list of tables with a string 'id'"
+
+
+#: a reproducer's fields and their types (``cases``: a list of strings)
+_REPRODUCER = {"phase": str, "corpus": str, "command": str, "note": str, "verified": bool,
+               "trials": int, "cases": list}  # fmt: skip
+
+
+def _reproducer(v: Mapping[str, Any] | None) -> bool | str:
+    if v is None:
+        return True
+    for name, want in _REPRODUCER.items():
+        value = v.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+            return f"'{name}' must be a {want.__name__}"
+        if want is list and not all(isinstance(c, str) for c in value):
+            return f"'{name}' must be a list of strings"
+    return _optional_str_dict(v)
 
 
 def _config(v: Mapping[str, Any]) -> bool | str:
@@ -107,7 +127,7 @@ _TABLES: dict[str, _Table] = {
     },
     "run-end": {
         "status": ((str,), _one_of(_PHASE_STATUSES)),
-        "reproducer": ((dict, _NoneT), _optional_str_dict),
+        "reproducer": ((dict, _NoneT), _reproducer),
         "timing": ((dict,), None),
     },
     "note": {"message": ((str,), None)},
@@ -129,16 +149,22 @@ def check_record(record: Mapping[str, Any], path: Path, line: int) -> None:
     _checked(record, path, line, None)
 
 
-def parse_record(
-    record: Mapping[str, Any], path: Path, line: int
-) -> Mapping[str, Any] | CallRecord | PhaseResult:
-    """:func:`check_record`, and a ``call`` or ``phase-end`` record built into its typed record
-    in the same pass over its fields (checked once: nothing parses it again); other records
-    come back as they are."""
+def parse_record(record: Mapping[str, Any], path: Path, line: int) -> Any:
+    """:func:`check_record`, and the record built into its typed record: a ``call`` or
+    ``phase-end`` one in the same pass over its fields (checked once: nothing parses it
+    again), a phase start, note or run end by its type (:mod:`stress.journal.lines`); the run
+    header and kinds this version does not know come back as they are."""
     typed = _TYPED.get(record.get("type"))  # type: ignore[arg-type]
     if typed is None:
         _checked(record, path, line, None)
-        return record
+        try:
+            return typed_line(record)
+        except ValueError as exc:
+            kind = record.get("type")
+            raise ConfigError(
+                f"{path}: line {line} ({kind} record): {exc}; the journal is damaged or from "
+                "another tool"
+            ) from None
     cls, status, defaults = typed
     known, extra = _checked(record, path, line, json_fields(cls))
     known = {**defaults, **known}
