@@ -16,7 +16,7 @@ import pytest
 
 from stress.errors import ConfigError
 from stress.grading.assemble import build_report
-from stress.journal.lines import Note, PhaseStart, RunEnd, is_header
+from stress.journal.lines import Note, PhaseStart, RunEnd, RunHeader
 from stress.journal.results import read_results
 from stress.records import CallRecord, PhaseResult, RunReport, load_report
 from stress.vocabulary import Diagnosis, PhaseStatus
@@ -83,7 +83,7 @@ def test_a_damaged_call_record_is_one_line_naming_it(tmp_path: Path) -> None:
 
 
 def test_the_typed_reader_checks_and_builds_each_record_once() -> None:
-    """``read_results(typed=True)``: every line but the run header comes typed, equal to what
+    """``read_results(typed=True)``: every line comes typed, equal to what
     ``from_json`` builds from the dict reader's records, and writes that line back."""
     typed = {
         "call": CallRecord,
@@ -91,17 +91,18 @@ def test_the_typed_reader_checks_and_builds_each_record_once() -> None:
         "phase-start": PhaseStart,
         "note": Note,
         "run-end": RunEnd,
+        "run": RunHeader,
     }
     plain = list(read_results(FIXTURE / "results.jsonl"))
     fast = list(read_results(FIXTURE / "results.jsonl", typed=True))
     assert len(plain) == len(fast)
     for data, rec in zip(plain, fast, strict=True):
         kind = typed.get(data["type"])
-        assert rec == (kind.from_json(data) if kind else data)
-        if kind is not None and kind is not RunEnd:  # (run-end: see the next test)
+        assert kind is not None and rec == kind.from_json(data)
+        if kind is not RunEnd:  # (run-end: see the next test)
             assert rec.to_json() == data
     assert sum(isinstance(r, CallRecord) for r in fast) > 100
-    assert [type(r) for r in fast].count(RunEnd) == 1 and is_header(fast[0])
+    assert [type(r) for r in fast].count(RunEnd) == 1 and isinstance(fast[0], RunHeader)
 
 
 def test_a_run_end_reads_back_typed_and_a_bad_one_names_its_line(tmp_path) -> None:

@@ -12,6 +12,7 @@ from stress.grading.tally import GradedJournal, JournalTally, finished
 from stress.grading.twin_field import describe as describe_twins
 from stress.grading.twin_field import twin_findings
 from stress.grading.variants import variants_summary
+from stress.journal.lines import RunHeader
 from stress.journal.results import read_results
 from stress.records import RunReport
 from stress.report_sections import Timing
@@ -48,12 +49,12 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
         explanation = f"{explanation}; {describe_twins(pairs)}"
     document = {
         "schema": REPORT_SCHEMA,
-        "backend": header.get("backend", {}),
-        "config": header.get("config", {}),
-        "seed": header.get("config", {}).get("seed"),
-        "corpus": header.get("corpus", []),
-        "baseline": header.get("baseline", {}).get("path"),
-        "started": header.get("started"),
+        "backend": header.backend,
+        "config": header.config,
+        "seed": header.config.get("seed"),
+        "corpus": header.corpus,
+        "baseline": header.baseline_path,
+        "started": header.started,
         "phases": phases,
         "interference": g.interference,
         "diagnosis": str(diagnosis),
@@ -72,13 +73,13 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
     }
     if pairs:
         document["twins"] = pairs
-    variants = variants_summary(phases, header.get("config", {}))
-    if "variants" in header.get("config", {}) or variants["kinds"]:  # (not in older runs)
+    variants = variants_summary(phases, header.config)
+    if "variants" in header.config or variants["kinds"]:  # (not in older runs)
         document["variants"] = variants
     return RunReport.from_json(document)
 
 
-def _twin_pairs(phases: Any, header: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _twin_pairs(phases: Any, header: RunHeader) -> list[dict[str, Any]]:
     """The failing (case, twin) pairs of the concurrent phases, with their differing field."""
     concurrent = ("mixed", "interleaved", "burst", "isolated")
     failing = [
@@ -88,7 +89,7 @@ def _twin_pairs(phases: Any, header: Mapping[str, Any]) -> list[dict[str, Any]]:
         for c in p.cases
         if c.verdict not in (Verdict.PASS, Verdict.INCOMPLETE)
     ]
-    return twin_findings(failing, header.get("cases") or [])
+    return twin_findings(failing, header.cases)
 
 
 def read_tally(path: Path, tally: JournalTally | None = None) -> JournalTally:

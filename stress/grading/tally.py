@@ -21,7 +21,7 @@ from stress.errors import ConfigError
 from stress.grading.coverage import CoverageTally
 from stress.grading.diagnosis import diagnose
 from stress.grading.verdicts import CaseTally, add_interference, matrix_of, phase_verdict
-from stress.journal.lines import Note, PhaseStart, RunEnd, is_header, typed_line
+from stress.journal.lines import Note, PhaseStart, RunEnd, RunHeader, typed_line
 from stress.journal.results import JournalReader
 from stress.records import CallRecord, PhaseResult, PhaseVerdict
 from stress.report_sections import Interference
@@ -36,7 +36,7 @@ Key = tuple[str, str]  # (phase, variant)
 class GradedJournal:
     """A journal's records grouped and graded: what every report format renders."""
 
-    header: Mapping[str, Any]
+    header: RunHeader  # (an empty one when the journal had none)
     phases: tuple[PhaseVerdict, ...]
     interference: Interference  # the interleaved phase's victim x aggressor matrix
     run_end: RunEnd | None  # None: the journal has no run-end line (killed, or still running)
@@ -63,7 +63,7 @@ class JournalTally:
     """Folds journal records (dicts as read back, or the typed ones being written)."""
 
     def __init__(self, *, keep_calls: int = 0, failing: int = 0) -> None:
-        self.header: dict[str, Any] = {}
+        self.header: RunHeader | None = None
         self.order: list[Key] = []
         self.ends: dict[Key, PhaseResult] = {}
         self.phases: dict[Key, _PhaseTally] = {}
@@ -90,9 +90,6 @@ class JournalTally:
         (typed here). A ``phase-start`` of a phase seen before is a ``--resume`` restart: the
         new attempt replaces the old one."""
         self.records += 1
-        if is_header(rec):
-            self.header = dict(rec)
-            return
         if isinstance(rec, Mapping):
             rec = _typed(rec, self.records)
         if isinstance(rec, CallRecord):
@@ -110,6 +107,8 @@ class JournalTally:
             self.run_end = rec
         elif isinstance(rec, Note):
             self.notes.append(rec.message)
+        elif isinstance(rec, RunHeader):
+            self.header = rec
 
     def _call(self, call: CallRecord) -> None:
         key = (call.phase, call.variant or "")
@@ -141,8 +140,7 @@ class JournalTally:
 
     # -- what the reports read ---------------------------------------------------------------
     def case_order(self) -> list[str]:
-        h = self.header
-        return [c["id"] for c in h.get("cases", []) + h.get("control_cases", [])]
+        return self.header.case_ids if self.header else []
 
     def graded(self, *, final: bool = True) -> GradedJournal:
         """Grade each phase, diagnose (``final``: the journal is all there will be, so a run
@@ -154,7 +152,7 @@ class JournalTally:
         if final and diagnosis is Diagnosis.CLEAN and not finished(self.run_end):
             diagnosis, explanation = (
                 Diagnosis.INCOMPLETE,
-                _unfinished(self.header, self.run_end, phases),
+                _unfinished(self.header or RunHeader(), self.run_end, phases),
             )
         cells: dict[tuple[str, str], list[int]] = {}
         for (name, _), phase in self.phases.items():
@@ -165,7 +163,7 @@ class JournalTally:
                 cell[0] += calls
                 cell[1] += failures
         return GradedJournal(
-            self.header,
+            self.header or RunHeader(),
             phases,
             matrix_of(cells),
             self.run_end,
@@ -224,13 +222,11 @@ def finished(run_end: RunEnd | None) -> bool:
     return run_end is not None and run_end.finished
 
 
-def _unfinished(
-    header: Mapping[str, Any], run_end: RunEnd | None, phases: Iterable[PhaseVerdict]
-) -> str:
+def _unfinished(header: RunHeader, run_end: RunEnd | None, phases: Iterable[PhaseVerdict]) -> str:
     """The explanation of an ``incomplete`` diagnosis: how the run ended, what ran."""
     how = f"was {run_end.status}" if run_end else "was killed (no run-end record)"
     done = [p.name for p in phases if p.status == PhaseStatus.DONE]
-    planned = header.get("config", {}).get("phases") or []
+    planned = header.config.get("phases") or []
     missing = [p for p in planned if p not in done]
     ran = ", ".join(dict.fromkeys(done))
     return (

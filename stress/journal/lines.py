@@ -1,6 +1,6 @@
-"""The journal's lines other than calls and phase ends, typed: a phase's start, a note, the
-run's end. (:class:`~stress.records.CallRecord` and :class:`~stress.records.PhaseResult` are
-in :mod:`stress.records`; the run header is read as its JSON object.)
+"""The journal's lines other than calls and phase ends, typed: the run header, a phase's
+start, a note, the run's end. (:class:`~stress.records.CallRecord` and
+:class:`~stress.records.PhaseResult` are in :mod:`stress.records`.)
 
 Each reads and writes its own JSON (:mod:`stress.record_json`): the journal's keys, unknown
 ones kept in ``extra``. :func:`typed_line` turns a journal object into its typed record.
@@ -25,14 +25,59 @@ __all__ = [
     "Note",
     "PhaseStart",
     "RunEnd",
-    "is_header",
+    "RunHeader",
     "typed_line",
 ]
 
-RUN = "run"  # the run header: the one line read as its JSON object
+RUN = "run"
 PHASE_START = "phase-start"
 NOTE = "note"
 RUN_END = "run-end"
+
+
+@dataclass(frozen=True)
+class RunHeader:
+    """The journal's first line: everything grading, re-rendering and ``--resume`` need
+    without the corpus files. ``config`` is the run's :class:`stress.config.RunConfig` as
+    JSON, ``backend`` the backend's fingerprint, ``cases``/``control_cases`` the cases as
+    declared (their JSON), ``baseline`` the baseline's ``path`` and its ``cases`` summary;
+    ``host``/``versions``: where it ran and the library versions, when a writer says."""
+
+    schema: str | None = None
+    version: str | None = None
+    started: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    backend: Mapping[str, Any] = field(default_factory=dict)
+    corpus: list[str] = field(default_factory=list)
+    control: list[str] = field(default_factory=list)
+    cases: list[Mapping[str, Any]] = field(default_factory=list)
+    control_cases: list[Mapping[str, Any]] = field(default_factory=list)
+    baseline: Mapping[str, Any] = field(default_factory=dict)
+    faults: str | None = None
+    host: str | None = None
+    versions: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def baseline_path(self) -> str | None:
+        return self.baseline.get("path")
+
+    @property
+    def baseline_cases(self) -> Mapping[str, Any]:
+        """Case id -> the baseline's summary of it (``digest``, ``status``, ``code``, ...)."""
+        return self.baseline.get("cases") or {}
+
+    @property
+    def case_ids(self) -> list[str]:
+        """The ids of the corpus's cases, then the control corpus's, in their order."""
+        return [str(c.get("id")) for c in [*self.cases, *self.control_cases]]
+
+    def to_json(self) -> dict[str, Any]:
+        return emit(self, RUN)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunHeader:
+        return parse(cls, data, RUN, {})
 
 
 @dataclass(frozen=True)
@@ -106,6 +151,7 @@ class RunEnd:
 
 
 _KINDS: dict[str, Any] = {
+    RUN: RunHeader,
     CALL: CallRecord,
     PHASE_END: PhaseResult,
     PHASE_START: PhaseStart,
@@ -114,13 +160,8 @@ _KINDS: dict[str, Any] = {
 }
 
 
-def is_header(line: Any) -> bool:
-    """``line`` (as :func:`typed_line` or a journal reader gives it) is the run header."""
-    return isinstance(line, Mapping) and line.get("type") == RUN
-
-
 def typed_line(data: Mapping[str, Any]) -> Any:
-    """A journal object as its typed record (the run header, and a line of a kind this
-    version does not know, as they are); ``ValueError`` naming the field when one is bad."""
+    """A journal object as its typed record (a line of a kind this version does not know as
+    it is); ``ValueError`` naming the field when one is bad."""
     cls = _KINDS.get(data.get("type"))  # type: ignore[arg-type]
     return data if cls is None else cls.from_json(data)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
-from stress.journal.lines import RunEnd, is_header
+from stress.journal.lines import RunEnd, RunHeader
 from stress.journal.results import RESULTS_FILE, read_results
 from stress.records import PhaseResult
 from stress.vocabulary import PhaseStatus
@@ -29,7 +29,7 @@ __all__ = ["Resumed", "resume_point"]
 class Resumed:
     """A stopped run's journal, read back: what to keep and what is finished."""
 
-    header: dict[str, Any]
+    header: RunHeader
     done: frozenset[tuple[str, str]]  # (phase, variant) of the finished phases
     path: Path  # the journal: the resumed session folds it into its grading (run-end left out)
 
@@ -52,12 +52,12 @@ def _drop_torn_line(path: Path) -> None:
 def resume_point(out: Path) -> Resumed:
     """The resume point of the run directory ``out`` (one-line errors when there is none)."""
     path = out / RESULTS_FILE
-    header: dict[str, Any] | None = None
+    header: RunHeader | None = None
     last_end: RunEnd | None = None
     done: set[tuple[str, str]] = set()
     for r in read_results(path, typed=True):  # streamed: a long run's journal is not held
-        if is_header(r) and header is None:
-            header = dict(r)
+        if isinstance(r, RunHeader) and header is None:
+            header = r
         elif isinstance(r, RunEnd):
             last_end = r
         elif isinstance(r, PhaseResult) and r.status == PhaseStatus.DONE:
