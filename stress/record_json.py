@@ -13,9 +13,9 @@ import dataclasses
 import functools
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-__all__ = ["emit", "json_fields", "member", "names", "parse", "split"]
+__all__ = ["JsonRecord", "emit", "json_fields", "member", "names", "parse", "split"]
 
 E = TypeVar("E", bound=StrEnum)
 R = TypeVar("R")
@@ -83,3 +83,22 @@ def emit(obj: Any, kind: str | None, always: tuple[str, ...] = ()) -> dict[str, 
             out[name] = value
     out.update(obj.extra)
     return out
+
+
+class JsonRecord:
+    """``to_json``/``from_json`` of a record type (a frozen dataclass with an ``extra`` field)
+    whose JSON is :func:`emit`'s and :func:`parse`'s: ``KIND`` is its ``type`` (and its name in
+    errors), written unless ``TYPED`` is false; ``ENUMS`` its enum fields; ``ALWAYS`` the
+    fields written even when None."""
+
+    KIND: ClassVar[str]
+    TYPED: ClassVar[bool] = True
+    ENUMS: ClassVar[Mapping[str, type[StrEnum]]] = {}
+    ALWAYS: ClassVar[tuple[str, ...]] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return emit(self, self.KIND if self.TYPED else None, self.ALWAYS)
+
+    @classmethod
+    def from_json(cls: type[R], data: Mapping[str, Any]) -> R:
+        return parse(cls, data, cls.KIND, cls.ENUMS)  # type: ignore[attr-defined]

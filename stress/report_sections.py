@@ -9,16 +9,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stress.record_json import emit, parse
+from stress.record_json import JsonRecord
 
 __all__ = ["Interference", "PairCell", "Reproducer", "Timing"]
 
 
 @dataclass(frozen=True)
-class Reproducer:
+class Reproducer(JsonRecord):
     """The minimal reproducer (report.json's and the run-end's ``reproducer``): the phase and
     cases that still fail, the corpus written for them and the command that replays them
     (``verified``: a trial run failed with them), or a ``note`` saying why there is none."""
+
+    KIND = "reproducer"
+    TYPED = False
 
     phase: str | None = None
     cases: list[str] | None = None
@@ -29,29 +32,19 @@ class Reproducer:
     note: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
-        return emit(self, None)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Reproducer:
-        return parse(cls, data, "reproducer", {})
-
 
 @dataclass(frozen=True)
-class Timing:
+class Timing(JsonRecord):
     """When the run knew (report.json's ``timing``, seconds from its start): its first failing
     call, and the final diagnosis first standing (``None``: not found / clean)."""
+
+    KIND = "timing"
+    TYPED = False
+    ALWAYS = ("first_detection_s", "diagnosis_s")
 
     first_detection_s: float | None = None
     diagnosis_s: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return emit(self, None, ("first_detection_s", "diagnosis_s"))
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Timing:
-        return parse(cls, data, "timing", {})
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,7 @@ def test_a_run_end_reads_back_typed_and_a_bad_one_names_its_line(tmp_path) -> No
            "reproducer": {"phase": "serial", "cases": ["a"], "verified": True},
            "timing": {"first_detection_s": 1.5, "diagnosis_s": 2.0}}  # fmt: skip
     rec = RunEnd.from_json(end)
-    assert rec.finished and rec.reproducer.cases == ["a"] and rec.timing.diagnosis_s == 2.0
+    assert rec.status == "done" and rec.reproducer.cases == ["a"] and rec.timing.diagnosis_s == 2.0
     assert rec.to_json() == end
     lines = (FIXTURE / "results.jsonl").read_text().splitlines()
     bad = json.loads(lines[-1]) if '"run-end"' in lines[-1] else end

@@ -90,6 +90,9 @@ class JournalTally:
         (typed here). A ``phase-start`` of a phase seen before is a ``--resume`` restart: the
         new attempt replaces the old one."""
         self.records += 1
+        if type(rec) is CallRecord:  # most lines: no further test
+            self._call(rec)
+            return
         if isinstance(rec, Mapping):
             rec = _typed(rec, self.records)
         if isinstance(rec, CallRecord):
@@ -219,7 +222,7 @@ def _typed(rec: Mapping[str, Any], line: int) -> Any:
 
 def finished(run_end: RunEnd | None) -> bool:
     """The run-end says the run finished."""
-    return run_end is not None and run_end.finished
+    return run_end is not None and run_end.status == PhaseStatus.DONE
 
 
 def _unfinished(header: RunHeader, run_end: RunEnd | None, phases: Iterable[PhaseVerdict]) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stress.record_json import emit, parse
+from stress.record_json import JsonRecord, emit, parse
 from stress.records import CALL, PHASE_END, CallRecord, PhaseResult
 from stress.report_sections import Reproducer, Timing
 from stress.vocabulary import PhaseStatus
@@ -36,12 +36,14 @@ RUN_END = "run-end"
 
 
 @dataclass(frozen=True)
-class RunHeader:
+class RunHeader(JsonRecord):
     """The journal's first line: everything grading, re-rendering and ``--resume`` need
     without the corpus files. ``config`` is the run's :class:`stress.config.RunConfig` as
     JSON, ``backend`` the backend's fingerprint, ``cases``/``control_cases`` the cases as
     declared (their JSON), ``baseline`` the baseline's ``path`` and its ``cases`` summary;
     ``host``/``versions``: where it ran and the library versions, when a writer says."""
+
+    KIND = RUN
 
     schema: str | None = None
     version: str | None = None
@@ -72,18 +74,13 @@ class RunHeader:
         """The ids of the corpus's cases, then the control corpus's, in their order."""
         return [str(c.get("id")) for c in [*self.cases, *self.control_cases]]
 
-    def to_json(self) -> dict[str, Any]:
-        return emit(self, RUN)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RunHeader:
-        return parse(cls, data, RUN, {})
-
 
 @dataclass(frozen=True)
-class PhaseStart:
+class PhaseStart(JsonRecord):
     """A phase (one step of the schedule) starting: its name, variant, stream policy and how
     many cases it runs. Seen again for a phase already started: a ``--resume`` restart."""
+
+    KIND = PHASE_START
 
     phase: str = "?"
     variant: str = ""
@@ -95,27 +92,15 @@ class PhaseStart:
     def key(self) -> tuple[str, str]:
         return self.phase, self.variant
 
-    def to_json(self) -> dict[str, Any]:
-        return emit(self, PHASE_START)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PhaseStart:
-        return parse(cls, data, PHASE_START, {})
-
 
 @dataclass(frozen=True)
-class Note:
+class Note(JsonRecord):
     """A line the run wants in its report's notes (a resume, a forced baseline)."""
+
+    KIND = NOTE
 
     message: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return emit(self, NOTE)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Note:
-        return parse(cls, data, NOTE, {})
 
 
 @dataclass(frozen=True)
@@ -128,11 +113,6 @@ class RunEnd:
     reproducer: Reproducer | None = None
     timing: Timing = field(default_factory=Timing)
     extra: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def finished(self) -> bool:
-        """The run ran to its end."""
-        return self.status == PhaseStatus.DONE
 
     def to_json(self) -> dict[str, Any]:
         out = emit(self, RUN_END)

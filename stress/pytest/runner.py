@@ -238,7 +238,7 @@ class StressRunner:
         )
         if log:  # into this worker's runs.jsonl, merged into the session summary
             with open(self.out_root / RUNS_FILE, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps({**result.to_json(nodeid), "session": self.session}) + "\n")
+                fh.write(json.dumps(result.run_line(nodeid, self.session).to_json()) + "\n")
         return result
 
 

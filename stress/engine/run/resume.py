@@ -64,7 +64,7 @@ def resume_point(out: Path) -> Resumed:
             done.add((r.phase, r.variant))
     if header is None:
         raise ConfigError(f"{path}: no results to resume; start a new run instead")
-    if last_end is not None and last_end.finished:
+    if last_end is not None and last_end.status == PhaseStatus.DONE:
         raise ConfigError(f"{out}: the run finished; nothing to resume (`aclnn-stress report`)")
     _drop_torn_line(path)
     return Resumed(header, frozenset(done), path)
