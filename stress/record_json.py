@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["JsonRecord", "emit", "json_fields", "member", "names", "parse", "split"]
+__all__ = ["JsonRecord", "builder", "emit", "json_fields", "member", "names", "parse", "split"]
 
 E = TypeVar("E", bound=StrEnum)
 R = TypeVar("R")
@@ -31,6 +31,44 @@ def names(cls: type) -> tuple[str, ...]:
 def json_fields(cls: type) -> frozenset[str]:
     """The JSON fields of a record type (``extra`` is not one), for membership tests."""
     return frozenset(names(cls))
+
+
+def builder(cls: type[R]) -> Callable[[dict[str, Any], dict[str, Any]], R]:
+    """A constructor of ``cls`` from fields already checked (the journal reader's, which has
+    checked every value's type): ``build(known, extra)`` fills a new object's ``__dict__`` in
+    one update. A frozen dataclass's ``__init__`` sets each of its fields through
+    ``object.__setattr__``; for a call record's 30-odd fields that was half the cost of
+    reading a journal line. Missing required fields are a ``TypeError``, as for the
+    ``__init__``."""
+    if getattr(cls, "__post_init__", None) or not hasattr(cls, "__dict__"):
+        raise TypeError(f"{cls.__name__}: builder() needs a dataclass without __post_init__")
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    missing_value = dataclasses.MISSING
+    defaults = {f.name: f.default for f in fields if f.default is not missing_value}
+    factories = [
+        (f.name, f.default_factory)
+        for f in fields
+        if f.default_factory is not missing_value and f.name != "extra"
+    ]
+    required = [
+        f.name for f in fields if f.default is missing_value and f.default_factory is missing_value
+    ]
+    new = object.__new__
+
+    def build(known: dict[str, Any], extra: dict[str, Any]) -> R:
+        for name in required:
+            if name not in known:
+                raise TypeError(f"{cls.__name__} without {name!r}")
+        obj = new(cls)
+        fields_of = obj.__dict__
+        fields_of.update(defaults)
+        for name, factory in factories:
+            fields_of[name] = factory()  # type: ignore[misc]
+        fields_of.update(known)
+        fields_of["extra"] = extra
+        return obj
+
+    return build
 
 
 def split(cls: type, data: Mapping[str, Any], kind: str) -> tuple[dict[str, Any], dict[str, Any]]:

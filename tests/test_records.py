@@ -82,6 +82,27 @@ def test_a_damaged_call_record_is_one_line_naming_it(tmp_path: Path) -> None:
         build_report(read_results(tmp_path / "results.jsonl"))
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("worker", True, "expected int, found True"),  # a bool is no int here
+        ("elapsed", float("nan"), "must be a finite number"),
+        ("unwritten", {"out": 1.5}, "values must be integers"),
+        ("match", "yes", "expected bool or null"),
+    ],
+)
+def test_each_bad_call_field_is_one_line_naming_it(tmp_path, field, value, said) -> None:
+    lines = (FIXTURE / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    n = next(i for i, ln in enumerate(lines) if '"type":"call"' in ln)
+    lines[n] = json.dumps({**json.loads(lines[n]), field: value})
+    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        build_report(read_results(tmp_path / "results.jsonl", typed=True))
+    message = str(err.value)
+    assert "\n" not in message and f"line {n + 1} (call record), field '{field}'" in message
+    assert said in message
+
+
 def test_the_typed_reader_checks_and_builds_each_record_once() -> None:
     """``read_results(typed=True)``: every line comes typed, equal to what
     ``from_json`` builds from the dict reader's records, and writes that line back."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from stress.errors import ConfigError
 from stress.journal.lines import typed_line
+from stress.record_json import builder
 from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, json_fields
 from stress.vocabulary import PhaseStatus, Status
 
@@ -137,10 +138,16 @@ _TABLES: dict[str, _Table] = {
 #: Fields a record of the type cannot do without (its typed record needs them).
 _REQUIRED = {CALL: ("phase", "case", "status"), PHASE_END: ("phase",)}
 
-#: The record types read back typed: their class, the enum of ``status``, defaults.
-_TYPED: dict[str, tuple[type, type, dict[str, Any]]] = {
-    CALL: (CallRecord, Status, {}),
-    PHASE_END: (PhaseResult, PhaseStatus, {"status": PhaseStatus.DONE, "variant": ""}),
+#: The record types built in the check's pass: their fields, constructor, ``status`` members
+#: by value, defaults.
+_TYPED: dict[str, tuple[frozenset[str], Any, dict[str, Any], dict[str, Any]]] = {
+    CALL: (json_fields(CallRecord), builder(CallRecord), {s.value: s for s in Status}, {}),
+    PHASE_END: (
+        json_fields(PhaseResult),
+        builder(PhaseResult),
+        {s.value: s for s in PhaseStatus},
+        {"status": PhaseStatus.DONE, "variant": ""},
+    ),
 }
 
 
@@ -152,8 +159,8 @@ def check_record(record: Mapping[str, Any], path: Path, line: int) -> None:
 def parse_record(record: Mapping[str, Any], path: Path, line: int) -> Any:
     """:func:`check_record`, and the record built into its typed record: a ``call`` or
     ``phase-end`` one in the same pass over its fields (checked once: nothing parses it
-    again), a phase start, note or run end by its type (:mod:`stress.journal.lines`); the run
-    header and kinds this version does not know come back as they are."""
+    again), the run header, a phase start, note or run end by its type
+    (:mod:`stress.journal.lines`); a kind this version does not know comes back as it is."""
     typed = _TYPED.get(record.get("type"))  # type: ignore[arg-type]
     if typed is None:
         _checked(record, path, line, None)
@@ -165,11 +172,35 @@ def parse_record(record: Mapping[str, Any], path: Path, line: int) -> Any:
                 f"{path}: line {line} ({kind} record): {exc}; the journal is damaged or from "
                 "another tool"
             ) from None
-    cls, status, defaults = typed
-    known, extra = _checked(record, path, line, json_fields(cls))
-    known = {**defaults, **known}
-    known["status"] = status(known["status"])  # its value checked above
-    return cls(**known, extra=extra)
+    names, build, statuses, defaults = typed
+    known, extra = _checked(record, path, line, names)
+    if defaults:
+        known = {**defaults, **known}
+    known["status"] = statuses[known["status"]]  # its value checked above
+    return build(known, extra)
+
+
+#: Each table's fields as (the exact types JSON gives them, their check): the common case
+#: answered by one set lookup; anything else goes through :func:`_check_field`.
+_EXACT = {
+    kind: {name: (frozenset(types), check) for name, (types, check) in table.items()}
+    for kind, table in _TABLES.items()
+}
+
+
+def _check_field(kind: str, name: str, value: Any, path: Path, line: int) -> None:
+    """Refuse ``value`` of field ``name`` when it is not of its types or fails its check."""
+    types, check = _TABLES[kind][name]
+    wrong = not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+    verdict = "" if wrong else (check(value) if check else True)
+    if wrong or verdict is not True:
+        what = verdict or "expected " + " or ".join(
+            "null" if t is _NoneT else t.__name__ for t in types
+        )
+        raise ConfigError(
+            f"{path}: line {line} ({kind} record), field '{name}': {what}, found "
+            f"{value!r:.40}; the journal is damaged or from another tool"
+        )
 
 
 def _checked(
@@ -185,23 +216,15 @@ def _checked(
                 f"{path}: line {line} ({kind} record), field '{name}': missing; the journal is "
                 "damaged or from another tool"
             )
-    table = _TABLES.get(kind, {})
+    table = _EXACT.get(kind, {})
     known: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for name, value in record.items():
         spec = table.get(name)
         if spec is not None:
-            types, check = spec
-            wrong = not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
-            verdict = "" if wrong else (check(value) if check else True)
-            if wrong or verdict is not True:
-                what = verdict or "expected " + " or ".join(
-                    "null" if t is _NoneT else t.__name__ for t in types
-                )
-                raise ConfigError(
-                    f"{path}: line {line} ({kind} record), field '{name}': {what}, found "
-                    f"{value!r:.40}; the journal is damaged or from another tool"
-                )
+            exact, check = spec
+            if type(value) not in exact or (check is not None and check(value) is not True):
+                _check_field(kind, name, value, path, line)
         if names is None:
             continue
         if name in names:
