@@ -12,12 +12,15 @@ journal from a newer or older writer survives a round trip. The journal's schema
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from stress.errors import ConfigError
+from stress.files import load_json
+from stress.record_json import emit, json_fields, member, names, parse
+from stress.report_sections import Interference, PairCell, Reproducer, Timing
 from stress.vocabulary import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
 
 __all__ = [
@@ -25,79 +28,23 @@ __all__ = [
     "PHASE_END",
     "CallRecord",
     "CaseVerdict",
+    "Interference",
+    "PairCell",
     "PhaseResult",
     "PhaseVerdict",
     "RecordedCase",
+    "Reproducer",
     "RunReport",
+    "Timing",
     "json_fields",
+    "load_report",
 ]
 
 CALL = "call"  # the ``type`` of a call record
 PHASE_END = "phase-end"  # the ``type`` of a phase's end record
 RECORDED = "recorded"  # the ``type`` of a recording child's line per case
-E = TypeVar("E", bound=StrEnum)
+_parse, _emit, _member = parse, emit, member
 R = TypeVar("R")
-
-
-@functools.cache
-def _names(cls: type) -> tuple[str, ...]:
-    """The JSON fields of a record type, in declaration order (``extra`` is not one)."""
-    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
-
-
-@functools.cache
-def json_fields(cls: type) -> frozenset[str]:
-    """The JSON fields of a record type (``extra`` is not one), for membership tests."""
-    return frozenset(_names(cls))
-
-
-def _split(cls: type, data: Mapping[str, Any], kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``data``'s known fields and the rest (``type`` dropped after checking it)."""
-    if data.get("type", kind) != kind:
-        raise ValueError(f"not a {kind} record: type {data.get('type')!r}")
-    names = _names(cls)
-    known = {k: v for k, v in data.items() if k in names}
-    extra = {k: v for k, v in data.items() if k not in names and k != "type"}
-    return known, extra
-
-
-def _member(enum: type[E], value: Any, name: str) -> E:
-    try:
-        return enum(value)
-    except ValueError:
-        words = ", ".join(enum)
-        raise ValueError(f"{name} {value!r} is not one of {words}") from None
-
-
-def _parse(
-    cls: type[R],
-    data: Mapping[str, Any],
-    kind: str,
-    enums: Mapping[str, type[StrEnum]],
-    defaults: Mapping[str, Any] | None = None,
-) -> R:
-    """``cls`` from a JSON object: its fields (``enums`` fields as members, missing ones from
-    ``defaults``), the other keys in ``extra``; a ``ValueError`` names what is wrong."""
-    known, extra = _split(cls, data, kind)
-    known = {**(defaults or {}), **known}
-    try:
-        for name, enum in enums.items():
-            known[name] = _member(enum, known[name], name)
-        return cls(**known, extra=extra)
-    except KeyError as exc:
-        raise ValueError(f"{kind} record without {exc.args[0]!r}") from None
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"bad {kind} record: {exc}") from None
-
-
-def _emit(obj: Any, kind: str, always: tuple[str, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": kind}
-    for name in _names(type(obj)):
-        value = getattr(obj, name)
-        if value is not None or name in always:
-            out[name] = value
-    out.update(obj.extra)
-    return out
 
 
 @dataclass(frozen=True)
@@ -319,25 +266,28 @@ class RunReport:
     baseline: str | None
     started: str | None
     phases: tuple[PhaseVerdict, ...]
-    interference: Mapping[str, Any]  # victims, aggressors, cells (victim, aggressor, counts)
+    interference: Interference
     diagnosis: Diagnosis
     explanation: str
     verdict: RunVerdict
     complete: bool
     status: PhaseStatus
-    reproducer: Mapping[str, Any] | None
+    reproducer: Reproducer | None
     notes: list[str]
     calls: int
-    timing: Mapping[str, Any]  # first_detection_s, diagnosis_s
+    timing: Timing
     extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. "sanitizer"
 
     def replace(self, **changes: Any) -> RunReport:
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        out = {name: getattr(self, name) for name in _names(RunReport)}
+        out = {name: getattr(self, name) for name in names(RunReport)}
         out.update(
             phases=[p.to_json() for p in self.phases],
+            interference=self.interference.to_json(),
+            reproducer=None if self.reproducer is None else self.reproducer.to_json(),
+            timing=self.timing.to_json(),
             diagnosis=str(self.diagnosis),
             verdict=str(self.verdict),
             status=str(self.status),
@@ -353,5 +303,29 @@ class RunReport:
             p if isinstance(p, PhaseVerdict) else PhaseVerdict.from_json(p)
             for p in data.get("phases", ())
         )
+        repro = data.get("reproducer")
+        sections = {
+            "phases": phases,
+            "interference": _section(Interference, data.get("interference") or {}),
+            "reproducer": None if repro is None else _section(Reproducer, repro),
+            "timing": _section(Timing, data.get("timing") or {}),
+        }
         enums = {"diagnosis": Diagnosis, "verdict": RunVerdict, "status": PhaseStatus}
-        return _parse(cls, {**data, "phases": phases}, "report", enums)
+        return _parse(cls, {**data, **sections}, "report", enums)
+
+
+def _section(cls: type[R], data: Any) -> R:
+    """A report section from its JSON, or the typed section as it is."""
+    return data if isinstance(data, cls) else cls.from_json(data)  # type: ignore[attr-defined]
+
+
+def load_report(path: Path, *, fix: str) -> RunReport:
+    """``report.json`` read back: the one way a report is read (one line naming the file and
+    what is wrong, ending in ``fix``, when it is not one)."""
+    data = load_json(path, "run report", fix=fix)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: not a JSON object; not a run report; {fix}")
+    try:
+        return RunReport.from_json(data)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"{path}: {exc}; {fix}") from None

@@ -246,10 +246,10 @@ def is_failure(rec: Judged | Mapping[str, Any]) -> bool:
     The one predicate for live progress, grading, the interference matrix and benchmarks; a
     :class:`CallRecord` answers it as :attr:`CallRecord.failed`.
     """
-    if isinstance(rec, Mapping):
-        status, match, unwritten = rec.get("status"), rec.get("match"), rec.get("unwritten")
-    else:
-        status, match, unwritten = rec.status, rec.match, rec.unwritten
+    try:  # a record (the journal's lines are read typed), else its JSON
+        status, match, unwritten = rec.status, rec.match, rec.unwritten  # type: ignore[union-attr]
+    except AttributeError:
+        status, match, unwritten = rec.get("status"), rec.get("match"), rec.get("unwritten")  # type: ignore[union-attr]
     if status == Status.OK:
         return match is False or bool(unwritten)
     return not match

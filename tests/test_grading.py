@@ -122,9 +122,9 @@ def test_interference_matrix_counts_victims():
         ok(case="a", aggressor="a"),
     ]
     m = interference_matrix(recs)
-    cells = {(c["victim"], c["aggressor"]): c for c in m["cells"]}
-    assert cells[("a", "b")]["failures"] == 1 and cells[("b", "a")]["failures"] == 0
-    assert m["victims"] == ["a", "b"]
+    cells = {(c.victim, c.aggressor): c for c in m.cells}
+    assert cells[("a", "b")].failures == 1 and cells[("b", "a")].failures == 0
+    assert m.victims == ("a", "b")
 
 
 def test_explanation_does_not_claim_phases_that_did_not_run():

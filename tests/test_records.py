@@ -16,8 +16,9 @@ import pytest
 
 from stress.errors import ConfigError
 from stress.grading.assemble import build_report
+from stress.journal.lines import Note, PhaseStart, RunEnd, RunHeader
 from stress.journal.results import read_results
-from stress.records import CallRecord, PhaseResult, RunReport
+from stress.records import CallRecord, PhaseResult, RunReport, load_report
 from stress.vocabulary import Diagnosis, PhaseStatus
 
 FIXTURE = Path(__file__).parent / "data" / "tiling_race_run"
@@ -81,17 +82,65 @@ def test_a_damaged_call_record_is_one_line_naming_it(tmp_path: Path) -> None:
         build_report(read_results(tmp_path / "results.jsonl"))
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("worker", True, "expected int, found True"),  # a bool is no int here
+        ("elapsed", float("nan"), "must be a finite number"),
+        ("unwritten", {"out": 1.5}, "values must be integers"),
+        ("match", "yes", "expected bool or null"),
+    ],
+)
+def test_each_bad_call_field_is_one_line_naming_it(tmp_path, field, value, said) -> None:
+    lines = (FIXTURE / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    n = next(i for i, ln in enumerate(lines) if '"type":"call"' in ln)
+    lines[n] = json.dumps({**json.loads(lines[n]), field: value})
+    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        build_report(read_results(tmp_path / "results.jsonl", typed=True))
+    message = str(err.value)
+    assert "\n" not in message and f"line {n + 1} (call record), field '{field}'" in message
+    assert said in message
+
+
 def test_the_typed_reader_checks_and_builds_each_record_once() -> None:
-    """``read_results(typed=True)``: call and phase-end lines come typed, equal to what
-    ``from_json`` builds from the dict reader's records; other records stay dicts."""
-    typed = {"call": CallRecord, "phase-end": PhaseResult}
+    """``read_results(typed=True)``: every line comes typed, equal to what
+    ``from_json`` builds from the dict reader's records, and writes that line back."""
+    typed = {
+        "call": CallRecord,
+        "phase-end": PhaseResult,
+        "phase-start": PhaseStart,
+        "note": Note,
+        "run-end": RunEnd,
+        "run": RunHeader,
+    }
     plain = list(read_results(FIXTURE / "results.jsonl"))
     fast = list(read_results(FIXTURE / "results.jsonl", typed=True))
     assert len(plain) == len(fast)
     for data, rec in zip(plain, fast, strict=True):
         kind = typed.get(data["type"])
-        assert rec == (kind.from_json(data) if kind else data)
+        assert kind is not None and rec == kind.from_json(data)
+        if kind is not RunEnd:  # (run-end: see the next test)
+            assert rec.to_json() == data
     assert sum(isinstance(r, CallRecord) for r in fast) > 100
+    assert [type(r) for r in fast].count(RunEnd) == 1 and isinstance(fast[0], RunHeader)
+
+
+def test_a_run_end_reads_back_typed_and_a_bad_one_names_its_line(tmp_path) -> None:
+    end = {"type": "run-end", "status": "done", "ended": "2026-01-01T00:00:00+00:00",
+           "reproducer": {"phase": "serial", "cases": ["a"], "verified": True},
+           "timing": {"first_detection_s": 1.5, "diagnosis_s": 2.0}}  # fmt: skip
+    rec = RunEnd.from_json(end)
+    assert rec.status == "done" and rec.reproducer.cases == ["a"] and rec.timing.diagnosis_s == 2.0
+    assert rec.to_json() == end
+    lines = (FIXTURE / "results.jsonl").read_text().splitlines()
+    bad = json.loads(lines[-1]) if '"run-end"' in lines[-1] else end
+    bad["reproducer"] = {"phase": "serial", "cases": "not a list"}
+    (tmp_path / "results.jsonl").write_text("\n".join([*lines[:-1], json.dumps(bad)]) + "\n")
+    with pytest.raises(ConfigError) as err:
+        build_report(read_results(tmp_path / "results.jsonl", typed=True))
+    message = str(err.value)
+    assert "\n" not in message and f"line {len(lines)}" in message and "'cases'" in message
 
 
 @pytest.mark.parametrize(
@@ -108,3 +157,17 @@ def test_a_record_without_a_field_it_needs_names_its_line(tmp_path, kind, drop, 
     path.write_text("\n\n".join(lines) + "\n", encoding="utf-8")  # blank lines count too
     with pytest.raises(ConfigError, match=rf"line {2 * n + 1} \({kind} record\), field '{drop}'"):
         list(read_results(path, typed=typed))
+
+
+def test_report_json_reads_back_typed_and_a_bad_one_is_one_line(tmp_path):
+    report = load_report(FIXTURE / "rendered" / "report.json", fix="re-render it")
+    assert report.interference.cells and report.interference.cells[0].victim
+    assert report.timing.first_detection_s is not None
+    document = json.loads((FIXTURE / "rendered" / "report.json").read_text())
+    assert report.to_json() == document
+    bad = tmp_path / "report.json"
+    bad.write_text(json.dumps({**document, "diagnosis": "a-word-nobody-wrote"}))
+    with pytest.raises(ConfigError) as err:
+        load_report(bad, fix="re-render it")
+    message = str(err.value)
+    assert "\n" not in message and str(bad) in message and "diagnosis" in message

@@ -86,8 +86,10 @@ def test_run_header_holds_what_rerendering_needs(tmp_path, monkeypatch):
     path = tmp_path / "base.json"
     baseline = _baseline(s.cases)
     info = {"fingerprint": BACKEND, "info": {"device_count": 2}}
-    header = run_header(s.config, (s.corpus, s.control), (s.cases, []), s.env, info, path, baseline)
+    typed = run_header(s.config, (s.corpus, s.control), (s.cases, []), s.env, info, path, baseline)
+    header = typed.to_json()  # the journal's first line
     assert header["type"] == "run" and header["schema"] == RESULTS_SCHEMA
+    assert typed.case_ids == ["a", "b"] and typed.baseline_path == str(path)
     assert header["backend"] == {**BACKEND, "device_count": 2}
     assert [c["id"] for c in header["cases"]] == ["a", "b"] and header["control_cases"] == []
     assert header["baseline"] == {"path": str(path), "cases": baseline.summary()}

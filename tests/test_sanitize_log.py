@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from stress.errors import ConfigError
 from stress.sanitize import Finding, finding_from_json, parse_log, read_jsonl
+
+FIXTURE = Path(__file__).parent / "data" / "tiling_race_run"
 
 MEMCHECK = """\
 mssanitizer banner line that is not a finding
@@ -142,9 +145,10 @@ def test_sanitize_run_on_cann_uses_mssanitizer(tmp_path, monkeypatch):
     run = tmp_path / "run"
     run.mkdir()
     cmd = "aclnn-stress run --corpus repro/corpus.toml --phases mixed --threads 4"
-    (run / "report.json").write_text(json.dumps({
-        "diagnosis": "cross-call-contamination", "backend": {"kind": "cann", "simulator": False},
-        "reproducer": {"command": cmd}}))  # fmt: skip
+    report = json.loads((FIXTURE / "report.json").read_text())  # a whole report, then the run's
+    report.update(diagnosis="cross-call-contamination", reproducer={"command": cmd},
+                  backend={"kind": "cann", "simulator": False})  # fmt: skip
+    (run / "report.json").write_text(json.dumps(report))
     result = sanitize_run(run)
     (f,) = result.findings
     assert (f.tool, f.kind, f.bytes, f.source) == ("memcheck", "illegal write", 64, "mssanitizer")

@@ -20,6 +20,7 @@ from stress.engine.run.schedule import (
     settled_at,
 )
 from stress.grading.diagnosis import BURST_ONLY
+from stress.journal.lines import typed_line
 
 
 def test_phases_run_in_the_order_the_diagnosis_weighs_them():
@@ -106,7 +107,7 @@ def test_burst_findings_name_the_failing_cases_streams_and_partners():
         _burst_call("add-1", pt, True, round=5),  # a control case
         _burst_call("c", pt, True, round=6, warmup=True),  # warm-up calls never count
     ]
-    found = burst_findings(records, ["a", "b", "c", "d"])
+    found = burst_findings([typed_line(r) for r in records], ["a", "b", "c", "d"])
     assert found.cases == ("b",)
     assert found.variants == {pt} and found.control_variants == {pt}
     assert found.partners == ("c", "d")  # round 5 failed too (the control case)

@@ -79,8 +79,8 @@ def test_the_tally_of_a_long_run_does_not_grow_with_its_calls(keep):
     assert report.calls == 30_000
     inter = next(p for p in report.phases if p.name == "interleaved")
     assert inter.verdict == "MISMATCH_RANDOM"
-    assert sum(c["calls"] for c in report.interference["cells"]) == 15_000
-    assert sum(c["failures"] for c in report.interference["cells"]) == len(range(0, 15_000, 7))
+    assert sum(c.calls for c in report.interference.cells) == 15_000
+    assert sum(c.failures for c in report.interference.cells) == len(range(0, 15_000, 7))
     # the mixed rounds repeat three groups of four cases: 3 x 6 pairs
     assert report.extra["coverage"]["mixed"]["pairs_run"] == 18
     if keep:

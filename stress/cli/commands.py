@@ -139,10 +139,10 @@ def _resumed(args: argparse.Namespace):
     point = resume_point(out)
     h = point.header
     return Session(
-        config=RunConfig.from_json(h.get("config", {})),
-        corpus=h.get("corpus", []),
-        control=h.get("control", []),
-        baseline_path=Path(h.get("baseline", {}).get("path", "")),
+        config=RunConfig.from_json(h.config),
+        corpus=h.corpus,
+        control=h.control,
+        baseline_path=Path(h.baseline_path or ""),
         out_dir=out,
         backend=args.backend,
         isolate=not args.no_isolate,

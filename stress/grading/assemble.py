@@ -12,8 +12,10 @@ from stress.grading.tally import GradedJournal, JournalTally, finished
 from stress.grading.twin_field import describe as describe_twins
 from stress.grading.twin_field import twin_findings
 from stress.grading.variants import variants_summary
+from stress.journal.lines import RunHeader
 from stress.journal.results import read_results
 from stress.records import RunReport
+from stress.report_sections import Timing
 from stress.vocabulary import Diagnosis, PhaseStatus, Verdict, schema
 
 __all__ = ["REPORT_SCHEMA", "build_report", "grade_journal", "read_tally", "report_from"]
@@ -47,39 +49,37 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
         explanation = f"{explanation}; {describe_twins(pairs)}"
     document = {
         "schema": REPORT_SCHEMA,
-        "backend": header.get("backend", {}),
-        "config": header.get("config", {}),
-        "seed": header.get("config", {}).get("seed"),
-        "corpus": header.get("corpus", []),
-        "baseline": header.get("baseline", {}).get("path"),
-        "started": header.get("started"),
+        "backend": header.backend,
+        "config": header.config,
+        "seed": header.config.get("seed"),
+        "corpus": header.corpus,
+        "baseline": header.baseline_path,
+        "started": header.started,
         "phases": phases,
         "interference": g.interference,
         "diagnosis": str(diagnosis),
         "explanation": explanation,
         "verdict": str(diagnosis.run_verdict),
         "complete": finished(run_end),
-        "status": str(run_end.get("status", PhaseStatus.INTERRUPTED))
-        if run_end
-        else str(PhaseStatus.INTERRUPTED),
-        "reproducer": run_end.get("reproducer") if run_end else None,
+        "status": str(run_end.status if run_end else PhaseStatus.INTERRUPTED),
+        "reproducer": run_end.reproducer if run_end else None,
         "notes": notes,
         "calls": sum(p.calls for p in phases),
-        "timing": {
-            "first_detection_s": g.first_failure_s if diagnosis != Diagnosis.CLEAN else None,
-            "diagnosis_s": (run_end.get("timing") or {}).get("diagnosis_s") if run_end else None,
-        },
+        "timing": Timing(
+            first_detection_s=g.first_failure_s if diagnosis != Diagnosis.CLEAN else None,
+            diagnosis_s=run_end.timing.diagnosis_s if run_end else None,
+        ),
         "coverage": tally.coverage.result(header),
     }
     if pairs:
         document["twins"] = pairs
-    variants = variants_summary(phases, header.get("config", {}))
-    if "variants" in header.get("config", {}) or variants["kinds"]:  # (not in older runs)
+    variants = variants_summary(phases, header.config)
+    if "variants" in header.config or variants["kinds"]:  # (not in older runs)
         document["variants"] = variants
     return RunReport.from_json(document)
 
 
-def _twin_pairs(phases: Any, header: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _twin_pairs(phases: Any, header: RunHeader) -> list[dict[str, Any]]:
     """The failing (case, twin) pairs of the concurrent phases, with their differing field."""
     concurrent = ("mixed", "interleaved", "burst", "isolated")
     failing = [
@@ -89,7 +89,7 @@ def _twin_pairs(phases: Any, header: Mapping[str, Any]) -> list[dict[str, Any]]:
         for c in p.cases
         if c.verdict not in (Verdict.PASS, Verdict.INCOMPLETE)
     ]
-    return twin_findings(failing, header.get("cases") or [])
+    return twin_findings(failing, header.cases)
 
 
 def read_tally(path: Path, tally: JournalTally | None = None) -> JournalTally:

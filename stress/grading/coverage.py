@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from stress.journal.lines import RunHeader
 from stress.pairs import MIN_PARTNERS, mixed_target
 
 __all__ = ["CaseCoverage", "CoverageTally", "PairCoverage", "coverage", "describe"]
@@ -128,9 +129,9 @@ class CoverageTally:
             self.unordered.add((min(case, other), max(case, other)))
         group.add(case)
 
-    def result(self, header: Mapping[str, Any]) -> dict[str, Any]:
+    def result(self, header: RunHeader) -> dict[str, Any]:
         """``{"interleaved": ..., "mixed": ...}`` for the phases that ran."""
-        cases = [c for c in header.get("cases", []) if isinstance(c, Mapping)]
+        cases = [c for c in header.cases if isinstance(c, Mapping)]
         positive = [c["id"] for c in cases if not c.get("expect")]
         everyone = [c["id"] for c in cases]
         out: dict[str, Any] = {}
@@ -150,7 +151,7 @@ class CoverageTally:
             ).to_json()
         if self.seen["mixed"]:
             n = len(everyone)
-            threads = int((header.get("config") or {}).get("threads") or 0)
+            threads = int(header.config.get("threads") or 0)
             out["mixed"] = PairCoverage(
                 pairs_total=n * (n - 1) // 2,
                 pairs_run=len(self.unordered),
@@ -160,12 +161,12 @@ class CoverageTally:
         return out
 
 
-def coverage(header: Mapping[str, Any], calls: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def coverage(header: RunHeader | Mapping[str, Any], calls: Iterable[Any]) -> dict[str, Any]:
     """``{"interleaved": ..., "mixed": ...}`` for the phases that ran (absent ones left out)."""
     tally = CoverageTally()
     for r in calls:
         tally.add(r)
-    return tally.result(header)
+    return tally.result(header if isinstance(header, RunHeader) else RunHeader.from_json(header))
 
 
 def describe(cov: Mapping[str, Any]) -> list[str]:

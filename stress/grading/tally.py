@@ -15,19 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from stress.errors import ConfigError
 from stress.grading.coverage import CoverageTally
 from stress.grading.diagnosis import diagnose
 from stress.grading.verdicts import CaseTally, add_interference, matrix_of, phase_verdict
+from stress.journal.lines import Note, PhaseStart, RunEnd, RunHeader, typed_line
 from stress.journal.results import JournalReader
-from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, PhaseVerdict
+from stress.records import CallRecord, PhaseResult, PhaseVerdict
+from stress.report_sections import Interference
 from stress.vocabulary import Diagnosis, PhaseStatus
 
 __all__ = ["GradedJournal", "JournalTally", "PhaseSample"]
 
-T = TypeVar("T")
 Key = tuple[str, str]  # (phase, variant)
 
 
@@ -35,10 +36,10 @@ Key = tuple[str, str]  # (phase, variant)
 class GradedJournal:
     """A journal's records grouped and graded: what every report format renders."""
 
-    header: Mapping[str, Any]
+    header: RunHeader  # (an empty one when the journal had none)
     phases: tuple[PhaseVerdict, ...]
-    interference: dict[str, Any]  # the interleaved phase's victim x aggressor matrix
-    run_end: Mapping[str, Any]
+    interference: Interference  # the interleaved phase's victim x aggressor matrix
+    run_end: RunEnd | None  # None: the journal has no run-end line (killed, or still running)
     notes: tuple[str, ...]
     diagnosis: Diagnosis
     explanation: str
@@ -62,12 +63,12 @@ class JournalTally:
     """Folds journal records (dicts as read back, or the typed ones being written)."""
 
     def __init__(self, *, keep_calls: int = 0, failing: int = 0) -> None:
-        self.header: dict[str, Any] = {}
+        self.header: RunHeader | None = None
         self.order: list[Key] = []
         self.ends: dict[Key, PhaseResult] = {}
         self.phases: dict[Key, _PhaseTally] = {}
         self.coverage = CoverageTally()
-        self.run_end: Mapping[str, Any] = {}
+        self.run_end: RunEnd | None = None
         self.notes: list[str] = []
         self.first: float | None = None
         self.records = 0
@@ -76,7 +77,7 @@ class JournalTally:
         self.keep_failing = failing
         self.truncated = False  # the journal read back ended in a cut line (skipped)
 
-    def feed(self, records: Iterable[Mapping[str, Any] | CallRecord | PhaseResult]) -> None:
+    def feed(self, records: Iterable[Any]) -> None:
         """Fold every record in; a :class:`~stress.journal.results.JournalReader` also tells
         whether the journal's last line was cut (``truncated``: the reader's one answer)."""
         for rec in records:
@@ -84,35 +85,33 @@ class JournalTally:
         if isinstance(records, JournalReader):
             self.truncated = records.truncated
 
-    def add(self, rec: Mapping[str, Any] | CallRecord | PhaseResult) -> None:
-        """Fold one record in (a ``phase-start`` of a phase seen before is a ``--resume``
-        restart: the new attempt replaces the old one)."""
+    def add(self, rec: Any) -> None:
+        """Fold one record in: a typed one (:mod:`stress.journal.lines`), or a journal object
+        (typed here). A ``phase-start`` of a phase seen before is a ``--resume`` restart: the
+        new attempt replaces the old one."""
         self.records += 1
-        if isinstance(rec, CallRecord):
+        if type(rec) is CallRecord:  # most lines: no further test
             self._call(rec)
             return
-        if isinstance(rec, PhaseResult):
+        if isinstance(rec, Mapping):
+            rec = _typed(rec, self.records)
+        if isinstance(rec, CallRecord):
+            self._call(rec)
+        elif isinstance(rec, PhaseResult):
             self.ends[(rec.phase, rec.variant or "")] = rec
-            return
-        kind = rec["type"]
-        if kind == CALL:
-            self._call(_typed(CallRecord, rec, self.records))
-        elif kind == PHASE_END:
-            self.ends[_phase_key(rec)] = _typed(PhaseResult, rec, self.records)
-        elif kind == "phase-start":
-            key = _phase_key(rec)
-            if key in self.order:
-                self.ends.pop(key, None)
-                self.phases[key] = _PhaseTally()
+        elif isinstance(rec, PhaseStart):
+            if rec.key in self.order:
+                self.ends.pop(rec.key, None)
+                self.phases[rec.key] = _PhaseTally()
             else:
-                self.order.append(key)
-                self.phases.setdefault(key, _PhaseTally())
-        elif kind == "run":
-            self.header = dict(rec)
-        elif kind == "run-end":
+                self.order.append(rec.key)
+                self.phases.setdefault(rec.key, _PhaseTally())
+        elif isinstance(rec, RunEnd):
             self.run_end = rec
-        elif kind == "note":
-            self.notes.append(rec.get("message", ""))
+        elif isinstance(rec, Note):
+            self.notes.append(rec.message)
+        elif isinstance(rec, RunHeader):
+            self.header = rec
 
     def _call(self, call: CallRecord) -> None:
         key = (call.phase, call.variant or "")
@@ -144,8 +143,7 @@ class JournalTally:
 
     # -- what the reports read ---------------------------------------------------------------
     def case_order(self) -> list[str]:
-        h = self.header
-        return [c["id"] for c in h.get("cases", []) + h.get("control_cases", [])]
+        return self.header.case_ids if self.header else []
 
     def graded(self, *, final: bool = True) -> GradedJournal:
         """Grade each phase, diagnose (``final``: the journal is all there will be, so a run
@@ -157,7 +155,7 @@ class JournalTally:
         if final and diagnosis is Diagnosis.CLEAN and not finished(self.run_end):
             diagnosis, explanation = (
                 Diagnosis.INCOMPLETE,
-                _unfinished(self.header, self.run_end, phases),
+                _unfinished(self.header or RunHeader(), self.run_end, phases),
             )
         cells: dict[tuple[str, str], list[int]] = {}
         for (name, _), phase in self.phases.items():
@@ -168,7 +166,7 @@ class JournalTally:
                 cell[0] += calls
                 cell[1] += failures
         return GradedJournal(
-            self.header,
+            self.header or RunHeader(),
             phases,
             matrix_of(cells),
             self.run_end,
@@ -211,14 +209,10 @@ class PhaseSample:
     failing: Mapping[str, tuple[int, tuple[CallRecord, ...]]]  # case -> (total, first ones)
 
 
-def _phase_key(rec: Mapping[str, Any]) -> Key:
-    return rec.get("phase", "?"), rec.get("variant", "")
-
-
-def _typed(cls: type[T], rec: Mapping[str, Any], line: int) -> T:
-    """``cls.from_json(rec)``; a damaged record is the user's to fix: one line naming it."""
+def _typed(rec: Mapping[str, Any], line: int) -> Any:
+    """The journal object ``rec`` typed; a damaged record is the user's to fix: one line."""
     try:
-        return cls.from_json(rec)  # type: ignore[attr-defined]
+        return typed_line(rec)
     except ValueError as exc:
         raise ConfigError(
             f"results.jsonl: line {line}: {exc}; the journal is damaged (re-run, or remove "
@@ -226,18 +220,16 @@ def _typed(cls: type[T], rec: Mapping[str, Any], line: int) -> T:
         ) from None
 
 
-def finished(run_end: Mapping[str, Any]) -> bool:
+def finished(run_end: RunEnd | None) -> bool:
     """The run-end says the run finished."""
-    return bool(run_end) and run_end.get("status") == PhaseStatus.DONE
+    return run_end is not None and run_end.status == PhaseStatus.DONE
 
 
-def _unfinished(
-    header: Mapping[str, Any], run_end: Mapping[str, Any], phases: Iterable[PhaseVerdict]
-) -> str:
+def _unfinished(header: RunHeader, run_end: RunEnd | None, phases: Iterable[PhaseVerdict]) -> str:
     """The explanation of an ``incomplete`` diagnosis: how the run ended, what ran."""
-    how = f"was {run_end.get('status')}" if run_end else "was killed (no run-end record)"
+    how = f"was {run_end.status}" if run_end else "was killed (no run-end record)"
     done = [p.name for p in phases if p.status == PhaseStatus.DONE]
-    planned = header.get("config", {}).get("phases") or []
+    planned = header.config.get("phases") or []
     missing = [p for p in planned if p not in done]
     ran = ", ".join(dict.fromkeys(done))
     return (

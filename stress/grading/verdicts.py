@@ -19,6 +19,7 @@ from typing import Any
 from stress.grading.prefill import PrefillTally, dependence
 from stress.grading.reuse import ReuseTally
 from stress.records import CallRecord, CaseVerdict, PhaseVerdict
+from stress.report_sections import Interference, PairCell
 from stress.vocabulary import Diagnosis, PhaseStatus, Status, Verdict
 
 __all__ = [
@@ -214,7 +215,7 @@ def phase_verdict(
     return PhaseVerdict(name, verdict, cases, PhaseStatus(status), detail, variant, calls, seconds)
 
 
-def interference_matrix(records: Iterable[CallRecord]) -> dict[str, Any]:
+def interference_matrix(records: Iterable[CallRecord]) -> Interference:
     """Victim x aggressor matrix of the interleaved phase: per cell, calls and mismatches."""
     cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for r in records:
@@ -232,15 +233,10 @@ def add_interference(cells: dict[tuple[str, str], list[int]], r: CallRecord) -> 
     cell[1] += int(r.failed)
 
 
-def matrix_of(cells: Mapping[tuple[str, str], list[int]]) -> dict[str, Any]:
+def matrix_of(cells: Mapping[tuple[str, str], list[int]]) -> Interference:
     """The interference matrix (report.json's ``interference``) of folded cells."""
-    victims = sorted({v for v, _ in cells})
-    aggressors = sorted({a for _, a in cells})
-    return {
-        "victims": victims,
-        "aggressors": aggressors,
-        "cells": [
-            {"victim": v, "aggressor": a, "calls": c[0], "failures": c[1]}
-            for (v, a), c in sorted(cells.items())
-        ],
-    }
+    return Interference(
+        victims=tuple(sorted({v for v, _ in cells})),
+        aggressors=tuple(sorted({a for _, a in cells})),
+        cells=tuple(PairCell(v, a, c[0], c[1]) for (v, a), c in sorted(cells.items())),
+    )

@@ -21,6 +21,7 @@ from stress.errors import ConfigError
 from stress.grading.tally import JournalTally
 from stress.journal.findings import Finding, read_jsonl
 from stress.records import CallRecord, PhaseVerdict
+from stress.report_sections import PairCell, Reproducer
 from stress.vocabulary import PhaseStatus
 
 __all__ = [
@@ -41,16 +42,6 @@ TIMELINE_CALLS = 5000
 #: failing calls listed per (phase, case); the rest are counted
 FAILING_CALLS_SHOWN = 25
 SANITIZE_LOG = "sanitize.jsonl"  # written by `aclnn-stress sanitize DIR` (stress.sanitize.rerun)
-
-
-@dataclass(frozen=True)
-class PairCell:
-    """One cell of the interleaved phase's victim x aggressor matrix."""
-
-    victim: str
-    aggressor: str
-    calls: int
-    failures: int
 
 
 @dataclass(frozen=True)
@@ -107,7 +98,7 @@ class Run:
     aggressors: tuple[str, ...]
     diagnosis: str
     explanation: str
-    reproducer: Mapping[str, Any]
+    reproducer: Reproducer | None
     notes: tuple[str, ...]
     gradchecks: tuple[Gradcheck, ...]
     truncated: bool  # the journal's last line was cut (killed mid-write)
@@ -215,37 +206,34 @@ def load_run(run_dir: Path, tally: JournalTally | None = None) -> Run:
     if not header:
         raise ConfigError(f"{run_dir / JOURNAL}: no 'run' header record; not a run journal")
     end = tally.run_end
-    cases = list(header.get("cases", [])) + list(header.get("control_cases", []))
-    case_ids = [str(c.get("id")) for c in cases]
     g = tally.graded()
     inter = g.interference
     calls, counts, failing = _calls(tally)
-    baseline = header.get("baseline") or {}
     return Run(
         dir=run_dir,
-        host=str(header.get("host") or (header.get("backend") or {}).get("host") or run_dir.name),
-        version=str(header.get("version", "?")),
-        versions={str(k): str(v) for k, v in (header.get("versions") or {}).items()},
-        started=str(header.get("started", "")),
-        ended=str(end.get("ended", "")),
-        status=str(end.get("status", PhaseStatus.INTERRUPTED)),
-        backend=header.get("backend") or {},
-        config=header.get("config") or {},
-        corpus=tuple(header.get("corpus", [])),
-        control=tuple(header.get("control", [])),
-        faults=str(header.get("faults", "")),
-        baseline_path=str(baseline.get("path", "")),
-        baseline={k: str(v.get("digest", "")) for k, v in (baseline.get("cases") or {}).items()},
-        case_ids=tuple(case_ids),
-        fingerprint=fingerprint(cases),
+        host=str(header.host or header.backend.get("host") or run_dir.name),
+        version=str(header.version or "?"),
+        versions={str(k): str(v) for k, v in (header.versions or {}).items()},
+        started=str(header.started or ""),
+        ended=(end.ended or "") if end else "",
+        status=str(end.status if end else PhaseStatus.INTERRUPTED),
+        backend=header.backend,
+        config=header.config,
+        corpus=tuple(header.corpus),
+        control=tuple(header.control),
+        faults=header.faults or "",
+        baseline_path=str(header.baseline_path or ""),
+        baseline={k: str(v.get("digest", "")) for k, v in header.baseline_cases.items()},
+        case_ids=tuple(header.case_ids),
+        fingerprint=fingerprint([*header.cases, *header.control_cases]),
         phases=g.phases,
         calls=calls,
-        pairs=tuple(PairCell(**c) for c in inter["cells"]),
-        victims=tuple(inter["victims"]),
-        aggressors=tuple(inter["aggressors"]),
+        pairs=inter.cells,
+        victims=inter.victims,
+        aggressors=inter.aggressors,
         diagnosis=str(g.diagnosis),
         explanation=g.explanation,
-        reproducer=end.get("reproducer") or {},
+        reproducer=end.reproducer if end else None,
         notes=g.notes,
         gradchecks=tuple(load_gradcheck(p) for p in sorted(run_dir.glob("gradcheck*.json"))),
         truncated=tally.truncated,

@@ -52,7 +52,7 @@ def pair_command(run: Run, victim: str, aggressor: str) -> str:
     """A command that shows ``victim`` going wrong next to ``aggressor``: the run's verified
     minimal reproducer when it is this pair, else the interleaved phase replayed (single
     threaded, every pair in a fixed order, so the same cell fails again)."""
-    repro = run.reproducer or {}
-    if repro.get("command") and set(repro.get("cases", [])) == {victim, aggressor}:
-        return str(repro["command"])
+    repro = run.reproducer
+    if repro and repro.command and set(repro.cases or ()) == {victim, aggressor}:
+        return repro.command
     return rerun_command(run, ["interleaved"])

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from stress.errors import ConfigError
 from stress.files import MAX_DEPTH, nesting_depth, read_lines
+from stress.journal.lines import typed_line
 from stress.journal.schema import check_record, parse_record
 from stress.records import CallRecord, PhaseResult
 from stress.vocabulary import schema
@@ -41,7 +42,8 @@ class ResultWriter:
         """``on_write``: called with every record written (under the writer's lock), so that the
         process that writes the journal grades it as it goes (a
         :class:`stress.grading.tally.JournalTally`) instead of keeping or re-reading it: a typed
-        record as it is, a dict as a reader of the file would see it."""
+        record as it is, a dict typed as the typed reader would give it (the run header stays
+        a dict: :func:`stress.journal.lines.typed_line`)."""
         self.path = Path(path)
         self._on_write = on_write
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,7 +59,7 @@ class ResultWriter:
                 self._fh.write(line + "\n")
                 self._fh.flush()
             if self._on_write is not None:  # after the line is on its way: it is never lost
-                self._on_write(json.loads(line) if isinstance(record, dict) else record)
+                self._on_write(typed_line(json.loads(line)) if isinstance(record, dict) else record)
 
     def sync(self) -> None:
         """Flush to the disk (at phase ends: survive a machine crash, not only ours)."""
@@ -100,8 +102,9 @@ def _jsonable(value: Any) -> Any:
 class JournalReader(Iterator[Any]):
     """The records of a result file, read one line at a time (:func:`read_results`); once it
     has read the file to its end, ``truncated`` says whether it skipped a cut last line.
-    ``typed``: call and phase-end lines come as :class:`CallRecord` / :class:`PhaseResult`,
-    checked and built in one pass (:func:`~stress.journal.schema.parse_record`)."""
+    ``typed``: every line but the run header comes as its typed record (:class:`CallRecord`,
+    :class:`PhaseResult`, :mod:`stress.journal.lines`), checked and built in one pass
+    (:func:`~stress.journal.schema.parse_record`)."""
 
     def __init__(self, path: str | Path, *, typed: bool = False) -> None:
         path = Path(path)
@@ -147,7 +150,7 @@ class JournalReader(Iterator[Any]):
 
 def read_results(path: str | Path, *, typed: bool = False) -> JournalReader:
     """Records of a result file (or of ``DIR/results.jsonl``), read one line at a time, as
-    dicts (``typed``: call and phase-end records typed); a truncated *last* line (the start of
+    dicts (``typed``: typed records, the run header a dict); a truncated *last* line (the start of
     a JSON object, as a kill mid-write leaves it) is skipped (the reader's ``truncated`` says
     so).
 

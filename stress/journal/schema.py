@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
+from stress.journal.lines import typed_line
+from stress.record_json import builder
 from stress.records import CALL, PHASE_END, CallRecord, PhaseResult, json_fields
 from stress.vocabulary import PhaseStatus, Status
 
@@ -48,6 +50,25 @@ def _counts(v: Mapping[str, Any]) -> bool | str:
 def _cases(v: list[Any]) -> bool | str:
     ok = all(isinstance(c, dict) and isinstance(c.get("id"), str) for c in v)
     return ok or "must be a list of tables with a string 'id'"
+
+
+#: a reproducer's fields and their types (``cases``: a list of strings)
+_REPRODUCER = {"phase": str, "corpus": str, "command": str, "note": str, "verified": bool,
+               "trials": int, "cases": list}  # fmt: skip
+
+
+def _reproducer(v: Mapping[str, Any] | None) -> bool | str:
+    if v is None:
+        return True
+    for name, want in _REPRODUCER.items():
+        value = v.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+            return f"'{name}' must be a {want.__name__}"
+        if want is list and not all(isinstance(c, str) for c in value):
+            return f"'{name}' must be a list of strings"
+    return _optional_str_dict(v)
 
 
 def _config(v: Mapping[str, Any]) -> bool | str:
@@ -107,7 +128,7 @@ _TABLES: dict[str, _Table] = {
     },
     "run-end": {
         "status": ((str,), _one_of(_PHASE_STATUSES)),
-        "reproducer": ((dict, _NoneT), _optional_str_dict),
+        "reproducer": ((dict, _NoneT), _reproducer),
         "timing": ((dict,), None),
     },
     "note": {"message": ((str,), None)},
@@ -117,10 +138,16 @@ _TABLES: dict[str, _Table] = {
 #: Fields a record of the type cannot do without (its typed record needs them).
 _REQUIRED = {CALL: ("phase", "case", "status"), PHASE_END: ("phase",)}
 
-#: The record types read back typed: their class, the enum of ``status``, defaults.
-_TYPED: dict[str, tuple[type, type, dict[str, Any]]] = {
-    CALL: (CallRecord, Status, {}),
-    PHASE_END: (PhaseResult, PhaseStatus, {"status": PhaseStatus.DONE, "variant": ""}),
+#: The record types built in the check's pass: their fields, constructor, ``status`` members
+#: by value, defaults.
+_TYPED: dict[str, tuple[frozenset[str], Any, dict[str, Any], dict[str, Any]]] = {
+    CALL: (json_fields(CallRecord), builder(CallRecord), {s.value: s for s in Status}, {}),
+    PHASE_END: (
+        json_fields(PhaseResult),
+        builder(PhaseResult),
+        {s.value: s for s in PhaseStatus},
+        {"status": PhaseStatus.DONE, "variant": ""},
+    ),
 }
 
 
@@ -129,21 +156,51 @@ def check_record(record: Mapping[str, Any], path: Path, line: int) -> None:
     _checked(record, path, line, None)
 
 
-def parse_record(
-    record: Mapping[str, Any], path: Path, line: int
-) -> Mapping[str, Any] | CallRecord | PhaseResult:
-    """:func:`check_record`, and a ``call`` or ``phase-end`` record built into its typed record
-    in the same pass over its fields (checked once: nothing parses it again); other records
-    come back as they are."""
+def parse_record(record: Mapping[str, Any], path: Path, line: int) -> Any:
+    """:func:`check_record`, and the record built into its typed record: a ``call`` or
+    ``phase-end`` one in the same pass over its fields (checked once: nothing parses it
+    again), the run header, a phase start, note or run end by its type
+    (:mod:`stress.journal.lines`); a kind this version does not know comes back as it is."""
     typed = _TYPED.get(record.get("type"))  # type: ignore[arg-type]
     if typed is None:
         _checked(record, path, line, None)
-        return record
-    cls, status, defaults = typed
-    known, extra = _checked(record, path, line, json_fields(cls))
-    known = {**defaults, **known}
-    known["status"] = status(known["status"])  # its value checked above
-    return cls(**known, extra=extra)
+        try:
+            return typed_line(record)
+        except ValueError as exc:
+            kind = record.get("type")
+            raise ConfigError(
+                f"{path}: line {line} ({kind} record): {exc}; the journal is damaged or from "
+                "another tool"
+            ) from None
+    names, build, statuses, defaults = typed
+    known, extra = _checked(record, path, line, names)
+    if defaults:
+        known = {**defaults, **known}
+    known["status"] = statuses[known["status"]]  # its value checked above
+    return build(known, extra)
+
+
+#: Each table's fields as (the exact types JSON gives them, their check): the common case
+#: answered by one set lookup; anything else goes through :func:`_check_field`.
+_EXACT = {
+    kind: {name: (frozenset(types), check) for name, (types, check) in table.items()}
+    for kind, table in _TABLES.items()
+}
+
+
+def _check_field(kind: str, name: str, value: Any, path: Path, line: int) -> None:
+    """Refuse ``value`` of field ``name`` when it is not of its types or fails its check."""
+    types, check = _TABLES[kind][name]
+    wrong = not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+    verdict = "" if wrong else (check(value) if check else True)
+    if wrong or verdict is not True:
+        what = verdict or "expected " + " or ".join(
+            "null" if t is _NoneT else t.__name__ for t in types
+        )
+        raise ConfigError(
+            f"{path}: line {line} ({kind} record), field '{name}': {what}, found "
+            f"{value!r:.40}; the journal is damaged or from another tool"
+        )
 
 
 def _checked(
@@ -159,23 +216,15 @@ def _checked(
                 f"{path}: line {line} ({kind} record), field '{name}': missing; the journal is "
                 "damaged or from another tool"
             )
-    table = _TABLES.get(kind, {})
+    table = _EXACT.get(kind, {})
     known: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for name, value in record.items():
         spec = table.get(name)
         if spec is not None:
-            types, check = spec
-            wrong = not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
-            verdict = "" if wrong else (check(value) if check else True)
-            if wrong or verdict is not True:
-                what = verdict or "expected " + " or ".join(
-                    "null" if t is _NoneT else t.__name__ for t in types
-                )
-                raise ConfigError(
-                    f"{path}: line {line} ({kind} record), field '{name}': {what}, found "
-                    f"{value!r:.40}; the journal is damaged or from another tool"
-                )
+            exact, check = spec
+            if type(value) not in exact or (check is not None and check(value) is not True):
+                _check_field(kind, name, value, path, line)
         if names is None:
             continue
         if name in names:

@@ -57,7 +57,6 @@ from stress.pytest.state import STATE as _STATE
 from stress.pytest.state import State as _State
 from stress.pytest.state import build_state, marker_cases
 from stress.pytest.state import state as _state
-from stress.vocabulary import Diagnosis
 
 if TYPE_CHECKING:
     pass
@@ -256,26 +255,26 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         try:
             state.summary = merge_runs(state.out_root, bindings, state.session)
         except OSError as exc:  # never fail the session over the summary
-            state.summary = {"error": f"cannot write the stress summary: {exc}"}
+            state.summary_error = f"cannot write the stress summary: {exc}"
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
-    if state is None or not state.controller or not state.summary:
+    if state is None or not state.controller or not (state.summary or state.summary_error):
         return
     summary = state.summary
     tr = terminalreporter
     tr.section("aclnn-stress")
-    if "error" in summary:
-        tr.write_line(summary["error"])
+    if summary is None:
+        tr.write_line(state.summary_error)
         return
-    runs = summary["runs"]
-    backends = ", ".join(summary["backends"]) or "?"
+    runs = summary.runs
+    backends = ", ".join(summary.backends) or "?"
     tr.write_line(
         f"{len(runs)} stress runs (backend {backends}, seed {state.seed}): "
-        f"{summary['clean']} clean, {summary['findings']} with findings"
+        f"{summary.clean} clean, {summary.findings} with findings"
     )
-    workers = summary["workers"]
+    workers = summary.workers
     if workers:
         tr.write_line(
             f"devices in use: {len(set(workers.values()))} ("
@@ -283,10 +282,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             + ")"
         )
     for r in runs:
-        if r.get("diagnosis") != Diagnosis.CLEAN:
+        if not r.clean:
             tr.write_line(
-                f"FINDING {r.get('nodeid')} [{r['worker']}, device {r['device']}]: "
-                f"{r['diagnosis']} — {r.get('explanation', '')}"
+                f"FINDING {r.nodeid} [{r.worker}, device {r.device}]: "
+                f"{r.diagnosis} — {r.explanation}"
             )
     if runs:
         tr.write_line(f"summary: {_rel(state.out_root / 'summary.md', config)}")

@@ -3,15 +3,17 @@ message (phase, case, verdict, baseline digest vs the digests seen, results, rep
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from stress.corpus.parse import Case
-from stress.records import PhaseVerdict, RunReport
+from stress.records import CaseVerdict, PhaseVerdict, RunReport
+from stress.report.pytest_summary import FailureLine, PhaseLine, RunLine, backend_label
 from stress.vocabulary import Diagnosis, Verdict
 
-__all__ = ["StressFailure", "StressResult"]
+__all__ = ["Failure", "StressFailure", "StressResult"]
 
 
 class StressFailure(AssertionError):
@@ -68,6 +70,10 @@ class StressResult:
         return Verdict.combine(found)
 
     def failures(self) -> list[dict[str, Any]]:
+        """Every (phase, case) that did not pass, with its evidence (as JSON)."""
+        return [f.to_json() for f in self.failed()]
+
+    def failed(self) -> list[Failure]:
         """Every (phase, case) that did not pass, with its evidence."""
         out = []
         for p in self.report.phases:
@@ -75,30 +81,10 @@ class StressResult:
                 continue
             bad_cases = [c for c in p.cases if c.verdict != Verdict.PASS]
             if not bad_cases:
-                out.append(
-                    {
-                        "phase": _label(p),
-                        "case": None,
-                        "verdict": str(p.verdict),
-                        "detail": p.detail or str(p.status),
-                    }
-                )
+                out.append(Failure(_label(p), str(p.verdict), p.detail or str(p.status)))
             for c in bad_cases:
                 base = self.baselines.get(c.id, {})
-                out.append(
-                    {
-                        "phase": _label(p),
-                        "case": c.id,
-                        "verdict": str(c.verdict),
-                        "detail": c.detail,
-                        "calls": c.calls,
-                        "baseline_digest": base.get("digest") or None,
-                        "baseline_status": base.get("status"),
-                        "digests": dict(c.digests),
-                        "errors": dict(c.errors),
-                        "unwritten": dict(c.unwritten),
-                    }
-                )
+                out.append(Failure(_label(p), str(c.verdict), c.detail, c, base))
         return out
 
     def summary_lines(self) -> list[str]:
@@ -120,42 +106,38 @@ class StressResult:
         lines = [head]
         if not self.ok and self.explanation:
             lines.append(f"  {self.explanation}")
-        failures = self.failures()
+        failures = self.failed()
         for f in failures[:limit]:
-            lines.append(
-                f"  {f['phase']}: {f['case'] or '(phase)'} {f['verdict']}"
-                + (f" — {f['detail']}" if f.get("detail") else "")
-            )
-            if f.get("case") is None:
+            lines.append(f"  {f.summary().line()}")
+            if f.case is None:
                 continue
-            digests = f.get("digests") or {}
-            if digests or f.get("baseline_digest"):
+            digests = f.case.digests
+            if digests or f.baseline_digest:
                 seen = ", ".join(
                     f"{d[:12]} x{n}" for d, n in sorted(digests.items(), key=lambda kv: -kv[1])[:4]
                 )
                 if len(digests) > 4:
                     seen += f", ... ({len(digests)} distinct)"
-                base = f["baseline_digest"]
+                base = f.baseline_digest
                 lines.append(
                     f"      baseline digest {base[:12] if base else '(none)'}; "
                     f"seen: {seen or '(no successful call)'}"
                 )
-            if f.get("errors"):
+            if f.case.errors:
                 lines.append(
-                    "      errors: " + ", ".join(f"{k} x{n}" for k, n in f["errors"].items())
+                    "      errors: " + ", ".join(f"{k} x{n}" for k, n in f.case.errors.items())
                 )
         if len(failures) > limit:
             lines.append(f"  ... and {len(failures) - limit} more (see report.md)")
         repro = self.report.reproducer
-        if repro and repro.get("command"):
-            lines.append(f"  minimal reproducer ({len(repro['cases'])} cases): {repro['command']}")
+        if repro and repro.command:
+            lines.append(f"  minimal reproducer ({len(repro.cases or ())} cases): {repro.command}")
         lines.append(f"  results: {self.out_dir / 'results.jsonl'} (report: report.md)")
         lines.append(f"  replay:  {self.command}")
         return "\n".join(lines)
 
     def _backend(self) -> str:
-        b = self.report.backend
-        return "sim" if b.get("simulator") else str(b.get("kind", "?"))
+        return backend_label(self.report.backend)
 
     def assert_clean(self) -> None:
         """Raise :class:`StressFailure` with :meth:`message` unless every phase passed."""
@@ -163,35 +145,71 @@ class StressResult:
         if not self.ok:
             raise StressFailure(self.message())
 
-    def to_json(self, nodeid: str = "") -> dict[str, Any]:
+    def run_line(self, nodeid: str = "", session: str | None = None) -> RunLine:
         """The line this run adds to its worker's ``runs.jsonl`` (merged by the controller)."""
-        return {
-            "nodeid": nodeid,
-            "worker": self.worker,
-            "device": self.device,
-            "backend": self._backend(),
-            "seed": self.report.seed,
-            "out_dir": str(self.out_dir),
-            "diagnosis": self.diagnosis,
-            "explanation": self.explanation,
-            "verdict": str(self.report.verdict),
-            "cases": [c.id for c in self.cases],
-            "phases": [
-                {"phase": _label(p), "verdict": str(p.verdict), "calls": p.calls}
-                for p in self.report.phases
-            ],
-            "failures": [
-                {k: f.get(k) for k in ("phase", "case", "verdict", "detail")}
-                for f in self.failures()[:20]
-            ],
-            "seconds": round(self.seconds, 3),
-        }
+        return RunLine(
+            nodeid=nodeid,
+            worker=self.worker,
+            device=self.device,
+            backend=self._backend(),
+            seed=self.report.seed,
+            out_dir=str(self.out_dir),
+            diagnosis=self.diagnosis,
+            explanation=self.explanation,
+            verdict=str(self.report.verdict),
+            cases=[c.id for c in self.cases],
+            phases=tuple(PhaseLine(_label(p), str(p.verdict), p.calls) for p in self.phases),
+            failures=tuple(f.summary() for f in self.failed()[:20]),
+            seconds=round(self.seconds, 3),
+            session=session,
+        )
+
+    def to_json(self, nodeid: str = "") -> dict[str, Any]:
+        """:meth:`run_line`'s JSON."""
+        return self.run_line(nodeid).to_json()
 
     def __repr__(self) -> str:
         return (
             f"<StressResult {self.diagnosis} device={self.device} worker={self.worker} "
             f"phases={[_label(p) + ':' + p.verdict for p in self.report.phases]}>"
         )
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A (phase, case) that did not pass (``case`` None: the phase failed as a whole), with
+    its evidence: the case's graded verdict and the baseline's summary of it."""
+
+    phase: str  # the phase's label: ``phase`` or ``phase[variant]``
+    verdict: str
+    detail: str
+    case: CaseVerdict | None = None
+    baseline: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def baseline_digest(self) -> str | None:
+        return self.baseline.get("digest") or None
+
+    def summary(self) -> FailureLine:
+        """What the session's summary keeps of it."""
+        return FailureLine(
+            self.phase, self.case.id if self.case else None, self.verdict, self.detail
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.summary().to_json()
+        c = self.case
+        if c is None:
+            return out
+        return {
+            **out,
+            "calls": c.calls,
+            "baseline_digest": self.baseline_digest,
+            "baseline_status": self.baseline.get("status"),
+            "digests": dict(c.digests),
+            "errors": dict(c.errors),
+            "unwritten": dict(c.unwritten),
+        }
 
 
 def _label(p: PhaseVerdict) -> str:

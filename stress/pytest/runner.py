@@ -225,7 +225,6 @@ class StressRunner:
         # in memory: no reading back (with the view variants the phase children derive too)
         session.cases, session.control_cases = run_variants(cases, config), control
         report = session.run()
-        header = session.header
         result = StressResult(
             report=report,
             out_dir=run_dir / "out",
@@ -233,13 +232,13 @@ class StressRunner:
             device=self.device,
             cases=cases,
             control=control,
-            baselines=header.get("baseline", {}).get("cases", {}),
+            baselines=dict(session.header.baseline_cases),
             command=_replay_command(config, corpus, control_path, baseline_path, self.backend),
             seconds=time.monotonic() - started,
         )
         if log:  # into this worker's runs.jsonl, merged into the session summary
             with open(self.out_root / RUNS_FILE, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps({**result.to_json(nodeid), "session": self.session}) + "\n")
+                fh.write(json.dumps(result.run_line(nodeid, self.session).to_json()) + "\n")
         return result
 
 

@@ -19,6 +19,7 @@ from stress.config import RunConfig
 if TYPE_CHECKING:
     from stress.corpus.parse import Case
     from stress.pytest.runner import StressRunner
+    from stress.report.pytest_summary import PytestSummary
 
 __all__ = ["BACKENDS", "State", "build_state", "marker_cases", "state"]
 
@@ -64,7 +65,8 @@ class State:
     runner: StressRunner | None = None
     binding: dict[str, Any] | None = None
     bindings: dict[str, dict[str, Any]] = field(default_factory=dict)
-    summary: dict[str, Any] | None = None
+    summary: PytestSummary | None = None
+    summary_error: str = ""  # the summary could not be written: why
     corpus_note: str = ""  # where the default corpus came from, when not the rootdir's corpus/
 
     # -- cases -----------------------------------------------------------------------------

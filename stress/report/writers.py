@@ -64,31 +64,28 @@ def render_markdown(report: RunReport) -> str:
         ]
         for c in p.cases:
             lines.append(f"| {c.id} | {c.verdict} | {c.calls} | {len(c.digests)} | {c.detail} |")
-    inter = report.interference or {}
-    if inter.get("cells"):
-        failing = [c for c in inter["cells"] if c["failures"]]
+    cells = report.interference.cells
+    if cells:
+        failing = [c for c in cells if c.failures]
         lines += ["", "## Interference (interleaved): victim x aggressor", ""]
         if not failing:
-            lines.append(f"No interference among {len(inter['cells'])} ordered pairs.")
+            lines.append(f"No interference among {len(cells)} ordered pairs.")
         else:
             lines += ["| victim | aggressor | failures / calls |", "|---|---|---|"]
-            lines += [
-                f"| {c['victim']} | {c['aggressor']} | {c['failures']} / {c['calls']} |"
-                for c in failing
-            ]
+            lines += [f"| {c.victim} | {c.aggressor} | {c.failures} / {c.calls} |" for c in failing]
     repro = report.reproducer
-    if repro and repro.get("command"):
+    if repro and repro.command:
         lines += [
             "",
             "## Minimal reproducer",
             "",
-            f"`{repro['phase']}` still fails with only: {', '.join(repro['cases'])} "
-            f"({repro.get('trials', 0)} trial runs). Corpus: `{repro['corpus']}`.",
+            f"`{repro.phase}` still fails with only: {', '.join(repro.cases or ())} "
+            f"({repro.trials or 0} trial runs). Corpus: `{repro.corpus}`.",
             "",
-            f"```\n{repro['command']}\n```",
+            f"```\n{repro.command}\n```",
         ]
     elif repro:
-        lines += ["", "## Minimal reproducer", "", repro.get("note", "")]
+        lines += ["", "## Minimal reproducer", "", repro.note or ""]
     if report.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in report.notes]
     return "\n".join(lines) + "\n"
@@ -133,13 +130,13 @@ def render_console(report: RunReport, console: Any = None, *, cases: bool = True
                     escape(c.detail),
                 )
             console.print(t)
-    repro = report.reproducer or {}
-    if repro.get("command"):
+    repro = report.reproducer
+    if repro and repro.command:
+        cases = repro.cases or []
         console.print(
-            f"minimal reproducer ({len(repro['cases'])} case(s): {', '.join(repro['cases'])}):",
-            highlight=False,
+            f"minimal reproducer ({len(cases)} case(s): {', '.join(cases)}):", highlight=False
         )
-        console.print(f"  {escape(repro['command'])}", highlight=False, soft_wrap=True)
+        console.print(f"  {escape(repro.command)}", highlight=False, soft_wrap=True)
     style = "green" if report.diagnosis == Diagnosis.CLEAN else "bold red"
     console.print(f"diagnosis: [{style}]{report.diagnosis}[/] — {escape(report.explanation)}")
 

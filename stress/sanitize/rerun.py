@@ -1,7 +1,7 @@
 """`aclnn-stress sanitize DIR`: re-run a finished run's reproducers under the sanitizer.
 
 Reads DIR/report.json (file formats only: no engine modules), then for the run's reproducer
-(report["reproducer"]["command"], the minimal failing pair or mix) or, when there is none, for
+(its reproducer's command, the minimal failing pair or mix) or, when there is none, for
 each failing case of the phases alone (one serial call each), spawns
 `python -m stress run ...` with ACLSIM_SANITIZE=initcheck,racecheck,memcheck and
 ACLSIM_SANITIZE_LOG set (on the simulator), or under `mssanitizer --tool=<tool>` with its log
@@ -26,6 +26,7 @@ import tomli_w
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes, load_json
 from stress.journal.findings import TOOLS, Finding, finding_from_json, read_jsonl
+from stress.records import RunReport, load_report
 from stress.vocabulary import Verdict
 
 from .hostsan import HOST_TOOLS, read_logs
@@ -53,11 +54,11 @@ class SanitizeResult:
     exit_codes: tuple[int, ...]
 
 
-def _load_report(run_dir: Path) -> dict[str, Any]:
+def _load_report(run_dir: Path) -> RunReport:
     path = run_dir / "report.json"
     if not path.is_file():
         raise ConfigError(f"{path}: no report.json; pass the --out folder of a finished run")
-    return load_json(path, "run report", fix="re-render it: `aclnn-stress report`")
+    return load_report(path, fix="re-render it: `aclnn-stress report`")
 
 
 def _from_command(command: str) -> Rerun:
@@ -72,18 +73,18 @@ def _from_command(command: str) -> Rerun:
     return Rerun("reproducer", tuple(words[2:]), tuple(env))
 
 
-def _failing_cases(report: dict[str, Any]) -> list[str]:
+def _failing_cases(report: RunReport) -> list[str]:
     ids: list[str] = []
-    for phase in report.get("phases", []):
-        for case in phase.get("cases", []) or []:
-            if case.get("verdict", Verdict.PASS) != Verdict.PASS and case.get("id") not in ids:
-                ids.append(case["id"])
+    for phase in report.phases:
+        for case in phase.cases:
+            if case.verdict != Verdict.PASS and case.id not in ids:
+                ids.append(case.id)
     return ids
 
 
-def _case_corpus(report: dict[str, Any], case_id: str, out: Path) -> Path | None:
+def _case_corpus(report: RunReport, case_id: str, out: Path) -> Path | None:
     """A corpus file with just `case_id`, copied from the run's corpus files."""
-    for name in report.get("corpus", []):
+    for name in report.corpus:
         path = Path(name)
         if not path.is_file():
             continue
@@ -96,12 +97,12 @@ def _case_corpus(report: dict[str, Any], case_id: str, out: Path) -> Path | None
     return None
 
 
-def plan_reruns(report: dict[str, Any], work: Path) -> list[Rerun]:
+def plan_reruns(report: RunReport, work: Path) -> list[Rerun]:
     """The reproducer, or one serial single-call run per failing case."""
-    faults = ",".join(report.get("backend", {}).get("faults", []) or [])
-    repro = report.get("reproducer")
-    if isinstance(repro, dict) and repro.get("command"):
-        return [_from_command(str(repro["command"]))]
+    faults = ",".join(report.backend.get("faults", []) or [])
+    repro = report.reproducer
+    if repro is not None and repro.command:
+        return [_from_command(repro.command)]
     reruns = []
     for case_id in _failing_cases(report):
         corpus = _case_corpus(report, case_id, work / f"{case_id}.toml")
@@ -109,8 +110,8 @@ def plan_reruns(report: dict[str, Any], work: Path) -> list[Rerun]:
             continue
         args = ["--corpus", str(corpus), "--control", "none", "--phases", "serial",
                 "--iterations", "1", "--repeats", "1", "--threads", "1"]  # fmt: skip
-        if report.get("baseline"):
-            args += ["--baseline", str(report["baseline"])]
+        if report.baseline:
+            args += ["--baseline", report.baseline]
         reruns.append(Rerun(case_id, tuple(args), (("ACLSIM_FAULTS", faults),) if faults else ()))
     return reruns
 
@@ -189,7 +190,7 @@ def _earlier(run_dir: Path, tool: str) -> tuple[list[dict[str, Any]], list[dict[
     return entries("findings"), entries("reruns")
 
 
-def _write(run_dir: Path, report: dict[str, Any], result: SanitizeResult, tool: str) -> None:
+def _write(run_dir: Path, report: RunReport, result: SanitizeResult, tool: str) -> None:
     pairs = zip(result.labels, result.findings, strict=True)
     old_records, old_runs = _earlier(run_dir, tool)
     records = old_records + [f.to_json() | {"rerun": lab, "via": tool} for lab, f in pairs]
@@ -197,12 +198,13 @@ def _write(run_dir: Path, report: dict[str, Any], result: SanitizeResult, tool: 
         run_dir / "sanitize.jsonl", "".join(json.dumps(r) + "\n" for r in records).encode()
     )
     every = [finding_from_json(r, "sanitize.json") for r in records]
-    report["sanitizer"] = {
+    shown = {
         "file": "sanitize.json",
         "findings": len(records),
-        "explains": report.get("diagnosis", ""),
+        "explains": str(report.diagnosis),
         "summary": sorted({f.summary() for f in every}),
     }
+    report = report.replace(extra={**report.extra, "sanitizer": shown})
     summary = {
         "reruns": old_runs
         + [
@@ -210,10 +212,11 @@ def _write(run_dir: Path, report: dict[str, Any], result: SanitizeResult, tool: 
             for r, rc in zip(result.reruns, result.exit_codes, strict=True)
         ],
         "findings": records,
-        "report": report["sanitizer"],  # what report.json shows; re-renders keep it from here
+        "report": shown,  # what report.json shows; re-renders keep it from here
     }
     atomic_write_bytes(run_dir / "sanitize.json", (json.dumps(summary, indent=2) + "\n").encode())
-    atomic_write_bytes(run_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
+    document = json.dumps(report.to_json(), indent=1) + "\n"
+    atomic_write_bytes(run_dir / "report.json", document.encode())
     if (run_dir / "report.html").is_file():  # the page lists the findings next to the diagnosis
         from stress.htmlreport import render_html
 
@@ -225,7 +228,7 @@ def sanitize_run(run_dir: Path | str, timeout: float = 600.0, tool: str = SHADOW
     checks, or the simulator's ``asan`` / ``tsan`` variant); write the findings there."""
     run_dir = Path(run_dir)
     report = _load_report(run_dir)
-    on_cann = not report.get("backend", {}).get("simulator", True)
+    on_cann = not report.backend.get("simulator", True)
     if on_cann and tool in HOST_TOOLS:
         raise ConfigError(
             f"--tool {tool}: the run was on a real CANN install; it needs the simulator"

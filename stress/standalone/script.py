@@ -39,7 +39,10 @@ from stress.engine.call.inputs import generate_inputs
 from stress.engine.call.layout import ArraySlot, ScalarSlot, TensorSlot, layout
 from stress.engine.call.views import storage_bytes
 from stress.errors import ConfigError
-from stress.files import atomic_write_bytes, load_json
+from stress.files import atomic_write_bytes
+from stress.journal.lines import RunHeader
+from stress.journal.results import read_results
+from stress.records import Reproducer, RunReport, load_report
 from stress.vocabulary import VERSION, Diagnosis, Status, Verdict
 
 __all__ = ["Reproduction", "choose_cases", "render_script", "write_script"]
@@ -61,7 +64,7 @@ class Reproduction:
     bytes_side: int = 0  # raw input bytes in the side file
 
 
-def _read_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def _read_run(run_dir: Path) -> tuple[RunReport, RunHeader]:
     report_path, journal = run_dir / "report.json", run_dir / "results.jsonl"
     if not report_path.is_file() or not journal.is_file():
         raise ConfigError(
@@ -69,33 +72,32 @@ def _read_run(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
             "folder of an `aclnn-stress run`"
         )
     fix = "re-render it with `aclnn-stress report DIR`"
-    with journal.open(encoding="utf-8") as fh:
-        header = load_json(journal, "journal header", text=fh.readline() or "{}", fix=fix)
-    return load_json(report_path, "run report", fix=fix), header
+    header = next(read_results(journal, typed=True), None)  # the first line, checked
+    if not isinstance(header, RunHeader):
+        raise ConfigError(f"{journal}: line 1 is not the run header; {fix}")
+    return load_report(report_path, fix=fix), header
 
 
-def choose_cases(report: Mapping[str, Any], wanted: Sequence[str] = ()) -> tuple[str, list[str]]:
+def choose_cases(report: RunReport, wanted: Sequence[str] = ()) -> tuple[str, list[str]]:
     """(phase, case ids): ``wanted``, else the reproducer's, else the first failing phase's
     failing cases (at most two). ConfigError when the run has nothing failing to reproduce."""
-    repro = report.get("reproducer") or {}
+    repro = report.reproducer or Reproducer()
     if wanted:
-        return repro.get("phase", "serial"), list(wanted)
-    if repro.get("cases"):
-        return repro["phase"], list(repro["cases"])
-    for phase in report.get("phases", []):
-        failing = [c["id"] for c in phase.get("cases", []) if c.get("verdict") != Verdict.PASS]
+        return repro.phase or "serial", list(wanted)
+    if repro.cases:
+        return str(repro.phase), list(repro.cases)
+    for phase in report.phases:
+        failing = [c.id for c in phase.cases if c.verdict != Verdict.PASS]
         if failing:
-            return phase["name"], failing[:2]
-    raise ConfigError(
-        f"run {report.get('seed')}: no failing case to reproduce; name one with --case ID"
-    )
+            return phase.name, failing[:2]
+    raise ConfigError(f"run {report.seed}: no failing case to reproduce; name one with --case ID")
 
 
-def _load_cases(report: Mapping[str, Any], header: Mapping[str, Any], run_dir: Path) -> dict:
-    config = RunConfig.from_json(header.get("config", {}))
-    repro = report.get("reproducer") or {}
-    paths = [repro["corpus"]] if repro.get("corpus") else []
-    paths += [*header.get("corpus", []), *header.get("control", [])]
+def _load_cases(report: RunReport, header: RunHeader, run_dir: Path) -> dict:
+    config = RunConfig.from_json(header.config)
+    repro = report.reproducer
+    paths = [repro.corpus] if repro and repro.corpus else []
+    paths += [*header.corpus, *header.control]
     found = [p for p in dict.fromkeys(paths) if Path(p).is_file()]
     if not found:
         raise ConfigError(
@@ -251,8 +253,10 @@ def write_script(
     unknown = [i for i in ids if i not in cases]
     if unknown:
         raise ConfigError(f"--case {unknown[0]}: not a case of the run ({', '.join(cases)})")
-    baseline = Baseline.load(report["baseline"])
-    config = RunConfig.from_json(header.get("config", {}))
+    if not report.baseline:
+        raise ConfigError(f"{run_dir / 'report.json'}, field 'baseline': none; nothing to compare")
+    baseline = Baseline.load(report.baseline)
+    config = RunConfig.from_json(header.config)
     rt = acl.runtime(backend)
     rt.set_deterministic(config.deterministic)  # as the baseline was recorded
     context = rt.device(config.device).default_context
@@ -272,11 +276,11 @@ def write_script(
     side_path = path.with_suffix(".npz") if split.side else None
     source = render_script({
         "version": VERSION, "run_dir": str(run_dir.resolve()), "phase": phase,
-        "case_ids": ids, "faults": header.get("faults", ""), "filename": path.name,
+        "case_ids": ids, "faults": header.faults or "", "filename": path.name,
         "canary": config.canary, "device": config.device,
         "deterministic": config.deterministic, "iterations": iterations,
         "threads": 2, "calls": calls, "inputs": split.embedded,
-        "recycle": report.get("diagnosis") == Diagnosis.ADDRESS_DEPENDENCE
+        "recycle": report.diagnosis == Diagnosis.ADDRESS_DEPENDENCE
         or config.allocator == "recycle",
         "side_file": side_path.name if side_path else None,
         "side_inputs": [[k, split.digests[k]] for k in split.side],

@@ -15,6 +15,7 @@ from typing import Any
 from stress.baseline.store import Baseline
 from stress.config import RunConfig
 from stress.corpus.parse import Case
+from stress.journal.lines import RunHeader
 from stress.journal.results import RESULTS_SCHEMA
 from stress.vocabulary import VERSION
 
@@ -29,21 +30,20 @@ def run_header(
     info: dict[str, Any],
     path: Path,
     baseline: Baseline,
-) -> dict[str, Any]:
+) -> RunHeader:
     """The header of a run's journal: ``corpus`` and ``cases`` are (the corpus, the control
     corpus), ``env`` the children's extra environment, ``info`` the backend-info job's answer,
     ``path`` and ``baseline`` the baseline graded against."""
-    return {
-        "type": "run",
-        "schema": RESULTS_SCHEMA,
-        "version": VERSION,
-        "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "config": config.to_json(),
-        "backend": {**info["fingerprint"], "device_count": info["info"].get("device_count")},
-        "corpus": list(corpus[0]),
-        "control": list(corpus[1]),
-        "cases": [c.to_json() for c in cases[0]],
-        "control_cases": [c.to_json() for c in cases[1]],
-        "baseline": {"path": str(path), "cases": baseline.summary()},
-        "faults": os.environ.get("ACLSIM_FAULTS", "") or env.get("ACLSIM_FAULTS", ""),
-    }
+    return RunHeader(
+        schema=RESULTS_SCHEMA,
+        version=VERSION,
+        started=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        config=config.to_json(),
+        backend={**info["fingerprint"], "device_count": info["info"].get("device_count")},
+        corpus=list(corpus[0]),
+        control=list(corpus[1]),
+        cases=[c.to_json() for c in cases[0]],
+        control_cases=[c.to_json() for c in cases[1]],
+        baseline={"path": str(path), "cases": baseline.summary()},
+        faults=os.environ.get("ACLSIM_FAULTS", "") or env.get("ACLSIM_FAULTS", ""),
+    )

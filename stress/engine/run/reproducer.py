@@ -21,6 +21,7 @@ from stress.corpus import Case
 from stress.corpus.shrink import ddmin, write_corpus
 from stress.grading.verdicts import grade_phase
 from stress.records import CALL, CallRecord, PhaseVerdict, RunReport
+from stress.report_sections import PairCell
 from stress.vocabulary import Diagnosis, PhaseStatus, Verdict
 
 __all__ = ["TRIAL_SECONDS", "Reproducer"]
@@ -73,7 +74,7 @@ class Reproducer:
         if phase.name == "interleaved":
             # a failing pair when one fails; else (a PCT schedule of three calls failed) the
             # smallest set of cases whose interleaved phase still fails
-            chosen = self._pairs(report.interference["cells"]) or self._shrink(
+            chosen = self._pairs(report.interference.cells) or self._shrink(
                 "interleaved", stream, self.by_id[victims[0]]
             )
         else:
@@ -94,15 +95,15 @@ class Reproducer:
             return "per-thread"
         return self.config.streams[0] if phase.name != "interleaved" else "shared"
 
-    def _pairs(self, cells: list[dict[str, Any]]) -> list[Case] | None:
+    def _pairs(self, cells: tuple[PairCell, ...]) -> list[Case] | None:
         """The first (victim, aggressor) pair of the worst interference cells that still fails."""
-        worst = sorted((c for c in cells if c["failures"]), key=lambda c: -c["failures"])
+        worst = sorted((c for c in cells if c.failures), key=lambda c: -c.failures)
         for cell in worst[:4]:
-            pair = [self.by_id[cell["victim"]]]
-            if cell["aggressor"] != cell["victim"]:
-                pair.append(self.by_id[cell["aggressor"]])
+            pair = [self.by_id[cell.victim]]
+            if cell.aggressor != cell.victim:
+                pair.append(self.by_id[cell.aggressor])
             self.trials += 1
-            if self.trial("interleaved", "shared", pair, cell["victim"]):
+            if self.trial("interleaved", "shared", pair, cell.victim):
                 return pair
         return None
 

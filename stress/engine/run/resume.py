@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
+from stress.journal.lines import RunEnd, RunHeader
 from stress.journal.results import RESULTS_FILE, read_results
+from stress.records import PhaseResult
 from stress.vocabulary import PhaseStatus
 
 __all__ = ["Resumed", "resume_point"]
@@ -27,13 +29,14 @@ __all__ = ["Resumed", "resume_point"]
 class Resumed:
     """A stopped run's journal, read back: what to keep and what is finished."""
 
-    header: dict[str, Any]
+    header: RunHeader
     done: frozenset[tuple[str, str]]  # (phase, variant) of the finished phases
     path: Path  # the journal: the resumed session folds it into its grading (run-end left out)
 
-    def records(self) -> Iterator[dict[str, Any]]:
-        """The stopped run's records (read again, one line at a time), without its run-end."""
-        return (r for r in read_results(self.path) if r["type"] != "run-end")
+    def records(self) -> Iterator[Any]:
+        """The stopped run's records (read again, one line at a time, typed), without its
+        run-end."""
+        return (r for r in read_results(self.path, typed=True) if not isinstance(r, RunEnd))
 
 
 def _drop_torn_line(path: Path) -> None:
@@ -49,19 +52,19 @@ def _drop_torn_line(path: Path) -> None:
 def resume_point(out: Path) -> Resumed:
     """The resume point of the run directory ``out`` (one-line errors when there is none)."""
     path = out / RESULTS_FILE
-    header: dict[str, Any] | None = None
-    last_end: dict[str, Any] = {}
+    header: RunHeader | None = None
+    last_end: RunEnd | None = None
     done: set[tuple[str, str]] = set()
-    for r in read_results(path):  # streamed: a long run's journal is not held in memory
-        if r["type"] == "run" and header is None:
-            header = dict(r)
-        elif r["type"] == "run-end":
+    for r in read_results(path, typed=True):  # streamed: a long run's journal is not held
+        if isinstance(r, RunHeader) and header is None:
+            header = r
+        elif isinstance(r, RunEnd):
             last_end = r
-        elif r["type"] == "phase-end" and r.get("status") == PhaseStatus.DONE:
-            done.add((r.get("phase", "?"), r.get("variant", "")))
+        elif isinstance(r, PhaseResult) and r.status == PhaseStatus.DONE:
+            done.add((r.phase, r.variant))
     if header is None:
         raise ConfigError(f"{path}: no results to resume; start a new run instead")
-    if last_end.get("status") == PhaseStatus.DONE:
+    if last_end is not None and last_end.status == PhaseStatus.DONE:
         raise ConfigError(f"{out}: the run finished; nothing to resume (`aclnn-stress report`)")
     _drop_torn_line(path)
     return Resumed(header, frozenset(done), path)

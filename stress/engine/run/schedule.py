@@ -21,7 +21,7 @@ share, with the coverage :mod:`stress.pairs` states).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -29,7 +29,8 @@ from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, STREAM_POLICIES, 
 from stress.engine.replay.pct import GROUP
 from stress.engine.replay.phase_budget import phase_budget
 from stress.grading.diagnosis import BURST_ONLY
-from stress.vocabulary import Diagnosis, is_failure
+from stress.records import CallRecord
+from stress.vocabulary import Diagnosis
 
 __all__ = [
     "BURST_SECONDS",
@@ -165,8 +166,9 @@ class BurstFindings:
     partners: tuple[str, ...] = ()
 
 
-def burst_findings(records: Iterable[Mapping[str, Any]], corpus: Sequence[str]) -> BurstFindings:
-    """What the burst's call records in ``records`` say (cases in corpus order)."""
+def burst_findings(records: Iterable[Any], corpus: Sequence[str]) -> BurstFindings:
+    """What the burst's call records in ``records`` (a typed journal) say (cases in corpus
+    order)."""
     failed: set[str] = set()
     variants: set[str] = set()
     control: set[str] = set()
@@ -174,14 +176,14 @@ def burst_findings(records: Iterable[Mapping[str, Any]], corpus: Sequence[str]) 
     bad_rounds: set[tuple[str, Any]] = set()
     ids = set(corpus)
     for r in records:
-        if r.get("type") != "call" or r.get("phase") != "burst" or r.get("warmup"):
+        if not isinstance(r, CallRecord) or r.phase != "burst" or r.warmup:
             continue
-        variant, case = r.get("variant") or "", str(r.get("case"))
-        key = (variant, r.get("round"))
-        concurrent = r.get("rep") is None  # the serial pass's calls carry rep 0
+        variant, case = r.variant or "", r.case
+        key = (variant, r.round)
+        concurrent = r.rep is None  # the serial pass's calls carry rep 0
         if concurrent:
             rounds.setdefault(key, set()).add(case)
-        if is_failure(r):
+        if r.failed:
             failed.add(case)
             variants.add(variant)
             if concurrent:

@@ -48,6 +48,7 @@ from stress.engine.run.step_batch import Held, StepBatch, start_ahead
 from stress.errors import ConfigError
 from stress.grading.assemble import report_from
 from stress.grading.tally import JournalTally
+from stress.journal.lines import RunHeader
 from stress.journal.results import RESULTS_FILE, ResultWriter, read_results
 from stress.records import CallRecord, RunReport
 from stress.report.writers import live_tally, write_reports
@@ -78,7 +79,7 @@ class Session:
     _t0: float = field(init=False, default=0.0)
     _first: CallRecord | None = field(init=False, default=None)  # the first failing call
     control_cases: list[Case] = field(init=False, default_factory=list)
-    header: dict[str, Any] = field(init=False, default_factory=dict)  # the journal's first record
+    header: RunHeader = field(init=False, default_factory=RunHeader)  # the journal's first line
     recording: Path | None = field(init=False, default=None)  # the baseline being recorded now
     finished_phases: list[str] = field(init=False, default_factory=list)  # "phase variant"
     resume: Resumed | None = None  # --resume: the stopped run this one continues
@@ -329,7 +330,9 @@ class Session:
                     )
                 break
             if step.phase == "burst" and done and diagnosis not in NEVER_EARLY:
-                found = burst_findings(read_results(writer.path), [c.id for c in self.cases])
+                found = burst_findings(
+                    read_results(writer.path, typed=True), [c.id for c in self.cases]
+                )
                 steps[i + 1 :] = focus_steps(steps[i + 1 :], steps[: i + 1], found)
                 self._note(focus_note(found, steps[i + 1 :]), writer)
                 if self.isolate:  # the focused steps run at once, taken in order

@@ -67,35 +67,36 @@ ACLSIM_API aclnnStatus aclGetStorageShape(const aclTensor *tensor, int64_t **sto
     return copy_dims("aclGetStorageShape", tensor, 2, storageDims, storageDimsNum);
 }
 
-ACLSIM_API aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset)
+enum { VIEW_OFFSET, FORMAT, DATA_TYPE };
+
+/* One of a tensor's scalar properties (which) into *out, typed as the getter's output. */
+static aclnnStatus get_scalar(const char *api, const aclTensor *tensor, int which, void *out)
 {
     int rc = 0;
-    nb_tensor *t = acquire("aclGetViewOffset", tensor, offset, &rc);
-    if (t) {
-        *offset = t->d.offset;
-        aclsim_obj_release(&t->obj);
-    }
+    nb_tensor *t = acquire(api, tensor, out, &rc);
+    if (!t)
+        return rc;
+    if (which == VIEW_OFFSET)
+        *(int64_t *)out = t->d.offset;
+    else if (which == FORMAT)
+        *(aclFormat *)out = (aclFormat)t->d.format;
+    else
+        *(aclDataType *)out = (aclDataType)t->d.dtype;
+    aclsim_obj_release(&t->obj);
     return rc;
+}
+
+ACLSIM_API aclnnStatus aclGetViewOffset(const aclTensor *tensor, int64_t *offset)
+{
+    return get_scalar("aclGetViewOffset", tensor, VIEW_OFFSET, offset);
 }
 
 ACLSIM_API aclnnStatus aclGetFormat(const aclTensor *tensor, aclFormat *format)
 {
-    int rc = 0;
-    nb_tensor *t = acquire("aclGetFormat", tensor, format, &rc);
-    if (t) {
-        *format = (aclFormat)t->d.format;
-        aclsim_obj_release(&t->obj);
-    }
-    return rc;
+    return get_scalar("aclGetFormat", tensor, FORMAT, format);
 }
 
 ACLSIM_API aclnnStatus aclGetDataType(const aclTensor *tensor, aclDataType *dataType)
 {
-    int rc = 0;
-    nb_tensor *t = acquire("aclGetDataType", tensor, dataType, &rc);
-    if (t) {
-        *dataType = (aclDataType)t->d.dtype;
-        aclsim_obj_release(&t->obj);
-    }
-    return rc;
+    return get_scalar("aclGetDataType", tensor, DATA_TYPE, dataType);
 }

@@ -154,16 +154,27 @@ ACLSIM_API aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
     return ACL_SUCCESS;
 }
 
+/* The live context behind handle context, acquired; NULL with the API's error set in *rc
+ * when it is NULL or not live (why: the likely reason, for the message). */
+static rt_context *live_context(const char *api, aclrtContext context, const char *why,
+                                aclError *rc)
+{
+    rt_context *c = context ? rt_ctx_acquire(context) : NULL;
+    if (!context)
+        *rc = aclsim_set_error(ACL_ERROR_INVALID_PARAM, "%s: context is NULL", api);
+    else if (!c)
+        *rc = aclsim_set_error(ACL_ERROR_INVALID_PARAM,
+                               "%s: context %p is not a live context (%s)", api, context, why);
+    return c;
+}
+
 ACLSIM_API aclError aclrtDestroyContext(aclrtContext context)
 {
-    if (!context)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: context is NULL");
-    rt_context *c = rt_ctx_acquire(context);
+    aclError rc = ACL_SUCCESS;
+    rt_context *c = live_context("aclrtDestroyContext", context,
+                                 "destroyed already, or not a context handle", &rc);
     if (!c)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
-                                "aclrtDestroyContext: context %p is not a live context (destroyed "
-                                "already, or not a context handle)",
-                                context);
+        return rc;
     int is_default = c->obj.kind == ACLSIM_KIND_CONTEXT_DEFAULT;
     int32_t dev = c->device;
     aclsim_obj_release(&c->obj);
@@ -179,14 +190,11 @@ ACLSIM_API aclError aclrtDestroyContext(aclrtContext context)
 
 ACLSIM_API aclError aclrtSetCurrentContext(aclrtContext context)
 {
-    if (!context)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: context is NULL");
-    rt_context *c = rt_ctx_acquire(context);
+    aclError rc = ACL_SUCCESS;
+    rt_context *c = live_context("aclrtSetCurrentContext", context,
+                                 "destroyed, or its device was reset", &rc);
     if (!c)
-        return aclsim_set_error(ACL_ERROR_INVALID_PARAM,
-                                "aclrtSetCurrentContext: context %p is not a live context "
-                                "(destroyed, or its device was reset)",
-                                context);
+        return rc;
     rt_current_set(context);
     aclsim_obj_release(&c->obj);
     return ACL_SUCCESS;

@@ -149,17 +149,18 @@ static int queue_event_task(const char *api, aclrtStream stream, rt_event *e, ui
     return ACL_SUCCESS;
 }
 
-ACLSIM_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
+/* Queue a record of event on stream (record), or a wait for its latest record so far. */
+static aclError event_on_stream(const char *api, aclrtEvent event, aclrtStream stream, int record)
 {
     int rc = 0;
-    rt_event *e = acquire("aclrtRecordEvent", event, &rc);
+    rt_event *e = acquire(api, event, &rc);
     if (!e)
         return rc;
     pthread_mutex_lock(&e->mu);
-    uint64_t n = ++e->recorded;
+    uint64_t n = record ? ++e->recorded : e->recorded;
     pthread_mutex_unlock(&e->mu);
-    rc = queue_event_task("aclrtRecordEvent", stream, e, n, record_task);
-    if (rc) { /* nothing was queued: this record will never complete, take it back */
+    rc = queue_event_task(api, stream, e, n, record ? record_task : wait_task);
+    if (rc && record) { /* nothing was queued: this record will never complete, take it back */
         pthread_mutex_lock(&e->mu);
         if (e->recorded == n)
             e->recorded--;
@@ -169,18 +170,14 @@ ACLSIM_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
     return rc;
 }
 
+ACLSIM_API aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream)
+{
+    return event_on_stream("aclrtRecordEvent", event, stream, 1);
+}
+
 ACLSIM_API aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event)
 {
-    int rc = 0;
-    rt_event *e = acquire("aclrtStreamWaitEvent", event, &rc);
-    if (!e)
-        return rc;
-    pthread_mutex_lock(&e->mu);
-    uint64_t n = e->recorded;
-    pthread_mutex_unlock(&e->mu);
-    rc = queue_event_task("aclrtStreamWaitEvent", stream, e, n, wait_task);
-    aclsim_obj_release(&e->obj);
-    return rc;
+    return event_on_stream("aclrtStreamWaitEvent", event, stream, 0);
 }
 
 ACLSIM_API aclError aclrtSynchronizeEvent(aclrtEvent event)

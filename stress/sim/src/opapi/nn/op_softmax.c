@@ -15,7 +15,7 @@
 
 #include "aclnn_softmax.h"
 #include "nb_scratch_pool.h"
-#include "op_elem.h"
+#include "op_softmax.h"
 
 #define OP "aclnnSoftmax"
 
@@ -145,11 +145,8 @@ static int softmax_kernel(aclsim_kernel_ctx *k)
         return aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
                                   k->op);
     }
-    int keep[OP_MAX_DIMS];
-    for (int i = 0; i < nd; i++)
-        keep[i] = i != dim;
     op_iter it;
-    op_iter_over(&it, x, keep, NULL);
+    op_softmax_rows(&it, x, dim);
     op_iter_add_strided(&it, dst, cst, oes);
     int64_t outer = aclsim_numel(x) / (n ? n : 1);
     for (int64_t r = 0; r < outer; r++) {
@@ -206,12 +203,10 @@ ACLSIM_API aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64
                                 "%s: out shape %s must equal self shape %s", api,
                                 aclsim_shape_str(dout.dims, dout.ndim, b1, sizeof b1),
                                 aclsim_shape_str(ds.dims, ds.ndim, b2, sizeof b2));
-    int d = op_wrap_dim(dim, ds.ndim);
-    if (d < 0)
-        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
-                                "%s: dim %lld is out of range for a %d-d self (expected [%d, %d])",
-                                api, (long long)dim, (int)ds.ndim, ds.ndim ? -(int)ds.ndim : -1,
-                                ds.ndim ? (int)ds.ndim - 1 : 0);
+    int d = 0;
+    rc = op_softmax_dim(api, "self", dim, (int)ds.ndim, &d);
+    if (rc)
+        return rc;
     softmax_attrs attrs = {.dim = d, .plan = -1};
     if (aclsim_fault("plan-cache") && ds.ndim > 0)
         attrs.plan = plan_publish(&ds, d, dout.dtype);

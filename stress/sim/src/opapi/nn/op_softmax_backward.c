@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 #include "aclnn_softmax_backward.h"
-#include "op_elem.h"
+#include "op_softmax.h"
 
 #define OP "aclnnSoftmaxBackward"
 #define LANES 8 /* the reduction width the softmax-grad-tail fault drops the tail of */
@@ -57,11 +57,8 @@ static int softmax_bwd_kernel(aclsim_kernel_ctx *k)
     if (!row)
         return aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
                                   k->op);
-    int keep[OP_MAX_DIMS];
-    for (int i = 0; i < nd; i++)
-        keep[i] = i != dim;
     op_iter it;
-    op_iter_over(&it, g, keep, NULL);
+    op_softmax_rows(&it, g, dim);
     op_iter_add_strided(&it, op_view_base(y), y->strides, yes);
     op_iter_add_strided(&it, op_view_base(o), o->strides, oes);
     const int64_t used = a->drop_tail ? n - n % LANES : n;
@@ -108,14 +105,7 @@ static aclnnStatus check(const char *api, const aclsim_tensor_desc *all[3], int6
         return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
                                 "%s: output dtype %s must equal gradOutput dtype %s", api,
                                 aclsim_dtype_name(all[1]->dtype), aclsim_dtype_name(all[0]->dtype));
-    int nd = all[0]->ndim;
-    *d = op_wrap_dim(dim, nd);
-    if (*d < 0)
-        return aclsim_set_error(ACLNN_ERR_PARAM_INVALID,
-                                "%s: dim %lld is out of range for a %d-d gradOutput (expected "
-                                "[%d, %d])",
-                                api, (long long)dim, nd, nd ? -nd : -1, nd ? nd - 1 : 0);
-    return ACLNN_SUCCESS;
+    return op_softmax_dim(api, "gradOutput", dim, all[0]->ndim, d);
 }
 
 ACLSIM_API aclnnStatus aclnnSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput,
