@@ -22,11 +22,12 @@ from stress.config import RunConfig
 from stress.corpus.parse import Case, load_corpus
 from stress.corpus.variants import run_variants
 from stress.engine.call.case_size import check_case_sizes, default_max_case_bytes
-from stress.engine.isolation.forkserver import ForkServer, fork_server
+from stress.engine.isolation.forkserver import ForkServer
 from stress.engine.isolation.supervise import ChildResult, run_child
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.baseline_step import record_missing, run_baseline, skip_unrecorded
 from stress.engine.run.child_failure import failure_text
+from stress.engine.run.early import EarlyStart, early_server
 from stress.engine.run.header import run_header
 from stress.engine.run.in_flight import limit_threads
 from stress.engine.run.phase_step import first_failure_line, phase_job, run_step
@@ -85,6 +86,7 @@ class Session:
     tally: JournalTally = field(init=False, default_factory=JournalTally)  # the graded journal
     _server: ForkServer | None = field(init=False, default=None)  # forks the phase children
     _batch: StepBatch | None = field(init=False, default=None)  # focused steps run at once
+    early: EarlyStart | None = None  # the fork server and backend-info job started before it
 
     # -- jobs -------------------------------------------------------------------------------
     def _job(
@@ -105,6 +107,10 @@ class Session:
             job, on_record, silence_timeout=silence, env=self.env, stop_grace=grace,
             server=self._server, **kw,
         )  # fmt: skip
+        return self._user_error(result)
+
+    def _user_error(self, result: ChildResult) -> ChildResult:
+        """``result``, unless its child refused the job for the user to fix (ConfigError)."""
         error = result.end.get("error") or {}
         if result.status == PhaseStatus.FAILED and error.get("user"):
             raise ConfigError(error.get("message", ""))
@@ -116,11 +122,22 @@ class Session:
         return result.end
 
     def backend_info(self) -> dict[str, Any]:
-        """Fingerprint and info of the backend (loaded in a child)."""
-        return self._require_done(
-            self._job({"kind": "info", "device": self.config.device}, lambda r: None),
-            "loading the backend",
-        )
+        """Fingerprint and info of the backend (loaded in a child: the one started ahead by
+        :mod:`.early` when it ran this very job)."""
+        job = {"kind": "info", "device": self.config.device}
+        ahead = self.early.take_info({"backend": self.backend, **job}) if self.early else None
+        result = ahead if ahead is not None else self._job(job, lambda r: None)
+        return self._require_done(result, "loading the backend")
+
+    def start_early(self, early: EarlyStart | None) -> None:
+        """Take the fork server started before this session (:func:`.early.start_early`) and
+        send it the backend-info job now, while the corpus loads (``isolate`` only)."""
+        if early is None or not self.isolate or early.env != {**os.environ, **self.env}:
+            return
+        self.early = early
+        self._server = early.server
+        job = {"backend": self.backend, "kind": "info", "device": self.config.device}
+        early.ask_info(lambda j: self._job(j, lambda r: None), job)
 
     # -- baseline ---------------------------------------------------------------------------
     def default_baseline(self, fingerprint: dict[str, Any]) -> Path:
@@ -183,9 +200,11 @@ class Session:
         """Run every phase; returns the report (also written to the out dir)."""
         self._t0 = time.monotonic()
         self.config.validate()
-        # the fork server the children are forked from imports and parses meanwhile
+        # the fork server the children are forked from imports and parses meanwhile (or did:
+        # started before the session, :mod:`.early`)
         warm = ([*self.corpus, *self.control], self.config.include_dirs)
-        with fork_server(self.isolate, {**os.environ, **self.env}, *warm) as self._server:
+        env = {**os.environ, **self.env}
+        with early_server(self.early, self.isolate, env, *warm) as self._server:
             if not self.cases:
                 self.load()
             out = self.out_dir or new_out_dir(seed=self.config.seed)
