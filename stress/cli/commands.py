@@ -113,27 +113,25 @@ def _paths(args: argparse.Namespace):
     )
 
 
-def _start_early(args: argparse.Namespace) -> tuple[RunConfig, Any]:
-    """``run``'s configuration, and its fork server started now, before the engine is imported
-    (:mod:`stress.engine.run.early`; None for ``--resume``, ``--no-isolate`` or a
-    configuration the session will refuse: it says why in its usual order)."""
+def _start_early(args: argparse.Namespace, session: Any) -> Any:
+    """``run``'s fork server started now, before the corpus is loaded (it inherits the
+    engine this process imported: :mod:`stress.engine.run.early`); None for
+    ``--no-isolate`` or a configuration the session will refuse (it says why in its usual
+    order)."""
     from stress.engine.run.early import start_early
 
-    config = RunConfig.from_cli(args, phases=None)
     try:
-        config.validate()
+        session.config.validate()
     except ConfigError:
-        return config, None
-    paths = _paths(args)
-    warm = [*paths.corpus, *paths.control]
-    return config, start_early(not args.no_isolate, warm, config.include_dirs)
+        return None
+    warm = [*session.corpus, *session.control]
+    return start_early(not args.no_isolate, warm, session.config.include_dirs)
 
 
-def _session_from(args: argparse.Namespace, *, for_run: bool, config: RunConfig | None = None):
+def _session_from(args: argparse.Namespace, *, for_run: bool):
     from stress.engine.run.session import Session
 
-    if config is None:
-        config = RunConfig.from_cli(args, phases=None if for_run else ("serial",))
+    config = RunConfig.from_cli(args, phases=None if for_run else ("serial",))
     paths = _paths(args)
     args.corpus_note = paths.note  # the console line saying which corpus the run uses
     # the shipped corpus outside a checkout: nothing to compare with but its own first recording
@@ -177,10 +175,10 @@ def _resumed(args: argparse.Namespace):
 def cmd_run(args: argparse.Namespace) -> int:
     if args.resume:
         return _run(args, _resumed(args))
-    # the fork server imports and loads the backend beside this process's imports and parsing
-    config, early = _start_early(args)
+    session = _session_from(args, for_run=True)
+    # the backend is loaded and the first step set up beside this process's corpus load
+    early = _start_early(args, session)
     try:
-        session = _session_from(args, for_run=True, config=config)
         session.start_early(early)
         return _run(args, session)
     finally:

@@ -1,31 +1,106 @@
-"""A run's fork server and its backend-info child, started before the session is set up.
+"""A run's fork server, its backend-info job and its first step, started before the session
+has loaded the corpus.
 
-Between ``aclnn-stress run``'s exec and its first phase the parent imports the engine, parses
-the corpus and derives its variants; the fork server then imported what a job needs and the
-backend-info child loaded the backend, one after the other. None of the three needs another:
-the server forked from a process that has imported only the CLI imports the job modules itself
-(:mod:`stress.engine.isolation.forkserver_loop`), and the info job needs only the backend and
-the device. :func:`start_early` forks the server as soon as the arguments are parsed and sends
-it the info job from a thread, so the server's imports, the backend load and the info child
-run beside the parent's own imports and corpus load (the second core, or a larger share of a
-loaded machine's time); the session takes the server and the info result when it gets there
-(:class:`stress.engine.run.session.Session`'s ``early``).
+Between ``aclnn-stress run``'s exec and its first call the parent parses the corpus and
+derives its variants, the backend-info child loads the backend, the session checks the
+baseline and writes the journal's header, and the first step's child loads the backend, the
+corpus, the baseline and makes every case's inputs — one after the other. Only the header
+needs the others. :func:`start_early` forks the fork server as soon as the engine is imported
+(it inherits those imports, as it always did), and the session (``start_early``) sends it at
+once the info job and, when the run's baseline file is named and exists, the first step as the
+arguments describe it (:func:`first_job`): both children set themselves up beside the
+parent's corpus load and checks (the second core, or a larger share of a loaded machine).
 
-Nothing here imports the engine's heavy modules (numpy, the operator catalogue, the corpus
-parser): this module is imported right after the argument parsing.
+The first step's child holds before its first call (:class:`Ahead`): the session lets it go
+only when the step it reaches is that very job (the backend's memory, the baseline's
+unrecorded variants or a budget can change it), with its header written; otherwise it is
+killed unheard. Its records then reach the journal in order, as they arrive: the journal, the
+console and the verdicts are those of a run that started the step then.
 """
 
 from __future__ import annotations
 
 import os
+import queue
+import signal
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from stress.engine.isolation.forkserver import ForkServer, ForkServerGone, fork_server
 
-__all__ = ["EarlyStart", "early_server", "start_early"]
+__all__ = ["Ahead", "EarlyStart", "early_server", "first_job", "start_early"]
+
+#: ``run(job, on_record, cancel)``: supervise the child of ``job`` (the session's ``_job``).
+RunJob = Callable[[dict[str, Any], Callable[[dict[str, Any]], None], threading.Event], Any]
+
+
+class Ahead:
+    """The run's first step started before the session is ready for it: its child sets itself
+    up (backend, corpus, baseline, inputs) and then waits, making no call
+    (:func:`stress.engine.isolation.jobs` ``hold``), until the session takes the step — if the
+    step it reaches is this very job: :meth:`drain` lets the child go and passes its records on
+    as they arrive; any other job, :meth:`cancel` kills it unheard. So nothing runs that the
+    session would not have run, and nothing reaches the journal before its header."""
+
+    def __init__(self, run: RunJob, job: dict[str, Any]) -> None:
+        self.job = dict(job)
+        self._records: queue.SimpleQueue[tuple[float | None, Any]] = queue.SimpleQueue()
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+        self._pid: int | None = None
+        self._go = False
+
+        def work() -> None:
+            try:
+                result = run({**self.job, "hold": True}, self._record, self._cancel)
+            except BaseException as exc:  # raised again where the step is taken
+                result = exc
+            self._records.put((None, result))
+
+        self._thread = threading.Thread(target=work, daemon=True, name="early-step")
+        self._thread.start()
+
+    def _record(self, rec: dict[str, Any]) -> None:
+        if rec.get("type") == "held":  # set up and waiting for the go
+            with self._lock:
+                self._pid = int(rec["pid"])
+                if self._go:
+                    self._signal()
+            return
+        self._records.put((time.monotonic(), rec))
+
+    def _signal(self) -> None:
+        if self._pid is None:
+            return
+        try:
+            os.kill(self._pid, signal.SIGUSR2)
+        except ProcessLookupError:
+            pass  # it ended already: its end is on the way
+
+    def drain(self, on_record: Callable[..., None]) -> Any:
+        """Let the child go, pass each record on with its arrival (``on_record(rec, at)``) as
+        it comes, and return the child's result once it ended."""
+        with self._lock:
+            self._go = True
+            self._signal()
+        while True:
+            try:
+                at, item = self._records.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if at is None:
+                if isinstance(item, BaseException):
+                    raise item
+                return item
+            on_record(item, at)
+
+    def cancel(self) -> None:
+        """Kill the child (not needed), dropping its records."""
+        self._cancel.set()
+        self._thread.join(timeout=10)
 
 
 class EarlyStart:
@@ -37,6 +112,7 @@ class EarlyStart:
         self._info: Any = None
         self._info_done = threading.Event()
         self._thread: threading.Thread | None = None
+        self.ahead: Ahead | None = None  # the first step, held before its first call
 
     def ask_info(self, run: Callable[[dict[str, Any]], Any], job: dict[str, Any]) -> None:
         """Run the backend-info ``job`` now, in a thread (``run(job)`` supervises its child)."""
@@ -63,8 +139,20 @@ class EarlyStart:
             raise self._info
         return self._info
 
+    def take_ahead(self, job: dict[str, Any]) -> Ahead | None:
+        """The step started ahead, if it is ``job``; else it is cancelled (and None)."""
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None and ahead.job != job:
+            ahead.cancel()
+            return None
+        return ahead
+
     def close(self) -> None:
-        """Stop the server (an info child still running dies with it)."""
+        """Cancel a step started ahead and not taken; stop the server (a child still running
+        dies with it)."""
+        if self.ahead is not None:
+            self.ahead.cancel()
+            self.ahead = None
         self.server.close()
 
 
@@ -101,3 +189,21 @@ def early_server(
         yield early.server
     finally:
         early.close()
+
+
+def first_job(
+    config: Any, corpus: Sequence[str], control: Sequence[str], baseline: str
+) -> dict[str, Any]:
+    """The job of the run's first step as the session will make it, as far as the arguments
+    tell (the backend, the corpus and the baseline may still change it: the step started
+    ahead is then cancelled, :meth:`EarlyStart.take_ahead`)."""
+    from stress.engine.run.phase_step import phase_job
+    from stress.engine.run.schedule import Scheduler, plan
+
+    scheduler = Scheduler(config, plan(config))
+    step, phases = scheduler.steps[0], config.phases
+    with_control = "control" in phases or ("burst" in phases and bool(control))
+    job_config = scheduler.config_for(0, 0.0)
+    return phase_job(
+        step.phase, step.stream, job_config, corpus, control if with_control else [], baseline
+    )

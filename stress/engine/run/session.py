@@ -27,7 +27,7 @@ from stress.engine.isolation.supervise import ChildResult, run_child
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.baseline_step import record_missing, run_baseline, skip_unrecorded
 from stress.engine.run.child_failure import failure_text
-from stress.engine.run.early import EarlyStart, early_server
+from stress.engine.run.early import Ahead, EarlyStart, early_server, first_job
 from stress.engine.run.header import run_header
 from stress.engine.run.in_flight import limit_threads
 from stress.engine.run.phase_step import first_failure_line, phase_job, run_step
@@ -130,14 +130,20 @@ class Session:
         return self._require_done(result, "loading the backend")
 
     def start_early(self, early: EarlyStart | None) -> None:
-        """Take the fork server started before this session (:func:`.early.start_early`) and
-        send it the backend-info job now, while the corpus loads (``isolate`` only)."""
+        """Take the fork server started for this session (:func:`.early.start_early`) and send
+        it now, while the corpus loads, the backend-info job and, with a named baseline file,
+        the first step, held before its first call (:class:`.early.Ahead`; ``isolate``
+        only)."""
         if early is None or not self.isolate or early.env != {**os.environ, **self.env}:
             return
         self.early = early
         self._server = early.server
         job = {"backend": self.backend, "kind": "info", "device": self.config.device}
         early.ask_info(lambda j: self._job(j, lambda r: None), job)
+        path = self.baseline_path  # missing: recorded first, or the run refused
+        if self.resume is None and not self.record_missing and path and path.is_file():
+            job = first_job(self.config, self.corpus, self.control, str(path))
+            early.ahead = Ahead(lambda j, rec, stop: self._job(j, rec, cancel=stop), job)
 
     # -- baseline ---------------------------------------------------------------------------
     def default_baseline(self, fingerprint: dict[str, Any]) -> Path:
@@ -390,7 +396,9 @@ class Session:
         config = config or self.config
         cases = self.control_cases if step.phase == "control" else config.focus or self.cases
         n_cases = len(cases) + (len(self.control_cases) if step.phase == "burst" else 0)
-        run = partial(self._job, self._phase_job(step.phase, step.stream, baseline, config))
+        job = self._phase_job(step.phase, step.stream, baseline, config)
+        ahead = self.early.take_ahead(job) if self.early else None  # the first step, set up
+        run = ahead.drain if ahead else partial(self._job, job)
         ui, t0, first = self.ui, self._t0, self._first_failure
         status = run_step(writer, ui, step, n_cases, config, run, t0, first, held)
         if status == PhaseStatus.DONE:

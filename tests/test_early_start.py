@@ -1,0 +1,83 @@
+"""The run's first step started ahead (stress.engine.run.early): its child sets itself up and
+holds before its first call; taken as the same job it goes and its records pass on as they
+arrive; any other job cancels it unheard."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from stress.engine.isolation.supervise import run_child
+from stress.engine.run.early import Ahead, EarlyStart, first_job
+from stress.vocabulary import PhaseStatus
+
+#: A stand-in phase child: it holds as a phase child does (jobs._hold), then sends one call
+#: record stamped with the moment it went.
+_CHILD = """
+import sys, time
+from stress.engine.isolation.child import child_main
+from stress.engine.isolation.jobs import _hold
+
+def run(job, send):
+    send({"type": "ready"})
+    _hold(send)
+    send({"type": "call", "case": "c", "went": time.time()})
+    return "done", "", {}
+
+child_main(sys.argv[1], int(sys.argv[2]), run)
+"""
+JOB = {"kind": "phase", "phase": "burst", "stream": "per-thread"}
+
+
+def _ahead() -> Ahead:
+    def run(job, on_record, cancel):
+        assert job["hold"] is True
+        command = [sys.executable, "-c", _CHILD]
+        return run_child(job, on_record, silence_timeout=30, command=command, cancel=cancel)
+
+    return Ahead(run, JOB)
+
+
+class _Server:
+    def close(self) -> None:
+        pass
+
+
+def test_the_step_taken_as_its_own_job_goes_then_and_passes_its_records_on():
+    early = EarlyStart(_Server(), {})  # type: ignore[arg-type]
+    early.ahead = _ahead()
+    time.sleep(1.0)  # set up and held meanwhile: no call yet
+    ahead = early.take_ahead(dict(JOB))
+    assert ahead is not None and early.ahead is None
+    took = time.time()
+    records: list[tuple[dict, float]] = []
+    result = ahead.drain(lambda rec, at: records.append((rec, at)))
+    assert result.status == PhaseStatus.DONE
+    assert [r["case"] for r, _ in records] == ["c"]
+    assert records[0][0]["went"] >= took  # it made its call only once taken
+
+
+def test_another_job_cancels_the_step_started_ahead():
+    early = EarlyStart(_Server(), {})  # type: ignore[arg-type]
+    ahead = early.ahead = _ahead()
+    time.sleep(0.5)
+    assert early.take_ahead({**JOB, "stream": "shared"}) is None
+    assert early.ahead is None
+    assert not ahead._thread.is_alive()  # its child killed, its supervisor ended
+
+
+def test_close_cancels_a_step_never_taken():
+    early = EarlyStart(_Server(), {})  # type: ignore[arg-type]
+    ahead = early.ahead = _ahead()
+    early.close()
+    assert early.ahead is None and not ahead._thread.is_alive()
+
+
+def test_the_first_job_is_the_burst_as_the_session_makes_it():
+    from stress.config import RunConfig
+
+    config = RunConfig(streams=("per-thread", "shared"), budget_s=20.0)
+    job = first_job(config, ["corpus/mhc.toml"], ["corpus/control.toml"], "b.json")
+    assert (job["phase"], job["stream"], job["baseline"]) == ("burst", "per-thread", "b.json")
+    assert job["control"] == ["corpus/control.toml"]  # the burst runs the control among it
+    assert job["config"]["duration"] == 1.0  # a tenth of the budget, per stream policy
