@@ -260,9 +260,9 @@ def test_a_starved_call_alone_in_its_pool_is_not_a_hang(device):
 
 
 def test_the_starvation_clock_counts_waiting_for_a_core_not_sleeping():
-    """Threads that sleep gather no run-queue wait; three busy threads pinned to one core do
-    (sha256 of a large buffer runs without the GIL). In a child process (the pinning stays
-    there)."""
+    """Threads that sleep gather (almost) no run-queue wait; three busy threads pinned to one
+    core do (sha256 of a large buffer runs without the GIL). In a child process (the pinning
+    stays there)."""
     import os
     import subprocess
     import sys
@@ -289,8 +289,8 @@ print(run(lambda: time.sleep(0.6)), run(busy))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     sleeping, busy = map(float, done.stdout.split())
-    assert sleeping < 0.1, done.stdout
-    assert busy > 0.15, done.stdout
+    # (a loaded machine delays the sleepers' wake-ups too: the busy threads' wait is on top)
+    assert busy > 0.15 and busy > sleeping + 0.1, done.stdout
 
 
 # ---- a simulated deadlock ------------------------------------------------------------------

@@ -198,7 +198,8 @@ from stress.cli import main
 code = main(["run", "--corpus", "no/such.toml", "--control", "corpus/control.toml",
              "--budget", "2", "--out", sys.argv[1]])
 server = seen["early"].server
-print(json.dumps({"code": code, "order": seen["order"], "stopped": server._proc.poll() is not None}))
+stopped = server._proc.poll() is not None
+print(json.dumps({"code": code, "order": seen["order"], "stopped": stopped}))
 """
 
 

@@ -12,7 +12,7 @@ judged against its own case:
 * **confirmation** — a call past ``L`` is only *suspect*; it becomes a ``HANG`` when it is still
   in flight after a second wait. If no call of the pool finished since the call became suspect
   (the pool is stalled: a deadlock holds every worker, or the others ended their budget) the
-  wait is ``L`` again: the hang stands at ``2 L`` (1.5 s for a millisecond case by default). If
+  wait is ``L`` again: the hang stands at ``2 L`` (1 s for a millisecond case by default). If
   calls do finish meanwhile, the machine is progressing and this call may only be slow under
   load: the wait is stretched to ``L × slowdown``, where ``slowdown`` (≥ 1) is how much slower
   than their recorded p99 the calls that finished lately ran (their median ratio,
@@ -52,8 +52,8 @@ __all__ = [
     "in_flight",
 ]
 
-#: Seconds: no call is suspect sooner (README "Hangs": the slowest millisecond call measured on
-#: a loaded 2-core host took 0.71 s).
+#: Seconds: no call is suspect sooner (README "Hangs": four times the slowest millisecond call
+#: measured in a concurrent phase; the wait for a core is not counted while the pool stalls).
 HANG_FLOOR: float = DEFAULTS["hang_floor"]
 #: A call is suspect after this many times its case's recorded p99.
 HANG_FACTOR: float = DEFAULTS["hang_factor"]
