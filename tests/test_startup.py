@@ -177,9 +177,9 @@ def test_help_has_no_internal_references(helps):
     assert bad == [], json.dumps(bad)
 
 
-#: ``run`` with a corpus file that does not exist: the fork server is started (early) and the
-#: corpus load then fails with exit 2; the order of the two, and whether the server was
-#: stopped, are printed.
+#: ``run`` with a baseline file that does not exist: the corpus loads, the fork server is
+#: started (early), and the baseline check then fails with exit 2; the order of the two, and
+#: whether the server was stopped, are printed.
 _EARLY_PROBE = """
 import json, sys
 import stress.engine.run.early as early
@@ -195,25 +195,26 @@ def load(self):
     return real_load(self)
 early.start_early, Session.load = start, load
 from stress.cli import main
-code = main(["run", "--corpus", "no/such.toml", "--control", "corpus/control.toml",
-             "--budget", "2", "--out", sys.argv[1]])
+code = main(["run", "--corpus", "corpus/mhc.toml", "--control", "corpus/control.toml",
+             "--baseline", sys.argv[1] + ".json", "--budget", "2", "--out", sys.argv[1]])
 server = seen["early"].server
 stopped = server._proc.poll() is not None
 print(json.dumps({"code": code, "order": seen["order"], "stopped": stopped}))
 """
 
 
-def test_run_starts_its_fork_server_before_loading_the_corpus(tmp_path):
-    """The fork server (forked with the engine this process imported; it loads the backend for
-    the info job and sets up the first step) starts before the corpus is loaded, beside it; it
-    is stopped when the run ends, here at a corpus that does not load."""
+def test_run_starts_its_fork_server_once_the_corpus_is_loaded(tmp_path):
+    """The fork server (forked with the engine this process imported and the corpus it parsed,
+    which the children inherit; it loads the backend for the info job) starts right after the
+    corpus load, before the session's checks; it is stopped when the run ends, here at a
+    baseline that does not exist."""
     done = subprocess.run(
         [sys.executable, "-c", _EARLY_PROBE, str(tmp_path / "out")],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     probe = json.loads(done.stdout.strip().splitlines()[-1])
     assert probe["code"] == 2, done.stderr
-    assert probe["order"] == ["fork server", "corpus load"]
+    assert probe["order"] == ["corpus load", "fork server"]
     assert probe["stopped"] is True
 
 

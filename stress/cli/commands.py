@@ -114,8 +114,8 @@ def _paths(args: argparse.Namespace):
 
 
 def _start_early(args: argparse.Namespace, session: Any) -> Any:
-    """``run``'s fork server started now, before the corpus is loaded (it inherits the
-    engine this process imported: :mod:`stress.engine.run.early`); None for
+    """``run``'s fork server started now, before the session's checks (it inherits the engine
+    this process imported and the corpus it parsed: :mod:`stress.engine.run.early`); None for
     ``--no-isolate`` or a configuration the session will refuse (it says why in its usual
     order)."""
     from stress.engine.run.early import start_early
@@ -176,7 +176,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.resume:
         return _run(args, _resumed(args))
     session = _session_from(args, for_run=True)
-    # the backend is loaded and the first step set up beside this process's corpus load
+    session.load()  # bad corpus files fail here, before any output
+    # the backend is loaded and the first step set up beside this process's checks (the
+    # fork server and its children inherit the parsed corpus and its variants)
     early = _start_early(args, session)
     try:
         session.start_early(early)
@@ -192,7 +194,8 @@ def _run(args: argparse.Namespace, session: Any) -> int:
     from stress.report.progress import ConsoleUI
     from stress.report.writers import render_console
 
-    session.load()  # bad corpus files fail here, before any output
+    if args.resume:
+        session.load()  # bad corpus files fail here, before any output
     junit = output_file(Path(args.junit), "--junit") if args.junit else None
     cfg = session.config
     session.ui = ConsoleUI(

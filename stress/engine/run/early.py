@@ -1,15 +1,16 @@
-"""A run's fork server, its backend-info job and its first step, started before the session
-has loaded the corpus.
+"""A run's fork server, its backend-info job and its first step, started before the session's
+checks.
 
 Between ``aclnn-stress run``'s exec and its first call the parent parses the corpus and
 derives its variants, the backend-info child loads the backend, the session checks the
 baseline and writes the journal's header, and the first step's child loads the backend, the
 corpus, the baseline and makes every case's inputs — one after the other. Only the header
-needs the others. :func:`start_early` forks the fork server as soon as the engine is imported
-(it inherits those imports, as it always did), and the session (``start_early``) sends it at
-once the info job and, when the run's baseline file is named and exists, the first step as the
-arguments describe it (:func:`first_job`): both children set themselves up beside the
-parent's corpus load and checks (the second core, or a larger share of a loaded machine).
+needs the others. :func:`start_early` forks the fork server as soon as the corpus is loaded (it
+inherits the engine's imports and the parsed corpus with its variants,
+:mod:`stress.corpus.preload`: no child parses or derives them again), and the session
+(``start_early``) sends it at once the info job and, when the run's baseline file is named and
+exists, the first step as the arguments describe it (:func:`first_job`): both children set
+themselves up beside the parent's checks and console set-up.
 
 The first step's child holds before its first call (:class:`Ahead`): the session lets it go
 only when the step it reaches is that very job (the backend's memory, the baseline's

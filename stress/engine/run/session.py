@@ -19,7 +19,8 @@ from typing import Any
 
 from stress.baseline.store import backend_tag, default_baseline_path
 from stress.config import RunConfig
-from stress.corpus.parse import Case, load_corpus
+from stress.corpus import preload
+from stress.corpus.parse import Case
 from stress.corpus.variants import run_variants
 from stress.engine.call.case_size import check_case_sizes, default_max_case_bytes
 from stress.engine.isolation.forkserver import ForkServer
@@ -186,7 +187,8 @@ class Session:
 
     def load(self) -> None:
         # the corpus and the view variants derived from it (the phase children derive the same)
-        cases = load_corpus(self.corpus, self.config.include_dirs)
+        # kept parsed (preload): the fork server, forked after, and its children inherit them
+        cases = preload.load(self.corpus, self.config.include_dirs)
         self.cases = run_variants(cases, self.config)
         phases = self.config.phases
         if "control" in phases or ("burst" in phases and self.control):
@@ -194,7 +196,7 @@ class Session:
                 raise ConfigError(
                     "the control phase needs --control PATH (or drop it from --phases)"
                 )
-            self.control_cases = load_corpus(self.control, self.config.include_dirs)
+            self.control_cases = preload.load(self.control, self.config.include_dirs)
             clash = {c.id for c in self.cases} & {c.id for c in self.control_cases}
             if clash:
                 raise ConfigError(
