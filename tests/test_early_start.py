@@ -81,3 +81,36 @@ def test_the_first_job_is_the_burst_as_the_session_makes_it():
     assert (job["phase"], job["stream"], job["baseline"]) == ("burst", "per-thread", "b.json")
     assert job["control"] == ["corpus/control.toml"]  # the burst runs the control among it
     assert job["config"]["duration"] == 1.0  # a tenth of the budget, per stream policy
+
+
+def test_a_forked_child_finds_the_parsed_corpus_and_its_size_variants():
+    """The session loads through preload before it forks the fork server: a child loading the
+    same files gets the same case objects, and their size variants derived once."""
+    import os
+
+    from stress.corpus import preload
+    from stress.corpus.parse import load_corpus
+    from stress.corpus.size_variants import size_variants
+
+    paths = ["corpus/mhc.toml", "corpus/pool/mul.toml"]
+    cases = preload.load(paths)
+    variants = size_variants(cases, ("empty", "edge"))
+    assert variants
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: nothing parsed or derived again
+        again = preload.load(paths)
+        same = all(a is b for a, b in zip(again, cases, strict=True))
+        derived = size_variants(again, ("empty", "edge"))
+        kept = all(a is b for a, b in zip(derived, variants, strict=True))
+        os.write(write, b"1" if same and kept else b"0")
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 1)
+    os.waitpid(pid, 0)
+    assert answer == b"1"
+    # other case objects (parsed anew) are derived anew, and the same
+    fresh = load_corpus(paths)
+    redone = size_variants(fresh, ("empty", "edge"))
+    assert [v.id for v in redone] == [v.id for v in variants]
+    assert all(a is not b for a, b in zip(redone, variants, strict=True))
