@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 import time
 
+import pytest
+
 from stress.engine.isolation.supervise import run_child
 from stress.engine.run.early import Ahead, EarlyStart, first_job
 from stress.vocabulary import PhaseStatus
@@ -21,7 +23,9 @@ from stress.engine.isolation.jobs import _hold
 def run(job, send):
     send({"type": "ready"})
     _hold(send)
-    send({"type": "call", "case": "c", "went": time.time()})
+    for case in job.get("cases", ["c"]):
+        send({"type": "call", "case": case, "went": time.time()})
+        time.sleep(0.2)
     return "done", "", {}
 
 child_main(sys.argv[1], int(sys.argv[2]), run)
@@ -29,13 +33,13 @@ child_main(sys.argv[1], int(sys.argv[2]), run)
 JOB = {"kind": "phase", "phase": "burst", "stream": "per-thread"}
 
 
-def _ahead() -> Ahead:
+def _ahead(job: dict | None = None) -> Ahead:
     def run(job, on_record, cancel):
         assert job["hold"] is True
         command = [sys.executable, "-c", _CHILD]
         return run_child(job, on_record, silence_timeout=30, command=command, cancel=cancel)
 
-    return Ahead(run, JOB)
+    return Ahead(run, job or JOB, grace=5.0)
 
 
 class _Server:
@@ -71,6 +75,24 @@ def test_close_cancels_a_step_never_taken():
     ahead = early.ahead = _ahead()
     early.close()
     assert early.ahead is None and not ahead._thread.is_alive()
+
+
+def test_an_interrupt_while_taking_it_lets_the_calls_in_flight_end_and_be_recorded():
+    """Ctrl-C while the step's records pass on: as run_child does, the child is asked to stop
+    (SIGTERM: its round ends) and what it still sends within the grace is passed on."""
+    job = {**JOB, "cases": ["a", "b"]}
+    ahead = _ahead(job)
+    seen: list[str] = []
+
+    def on_record(rec, at):
+        seen.append(rec["case"])
+        if len(seen) == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ahead.drain(on_record)
+    assert seen == ["a", "b"]
+    assert not ahead._thread.is_alive()
 
 
 def test_the_first_job_is_the_burst_as_the_session_makes_it():

@@ -46,8 +46,9 @@ class Ahead:
     as they arrive; any other job, :meth:`cancel` kills it unheard. So nothing runs that the
     session would not have run, and nothing reaches the journal before its header."""
 
-    def __init__(self, run: RunJob, job: dict[str, Any]) -> None:
+    def __init__(self, run: RunJob, job: dict[str, Any], grace: float = 5.0) -> None:
         self.job = dict(job)
+        self.grace = grace  # interrupted: seconds the calls in flight may take to end
         self._records: queue.SimpleQueue[tuple[float | None, Any]] = queue.SimpleQueue()
         self._cancel = threading.Event()
         self._lock = threading.Lock()
@@ -73,11 +74,11 @@ class Ahead:
             return
         self._records.put((time.monotonic(), rec))
 
-    def _signal(self) -> None:
+    def _signal(self, sig: int = signal.SIGUSR2) -> None:
         if self._pid is None:
             return
         try:
-            os.kill(self._pid, signal.SIGUSR2)
+            os.kill(self._pid, sig)
         except ProcessLookupError:
             pass  # it ended already: its end is on the way
 
@@ -87,7 +88,19 @@ class Ahead:
         with self._lock:
             self._go = True
             self._signal()
-        while True:
+        try:
+            return self._pass_on(on_record, None)
+        except KeyboardInterrupt:  # as run_child does: the round ends, its calls are recorded
+            self._signal(signal.SIGTERM)
+            try:
+                self._pass_on(on_record, time.monotonic() + self.grace)
+            finally:
+                self.cancel()
+            raise
+
+    def _pass_on(self, on_record: Callable[..., None], deadline: float | None) -> Any:
+        """Records to ``on_record`` until the child's result (returned), or ``deadline``."""
+        while deadline is None or time.monotonic() < deadline:
             try:
                 at, item = self._records.get(timeout=0.2)
             except queue.Empty:
@@ -97,6 +110,7 @@ class Ahead:
                     raise item
                 return item
             on_record(item, at)
+        return None
 
     def cancel(self) -> None:
         """Kill the child (not needed), dropping its records."""

@@ -87,7 +87,7 @@ class Session:
     tally: JournalTally = field(init=False, default_factory=JournalTally)  # the graded journal
     _server: ForkServer | None = field(init=False, default=None)  # forks the phase children
     _batch: StepBatch | None = field(init=False, default=None)  # focused steps run at once
-    early: EarlyStart | None = None  # the fork server and backend-info job started before it
+    early: EarlyStart | None = None  # the fork server, info job and first step started ahead
 
     # -- jobs -------------------------------------------------------------------------------
     def _job(
@@ -108,10 +108,6 @@ class Session:
             job, on_record, silence_timeout=silence, env=self.env, stop_grace=grace,
             server=self._server, **kw,
         )  # fmt: skip
-        return self._user_error(result)
-
-    def _user_error(self, result: ChildResult) -> ChildResult:
-        """``result``, unless its child refused the job for the user to fix (ConfigError)."""
         error = result.end.get("error") or {}
         if result.status == PhaseStatus.FAILED and error.get("user"):
             raise ConfigError(error.get("message", ""))
@@ -132,9 +128,8 @@ class Session:
 
     def start_early(self, early: EarlyStart | None) -> None:
         """Take the fork server started for this session (:func:`.early.start_early`) and send
-        it now, while the corpus loads, the backend-info job and, with a named baseline file,
-        the first step, held before its first call (:class:`.early.Ahead`; ``isolate``
-        only)."""
+        it now, before the checks, the backend-info job and, with a named baseline file, the
+        first step, held before its first call (:class:`.early.Ahead`; ``isolate`` only)."""
         if early is None or not self.isolate or early.env != {**os.environ, **self.env}:
             return
         self.early = early
@@ -144,7 +139,11 @@ class Session:
         path = self.baseline_path  # missing: recorded first, or the run refused
         if self.resume is None and not self.record_missing and path and path.is_file():
             job = first_job(self.config, self.corpus, self.control, str(path))
-            early.ahead = Ahead(lambda j, rec, stop: self._job(j, rec, cancel=stop), job)
+            early.ahead = Ahead(
+                lambda j, rec, stop: self._job(j, rec, cancel=stop),
+                job,
+                grace=self.config.call_timeout,  # as run_child's stop_grace
+            )
 
     # -- baseline ---------------------------------------------------------------------------
     def default_baseline(self, fingerprint: dict[str, Any]) -> Path:
