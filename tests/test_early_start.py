@@ -136,3 +136,17 @@ def test_a_forked_child_finds_the_parsed_corpus_and_its_size_variants():
     redone = size_variants(fresh, ("empty", "edge"))
     assert [v.id for v in redone] == [v.id for v in variants]
     assert all(a is not b for a, b in zip(redone, variants, strict=True))
+
+
+def test_a_baseline_path_it_may_not_look_at_starts_nothing_ahead():
+    """A path whose stat fails (here: too long; for an unprivileged user, a folder it may not
+    enter) is not looked at ahead: the run says what is wrong with it where it always did."""
+    from pathlib import Path
+
+    from stress.engine.run.early import is_file
+
+    too_long = Path("b" * 5000 + ".json")
+    with pytest.raises(OSError):
+        too_long.is_file()
+    assert is_file(too_long) is False
+    assert is_file(Path(__file__)) is True

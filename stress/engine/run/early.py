@@ -32,7 +32,7 @@ from typing import Any
 
 from stress.engine.isolation.forkserver import ForkServer, ForkServerGone, fork_server
 
-__all__ = ["Ahead", "EarlyStart", "early_server", "first_job", "start_early"]
+__all__ = ["Ahead", "EarlyStart", "early_server", "first_job", "is_file", "start_early"]
 
 #: ``run(job, on_record, cancel)``: supervise the child of ``job`` (the session's ``_job``).
 RunJob = Callable[[dict[str, Any], Callable[[dict[str, Any]], None], threading.Event], Any]
@@ -222,3 +222,12 @@ def first_job(
     return phase_job(
         step.phase, step.stream, job_config, corpus, control if with_control else [], baseline
     )
+
+
+def is_file(path: Any) -> bool:
+    """Whether ``path`` is a file this process can see (False where it may not look: the run
+    then says what is wrong with it where it always did)."""
+    try:
+        return bool(path.is_file())
+    except OSError:
+        return False

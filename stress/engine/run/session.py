@@ -28,7 +28,7 @@ from stress.engine.isolation.supervise import ChildResult, run_child
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.baseline_step import record_missing, run_baseline, skip_unrecorded
 from stress.engine.run.child_failure import failure_text
-from stress.engine.run.early import Ahead, EarlyStart, early_server, first_job
+from stress.engine.run.early import Ahead, EarlyStart, early_server, first_job, is_file
 from stress.engine.run.header import run_header
 from stress.engine.run.in_flight import limit_threads
 from stress.engine.run.phase_step import first_failure_line, phase_job, run_step
@@ -136,8 +136,8 @@ class Session:
         self._server = early.server
         job = {"backend": self.backend, "kind": "info", "device": self.config.device}
         early.ask_info(lambda j: self._job(j, lambda r: None), job)
-        path = self.baseline_path  # missing: recorded first, or the run refused
-        if self.resume is None and not self.record_missing and path and path.is_file():
+        path = self.baseline_path  # missing: recorded first, or the run refused (in order)
+        if self.resume is None and not self.record_missing and path and is_file(path):
             job = first_job(self.config, self.corpus, self.control, str(path))
             early.ahead = Ahead(
                 lambda j, rec, stop: self._job(j, rec, cancel=stop),
