@@ -119,7 +119,8 @@ class Ahead:
 
 
 class EarlyStart:
-    """The fork server started ahead of the session, and the backend-info job it runs."""
+    """The fork server started ahead of the session's checks, the backend-info job it runs and
+    the first step (:class:`Ahead`) it set up."""
 
     def __init__(self, server: ForkServer, env: dict[str, str]) -> None:
         self.server = server
