@@ -100,9 +100,12 @@ def test_the_first_job_is_the_burst_as_the_session_makes_it():
 
     config = RunConfig(streams=("per-thread", "shared"), budget_s=20.0)
     job = first_job(config, ["corpus/mhc.toml"], ["corpus/control.toml"], "b.json")
+    assert job is not None
     assert (job["phase"], job["stream"], job["baseline"]) == ("burst", "per-thread", "b.json")
     assert job["control"] == ["corpus/control.toml"]  # the burst runs the control among it
     assert job["config"]["duration"] == 1.0  # a tenth of the budget, per stream policy
+    serial = RunConfig(phases=("serial",), budget_s=20.0)  # its share depends on the start
+    assert first_job(serial, ["corpus/mhc.toml"], [], "b.json") is None
 
 
 def test_a_forked_child_finds_the_parsed_corpus_and_its_size_variants():

@@ -209,15 +209,18 @@ def early_server(
 
 def first_job(
     config: Any, corpus: Sequence[str], control: Sequence[str], baseline: str
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     """The job of the run's first step as the session will make it, as far as the arguments
     tell (the backend, the corpus and the baseline may still change it: the step started
-    ahead is then cancelled, :meth:`EarlyStart.take_ahead`)."""
+    ahead is then cancelled, :meth:`EarlyStart.take_ahead`); None when that step is not the
+    burst (another phase's duration under ``--budget`` depends on when it starts)."""
     from stress.engine.run.phase_step import phase_job
     from stress.engine.run.schedule import Scheduler, plan
 
     scheduler = Scheduler(config, plan(config))
     step, phases = scheduler.steps[0], config.phases
+    if step.phase != "burst":
+        return None
     with_control = "control" in phases or ("burst" in phases and bool(control))
     job_config = scheduler.config_for(0, 0.0)
     return phase_job(

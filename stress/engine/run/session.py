@@ -138,10 +138,13 @@ class Session:
         early.ask_info(lambda j: self._job(j, lambda r: None), job)
         path = self.baseline_path  # missing: recorded first, or the run refused (in order)
         if self.resume is None and not self.record_missing and path and is_file(path):
-            job = first_job(self.config, self.corpus, self.control, str(path))
+            first = first_job(self.config, self.corpus, self.control, str(path))
+        else:
+            first = None
+        if first is not None:
             early.ahead = Ahead(
                 lambda j, rec, stop: self._job(j, rec, cancel=stop),
-                job,
+                first,
                 grace=self.config.call_timeout,  # as run_child's stop_grace
             )
 
