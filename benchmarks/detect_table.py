@@ -30,7 +30,8 @@ COLUMNS = (
     "sides. For a numeric fault the framework's figure is `aclnn-stress gradcheck` from exec to "
     "its exit (the verdict is its last line). **in-process**: what each process's own clock "
     "says from its own start: the framework from `Session.run` (after the interpreter start, "
-    "the imports and the argument parsing; `baseline record` prints no such clock: —), the "
+    "the imports, the argument parsing and the corpus load, while the first step's child sets "
+    "itself up: docs/startup.md; `baseline record` prints no such clock: —), the "
     "naive harness from its first line after its imports. **ratio**: framework / naive median "
     "from exec, per stream policy of the naive harness."
 )

@@ -103,7 +103,7 @@ class RunConfig:
     call_timeout: float = 10.0  # seconds: a call still running then is a HANG (the upper bound)
     # the adaptive limit below it (stress.engine.replay.hang_rule): a call of a case with a
     # recorded time is suspect past max(hang_floor, hang_factor x its p99), a HANG once confirmed
-    hang_floor: float = 0.75  # seconds (README "Hangs": why)
+    hang_floor: float = 0.5  # seconds (README "Hangs": why)
     hang_factor: float = 50.0
     device: int = 0
     deterministic: bool = True

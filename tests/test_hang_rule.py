@@ -55,6 +55,17 @@ def test_progress_elsewhere_stretches_the_wait_by_the_slowdown_up_to_the_ceiling
     assert RULE.deadline(0.002, slowdown=0.2, progressed=True) == pytest.approx(1.0)  # >= 1
 
 
+def test_a_stalled_pools_call_does_not_count_the_time_it_waited_for_a_core():
+    # 1.01 s in flight, 0.6 s of it runnable without a core: 0.41 s counted, not even suspect
+    assert RULE.verdict(1.01, 0.002, starved_s=0.6) is CallState.RUNNING
+    assert RULE.verdict(1.01, 0.002, starved_s=0.3) is CallState.SUSPECT
+    assert RULE.verdict(1.61, 0.002, starved_s=0.6) is CallState.HUNG  # 1.01 s counted
+    # while other calls finish the slowdown stretches the wait instead: starvation not taken off
+    assert RULE.verdict(4.6, 0.002, slowdown=8.0, progressed=True, starved_s=4.0) is (
+        CallState.HUNG
+    )
+
+
 def test_a_case_without_a_recorded_time_waits_the_call_timeout_only():
     assert RULE.deadline(None, slowdown=1.0, progressed=False) == 10.0
     assert RULE.verdict(9.9, None) is CallState.RUNNING
@@ -218,6 +229,68 @@ def test_a_call_stuck_while_others_finish_waits_the_stretched_confirmation(devic
     assert hang["slowdown"] >= 10
     assert hang["timeout_s"] == pytest.approx(min(30.0, 0.05 + 0.05 * hang["slowdown"]), abs=1e-3)
     assert [s["worker"] for s in hang["stuck"]] == [0]
+
+
+class _Starved:
+    """A starvation clock (stress.engine.replay.starvation) of a process that never gets a core:
+    every second passing is a second starved."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.total = 0.0
+
+    def tick(self) -> float:
+        self.total = time.monotonic() - self.t0
+        return self.total
+
+
+def test_a_starved_call_alone_in_its_pool_is_not_a_hang(device):
+    """One worker (a one-thread phase): no other call can show progress; a call whose time all
+    went waiting for a core is never confirmed, and ends normally."""
+    rule = HangRule(ceiling_s=30.0, floor_s=0.05, factor=50.0, expected={"ms": 0.0001})
+    with WorkerPool(device, 1, hang_rule=rule) as pool:
+        clock = pool.starvation = pool.workers[0].starvation = _Starved()
+
+        def task(worker, n):
+            worker.begin(case="ms", round=n)
+            time.sleep(0.5)  # 10 x L, every second of it starved
+
+        assert pool.run(task, Budget(rounds=1)) >= 0
+    assert clock.total > 2 * 0.05  # the watchdog ticked past 2 L while the call was in flight
+
+
+def test_the_starvation_clock_counts_waiting_for_a_core_not_sleeping():
+    """Threads that sleep gather (almost) no run-queue wait; three busy threads pinned to one
+    core do (sha256 of a large buffer runs without the GIL). In a child process (the pinning
+    stays there)."""
+    import os
+    import subprocess
+    import sys
+
+    if not os.path.exists("/proc/self/schedstat"):
+        pytest.skip("no scheduler statistics in /proc")
+    code = """
+import hashlib, os, threading, time
+from stress.engine.replay.starvation import Starvation
+os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+def run(work):
+    clock = Starvation()
+    ts = [threading.Thread(target=work) for _ in range(3)]
+    for t in ts: t.start()
+    for _ in range(10):
+        time.sleep(0.05); clock.tick()
+    for t in ts: t.join()
+    return clock.tick()
+data = bytes(8 << 20)
+def busy():
+    end = time.monotonic() + 0.6
+    while time.monotonic() < end: hashlib.sha256(data).digest()
+print(run(lambda: time.sleep(0.6)), run(busy))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    sleeping, busy = map(float, done.stdout.split())
+    # (a loaded machine delays the sleepers' wake-ups too: the busy threads' wait is on top)
+    assert busy > 0.15 and busy > sleeping + 0.1, done.stdout
 
 
 # ---- a simulated deadlock ------------------------------------------------------------------

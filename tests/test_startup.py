@@ -175,3 +175,63 @@ def test_help_has_no_internal_references(helps):
         if needle in text
     ]
     assert bad == [], json.dumps(bad)
+
+
+#: ``run`` with a baseline file that does not exist: the corpus loads, the fork server is
+#: started (early), and the baseline check then fails with exit 2; the order of the two, and
+#: whether the server was stopped, are printed.
+_EARLY_PROBE = """
+import json, sys
+import stress.engine.run.early as early
+from stress.engine.run.session import Session
+seen = {"order": []}
+real_start, real_load = early.start_early, Session.load
+def start(*args, **kw):
+    seen["order"].append("fork server")
+    seen["early"] = real_start(*args, **kw)
+    return seen["early"]
+def load(self):
+    seen["order"].append("corpus load")
+    return real_load(self)
+early.start_early, Session.load = start, load
+from stress.cli import main
+code = main(["run", "--corpus", "corpus/mhc.toml", "--control", "corpus/control.toml",
+             "--baseline", sys.argv[1] + ".json", "--budget", "2", "--out", sys.argv[1]])
+server = seen["early"].server
+stopped = server._proc.poll() is not None
+print(json.dumps({"code": code, "order": seen["order"], "stopped": stopped}))
+"""
+
+
+def test_run_starts_its_fork_server_once_the_corpus_is_loaded(tmp_path):
+    """The fork server (forked with the engine this process imported and the corpus it parsed,
+    which the children inherit; it loads the backend for the info job) starts right after the
+    corpus load, before the session's checks; it is stopped when the run ends, here at a
+    baseline that does not exist."""
+    done = subprocess.run(
+        [sys.executable, "-c", _EARLY_PROBE, str(tmp_path / "out")],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    probe = json.loads(done.stdout.strip().splitlines()[-1])
+    assert probe["code"] == 2, done.stderr
+    assert probe["order"] == ["corpus load", "fork server"]
+    assert probe["stopped"] is True
+
+
+def test_the_session_takes_the_info_result_of_its_own_job_only():
+    from stress.engine.run.early import EarlyStart
+
+    class _Server:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    early = EarlyStart(_Server(), {})  # type: ignore[arg-type]
+    job = {"backend": None, "kind": "info", "device": 0}
+    assert early.take_info(job) is None  # nothing asked
+    early.ask_info(lambda j: ("result of", j["device"]), job)
+    assert early.take_info({**job, "device": 1}) is None  # another device: run it anew
+    assert early.take_info(job) == ("result of", 0)
+    early.close()
+    assert early.server.closed is True

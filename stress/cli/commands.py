@@ -9,6 +9,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from stress import __version__
 from stress.config import RunConfig
@@ -104,14 +105,34 @@ def cmd_ops(args: argparse.Namespace) -> int:
 # -- run / baseline / report -----------------------------------------------------------------
 
 
-def _session_from(args: argparse.Namespace, *, for_run: bool):
-    from stress.engine.run.session import Session
+def _paths(args: argparse.Namespace):
     from stress.shipped import default_paths
 
-    config = RunConfig.from_cli(args, phases=None if for_run else ("serial",))
-    paths = default_paths(
+    return default_paths(
         args.corpus, args.control, corpus_default=DEFAULT_CORPUS, control_default=DEFAULT_CONTROL
     )
+
+
+def _start_early(args: argparse.Namespace, session: Any) -> Any:
+    """``run``'s fork server started now, before the session's checks (it inherits the engine
+    this process imported and the corpus it parsed: :mod:`stress.engine.run.early`); None for
+    ``--no-isolate`` or a configuration the session will refuse (it says why in its usual
+    order)."""
+    from stress.engine.run.early import start_early
+
+    try:
+        session.config.validate()
+    except ConfigError:
+        return None
+    warm = [*session.corpus, *session.control]
+    return start_early(not args.no_isolate, warm, session.config.include_dirs)
+
+
+def _session_from(args: argparse.Namespace, *, for_run: bool):
+    from stress.engine.run.session import Session
+
+    config = RunConfig.from_cli(args, phases=None if for_run else ("serial",))
+    paths = _paths(args)
     args.corpus_note = paths.note  # the console line saying which corpus the run uses
     # the shipped corpus outside a checkout: nothing to compare with but its own first recording
     first_use = paths.shipped and not args.baseline
@@ -152,13 +173,29 @@ def _resumed(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.resume:
+        return _run(args, _resumed(args))
+    session = _session_from(args, for_run=True)
+    session.load()  # bad corpus files fail here, before any output
+    # the backend is loaded and the first step set up beside this process's checks (the
+    # fork server and its children inherit the parsed corpus and its variants)
+    early = _start_early(args, session)
+    try:
+        session.start_early(early)
+        return _run(args, session)
+    finally:
+        if early is not None:
+            early.close()
+
+
+def _run(args: argparse.Namespace, session: Any) -> int:
     from rich.console import Console
 
     from stress.report.progress import ConsoleUI
     from stress.report.writers import render_console
 
-    session = _resumed(args) if args.resume else _session_from(args, for_run=True)
-    session.load()  # bad corpus files fail here, before any output
+    if args.resume:
+        session.load()  # bad corpus files fail here, before any output
     junit = output_file(Path(args.junit), "--junit") if args.junit else None
     cfg = session.config
     session.ui = ConsoleUI(

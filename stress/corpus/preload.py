@@ -32,19 +32,23 @@ def _file(path: str | Path, include_dirs: Sequence[str | Path] = ()) -> list[Cas
     except OSError:  # parsing says what is wrong with the file
         return load_corpus_file(path, include_dirs)
     hit = _PARSED.get(key)
-    return list(hit) if hit is not None else load_corpus_file(path, include_dirs)
+    if hit is None:
+        hit = _PARSED[key] = load_corpus_file(path, include_dirs)
+    return list(hit)
 
 
 def warm(paths: Iterable[str | Path], include_dirs: Sequence[str | Path] = ()) -> None:
-    """Parse each file of ``paths`` and keep its cases (a file that fails is left to the job
-    that loads it, which then says why)."""
+    """Parse each file of ``paths`` and keep its cases, unless this process has them already
+    (the session loads through :func:`load` before it forks the fork server); a file that
+    fails is left to the job that loads it, which then says why."""
     for path in paths:
         try:
-            _PARSED[_key(path, include_dirs)] = load_corpus_file(path, include_dirs)
+            _file(path, include_dirs)
         except Exception:  # reported by the job that needs the file
             continue
 
 
 def load(paths: Iterable[str | Path], include_dirs: Sequence[str | Path] = ()) -> list[Case]:
-    """As :func:`stress.corpus.parse.load_corpus`, with the files :func:`warm` parsed reused."""
+    """As :func:`stress.corpus.parse.load_corpus`, with the files parsed before (here or in
+    the process this one was forked from) reused, and kept."""
     return load_corpus(paths, include_dirs, load_file=_file)

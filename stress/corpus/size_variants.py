@@ -175,12 +175,30 @@ def _edges(cases: Sequence[Case], dims, limit: int | None) -> Iterator[Case]:
         yield max(found, key=_bytes)
 
 
+#: The last derivation, by the identity of its cases (which it holds, so no other list can
+#: take their ids): the session derives the variants before it forks the fork server, and a
+#: phase child, given the same parsed cases (:mod:`stress.corpus.preload`), finds them here.
+_LAST: dict[tuple[Any, ...], tuple[tuple[Case, ...], list[Case]]] = {}
+
+
 def size_variants(
     cases: Sequence[Case], kinds: Sequence[str], max_case_bytes: int | None = None
 ) -> list[Case]:
     """Every ``empty`` and ``edge`` variant (those in ``kinds``) of the positive corpus cases in
     ``cases``, in case order per operator; ``max_case_bytes``: the run's limit
-    (``--max-case-bytes``)."""
+    (``--max-case-bytes``). Case objects are never changed: the same ``cases`` get the
+    variants derived last time."""
+    key = (tuple(map(id, cases)), tuple(kinds), max_case_bytes)
+    hit = _LAST.get(key)
+    if hit is None:
+        _LAST.clear()
+        hit = _LAST[key] = (tuple(cases), _derive_all(cases, kinds, max_case_bytes))
+    return list(hit[1])
+
+
+def _derive_all(
+    cases: Sequence[Case], kinds: Sequence[str], max_case_bytes: int | None
+) -> list[Case]:
     base = [c for c in cases if not c.negative and not c.view and VIEW_SEPARATOR not in c.id]
     out: list[Case] = []
     by_op: dict[str, list[Case]] = {}

@@ -9,6 +9,9 @@ in-process when isolation is off.
 from __future__ import annotations
 
 import ctypes
+import os
+import signal
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -110,9 +113,25 @@ def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
             control if phase == "control" else [*cases, *control] if phase == "burst" else cases
         )
     send({"type": "ready"})
+    if job.get("hold"):
+        _hold(send)
     stream = job.get("stream", "shared") if phase in CONCURRENT_PHASES else "shared"
     status, detail = runner.run(phase, stream)
     return status, detail, {}
+
+
+def _hold(send: Send) -> None:
+    """A step started ahead of its turn (:mod:`stress.engine.run.early`), set up and waiting:
+    say so with this process's id, and make no call before the parent's go (SIGUSR2; a parent
+    that does not need the step kills it instead). A stop request ends the wait too (the
+    phase then ends at once)."""
+    from stress.engine.replay import stop
+
+    go: list[int] = []  # a handler takes no lock: it may run inside any wait of this thread
+    signal.signal(signal.SIGUSR2, lambda *_: go.append(1))
+    send({"type": "held", "pid": os.getpid()})
+    while not go and not stop.requested.is_set():
+        time.sleep(0.005)
 
 
 _KINDS = {"info": _info, "record": _record, "phase": _phase}

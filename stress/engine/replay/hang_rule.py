@@ -12,12 +12,18 @@ judged against its own case:
 * **confirmation** — a call past ``L`` is only *suspect*; it becomes a ``HANG`` when it is still
   in flight after a second wait. If no call of the pool finished since the call became suspect
   (the pool is stalled: a deadlock holds every worker, or the others ended their budget) the
-  wait is ``L`` again: the hang stands at ``2 L`` (1.5 s for a millisecond case by default). If
+  wait is ``L`` again: the hang stands at ``2 L`` (1 s for a millisecond case by default). If
   calls do finish meanwhile, the machine is progressing and this call may only be slow under
   load: the wait is stretched to ``L × slowdown``, where ``slowdown`` (≥ 1) is how much slower
   than their recorded p99 the calls that finished lately ran (their median ratio,
   :class:`Slowdown`): ten times slower calls, a ten times longer wait. Nothing is declared
   before ``L`` nor waited past ``--call-timeout``, which stays the upper bound.
+* **starvation** — while the pool is stalled, the call's time counts only while the process
+  could run: the seconds its threads waited for a core since the call started
+  (:mod:`stress.engine.replay.starvation`) are taken off its elapsed time. A deadlocked call's
+  threads sleep and lose nothing; a call on a machine so loaded that it, alone in its pool or
+  with every other worker as slow, waits for a core, gets its wait back (a one-thread phase has
+  no other call to show progress).
 
 This module decides only (no clock, no thread): :mod:`stress.engine.replay.pool`'s watchdog asks
 it about every call in flight.
@@ -46,8 +52,8 @@ __all__ = [
     "in_flight",
 ]
 
-#: Seconds: no call is suspect sooner (README "Hangs": the slowest millisecond call measured on
-#: a loaded 2-core host took 0.71 s).
+#: Seconds: no call is suspect sooner (README "Hangs": four times the slowest millisecond call
+#: measured in a concurrent phase; the wait for a core is not counted while the pool stalls).
 HANG_FLOOR: float = DEFAULTS["hang_floor"]
 #: A call is suspect after this many times its case's recorded p99.
 HANG_FACTOR: float = DEFAULTS["hang_factor"]
@@ -108,8 +114,13 @@ class HangRule:
         expected_s: float | None,
         slowdown: float = 1.0,
         progressed: bool = False,
+        starved_s: float = 0.0,
     ) -> CallState:
-        """Within ``L``, past it (being confirmed), or past the confirmation."""
+        """Within ``L``, past it (being confirmed), or past the confirmation; ``starved_s``:
+        the seconds of ``elapsed_s`` the process waited for a core, not counted while the pool
+        is stalled (``progressed`` false: the slowdown stretches the wait otherwise)."""
+        if not progressed:
+            elapsed_s -= max(0.0, min(starved_s, elapsed_s))
         if elapsed_s > self.deadline(expected_s, slowdown, progressed):
             return CallState.HUNG
         return CallState.SUSPECT if elapsed_s > self.limit(expected_s) else CallState.RUNNING
@@ -159,10 +170,12 @@ def hang_note(stuck: dict[str, Any], detail: dict[str, Any]) -> str:
     did ("" when the call ran into --call-timeout itself)."""
     if "limit_s" not in stuck or stuck["limit_s"] >= detail.get("timeout_s", 0):
         return ""
+    starved = stuck.get("starved_s") or 0
     why = (
         f"calls went on finishing, the wait stretched x{detail.get('slowdown', 1):g} by the load"
         if detail.get("progressed")
         else "no call of the pool finished meanwhile"
+        + (f", {starved:g} s waiting for a core not counted" if starved >= 0.001 else "")
     )
     return f" (suspect after {stuck['limit_s']:g} s, confirmed: {why})"
 

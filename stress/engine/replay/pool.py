@@ -27,6 +27,7 @@ from typing import Any
 from stress import acl
 from stress.engine.replay.hang_rule import CallState, HangRule, Slowdown
 from stress.engine.replay.phase_budget import Budget
+from stress.engine.replay.starvation import Starvation
 from stress.errors import ConfigError
 from stress.vocabulary import Status
 
@@ -60,6 +61,9 @@ class Worker:
     slowdown: Slowdown | None = field(default=None, repr=False)
     # the pool's finished-call count when the watchdog found this call suspect (None: not yet)
     suspect_at: int | None = None
+    # the process's starved seconds (the watchdog's clock) when the call began
+    starvation: Starvation | None = field(default=None, repr=False)
+    starved_at: float = 0.0
     # the launches (and synchronisations) of the call in flight: a repeat-mode call has several
     # (stress.engine.replay.modes); the watchdog judges its time per launch
     launches: int = 1
@@ -70,6 +74,7 @@ class Worker:
         self.launches = max(1, int(what.get("launches") or 1))
         self.suspect_at = None
         self.expected_s = self.rule.expected_s(what) if self.rule else None
+        self.starved_at = self.starvation.total if self.starvation else 0.0
         self.started_at = time.monotonic()
 
     def end(self) -> None:
@@ -117,6 +122,7 @@ class WorkerPool:
         # without a rule every call waits call_timeout_s (the fixed timeout)
         self.hang_rule = hang_rule or HangRule(ceiling_s=call_timeout_s)
         self.slowdown = Slowdown()
+        self.starvation = Starvation()
         self.on_hang = on_hang
         self._owned: list[Any] = []
         self.shared_context: acl.Context | None = None
@@ -144,7 +150,12 @@ class WorkerPool:
             else:
                 stream = ctx.create_stream()
                 self._owned.append(stream)
-            self.workers.append(Worker(i, ctx, stream, rule=self.hang_rule, slowdown=self.slowdown))
+            self.workers.append(
+                Worker(
+                    i, ctx, stream, rule=self.hang_rule, slowdown=self.slowdown,
+                    starvation=self.starvation,
+                )
+            )  # fmt: skip
 
     def run(
         self,
@@ -277,6 +288,7 @@ class WorkerPool:
                 t.join(timeout=0.05)
                 if not t.is_alive():
                     continue
+                self.starvation.tick()
                 now = time.monotonic()
                 slowdown = self.slowdown.factor()
                 stuck = [w for w in workers if self._judge(w, now, slowdown) is CallState.HUNG]
@@ -297,6 +309,7 @@ class WorkerPool:
                                 "worker": w.index,
                                 **w.in_flight,
                                 "elapsed_s": round(now - (w.started_at or now), 3),
+                                "starved_s": round(self.starvation.total - w.starved_at, 3),
                                 "limit_s": round(self.hang_rule.limit(_each(w)) * w.launches, 3),
                             }
                             for w in stuck
@@ -314,9 +327,11 @@ class WorkerPool:
         started = worker.started_at
         if started is None:
             return CallState.RUNNING
+        starved = (self.starvation.total - worker.starved_at) / worker.launches
         verdict = self.hang_rule.verdict(
-            (now - started) / worker.launches, _each(worker), slowdown, self._moved(worker)
-        )
+            (now - started) / worker.launches, _each(worker), slowdown, self._moved(worker),
+            starved,
+        )  # fmt: skip
         if verdict is not CallState.RUNNING and worker.suspect_at is None:
             worker.suspect_at = self.slowdown.count
             verdict = CallState.SUSPECT  # the confirmation starts now, whatever came before

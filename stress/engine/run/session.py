@@ -19,14 +19,16 @@ from typing import Any
 
 from stress.baseline.store import backend_tag, default_baseline_path
 from stress.config import RunConfig
-from stress.corpus.parse import Case, load_corpus
+from stress.corpus import preload
+from stress.corpus.parse import Case
 from stress.corpus.variants import run_variants
 from stress.engine.call.case_size import check_case_sizes, default_max_case_bytes
-from stress.engine.isolation.forkserver import ForkServer, fork_server
+from stress.engine.isolation.forkserver import ForkServer
 from stress.engine.isolation.supervise import ChildResult, run_child
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.baseline_step import record_missing, run_baseline, skip_unrecorded
 from stress.engine.run.child_failure import failure_text
+from stress.engine.run.early import Ahead, EarlyStart, early_server, first_job, is_file
 from stress.engine.run.header import run_header
 from stress.engine.run.in_flight import limit_threads
 from stress.engine.run.phase_step import first_failure_line, phase_job, run_step
@@ -86,6 +88,7 @@ class Session:
     tally: JournalTally = field(init=False, default_factory=JournalTally)  # the graded journal
     _server: ForkServer | None = field(init=False, default=None)  # forks the phase children
     _batch: StepBatch | None = field(init=False, default=None)  # focused steps run at once
+    early: EarlyStart | None = None  # the fork server, info job and first step started ahead
 
     # -- jobs -------------------------------------------------------------------------------
     def _job(
@@ -117,11 +120,34 @@ class Session:
         return result.end
 
     def backend_info(self) -> dict[str, Any]:
-        """Fingerprint and info of the backend (loaded in a child)."""
-        return self._require_done(
-            self._job({"kind": "info", "device": self.config.device}, lambda r: None),
-            "loading the backend",
-        )
+        """Fingerprint and info of the backend (loaded in a child: the one started ahead by
+        :mod:`.early` when it ran this very job)."""
+        job = {"kind": "info", "device": self.config.device}
+        ahead = self.early.take_info({"backend": self.backend, **job}) if self.early else None
+        result = ahead if ahead is not None else self._job(job, lambda r: None)
+        return self._require_done(result, "loading the backend")
+
+    def start_early(self, early: EarlyStart | None) -> None:
+        """Take the fork server started for this session (:func:`.early.start_early`) and send
+        it now, before the checks, the backend-info job and, with a named baseline file, the
+        first step, held before its first call (:class:`.early.Ahead`; ``isolate`` only)."""
+        if early is None or not self.isolate or early.env != {**os.environ, **self.env}:
+            return
+        self.early = early
+        self._server = early.server
+        job = {"backend": self.backend, "kind": "info", "device": self.config.device}
+        early.ask_info(lambda j: self._job(j, lambda r: None), job)
+        path = self.baseline_path  # missing: recorded first, or the run refused (in order)
+        if self.resume is None and not self.record_missing and path and is_file(path):
+            first = first_job(self.config, self.corpus, self.control, str(path))
+        else:
+            first = None
+        if first is not None:
+            early.ahead = Ahead(
+                lambda j, rec, stop: self._job(j, rec, cancel=stop),
+                first,
+                grace=self.config.call_timeout,  # as run_child's stop_grace
+            )
 
     # -- baseline ---------------------------------------------------------------------------
     def default_baseline(self, fingerprint: dict[str, Any]) -> Path:
@@ -164,7 +190,8 @@ class Session:
 
     def load(self) -> None:
         # the corpus and the view variants derived from it (the phase children derive the same)
-        cases = load_corpus(self.corpus, self.config.include_dirs)
+        # kept parsed (preload): the fork server, forked after, and its children inherit them
+        cases = preload.load(self.corpus, self.config.include_dirs)
         self.cases = run_variants(cases, self.config)
         phases = self.config.phases
         if "control" in phases or ("burst" in phases and self.control):
@@ -172,7 +199,7 @@ class Session:
                 raise ConfigError(
                     "the control phase needs --control PATH (or drop it from --phases)"
                 )
-            self.control_cases = load_corpus(self.control, self.config.include_dirs)
+            self.control_cases = preload.load(self.control, self.config.include_dirs)
             clash = {c.id for c in self.cases} & {c.id for c in self.control_cases}
             if clash:
                 raise ConfigError(
@@ -184,9 +211,11 @@ class Session:
         """Run every phase; returns the report (also written to the out dir)."""
         self._t0 = time.monotonic()
         self.config.validate()
-        # the fork server the children are forked from imports and parses meanwhile
+        # the fork server the children are forked from imports and parses meanwhile (or did:
+        # started before the session, :mod:`.early`)
         warm = ([*self.corpus, *self.control], self.config.include_dirs)
-        with fork_server(self.isolate, {**os.environ, **self.env}, *warm) as self._server:
+        env = {**os.environ, **self.env}
+        with early_server(self.early, self.isolate, env, *warm) as self._server:
             if not self.cases:
                 self.load()
             out = self.out_dir or new_out_dir(seed=self.config.seed)
@@ -374,7 +403,9 @@ class Session:
         config = config or self.config
         cases = self.control_cases if step.phase == "control" else config.focus or self.cases
         n_cases = len(cases) + (len(self.control_cases) if step.phase == "burst" else 0)
-        run = partial(self._job, self._phase_job(step.phase, step.stream, baseline, config))
+        job = self._phase_job(step.phase, step.stream, baseline, config)
+        ahead = self.early.take_ahead(job) if self.early else None  # the first step, set up
+        run = ahead.drain if ahead else partial(self._job, job)
         ui, t0, first = self.ui, self._t0, self._first_failure
         status = run_step(writer, ui, step, n_cases, config, run, t0, first, held)
         if status == PhaseStatus.DONE:
