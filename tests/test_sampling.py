@@ -23,6 +23,17 @@ def test_a_sample_is_a_seeded_permutation_in_chunks() -> None:
     assert chunks != list(case_chunks(40, seed=2, salt=11, sampled=True))
 
 
+def test_the_cases_named_first_lead_the_sample_in_its_seeded_order() -> None:
+    plain = [i for c in case_chunks(40, seed=1, salt=12, sampled=True) for i in c]
+    first = [plain[-1], plain[30], plain[20]]  # cases a plain sample takes last
+    chunks = list(case_chunks(40, seed=1, salt=12, sampled=True, first=first))
+    assert [len(c) for c in chunks] == [CHUNK, CHUNK, 40 - 2 * CHUNK]
+    assert chunks[0][:3] == [plain[20], plain[30], plain[-1]]  # in the permutation's order
+    assert chunks[0][3:] == [i for i in plain if i not in first][: CHUNK - 3]
+    unsampled = list(case_chunks(40, seed=1, salt=12, sampled=False, first=first))
+    assert unsampled == [list(range(40))]  # a whole phase runs every case anyway
+
+
 def test_at_least_rounds_outlasts_its_time_but_not_a_stop_request() -> None:
     past = time.monotonic() - 10
     budget = AtLeastRounds(seconds=1.0, rounds=None, least=5)

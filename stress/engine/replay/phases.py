@@ -241,8 +241,9 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         self, pool: WorkerPool, phase: str, chunks: Iterable[list[tuple[Case, int]]], warmup: bool
     ) -> None:
         """Each chunk's calls in order, one thread; past the deadline of a sampled phase, no
-        further chunk once :data:`MIN_CASES` cases ran."""
-        deadline = self._sampled()
+        further chunk once :data:`MIN_CASES` cases ran (a focused step runs every case it
+        names: they are the point of it)."""
+        deadline = None if self.config.focus else self._sampled()
 
         def task(worker: Worker, rnd: int) -> None:
             i, seen = 0, set()
@@ -263,8 +264,10 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         pool.run(task, Budget(rounds=1))
 
     def _chunks(self, salt: int) -> Iterator[list[Case]]:
-        sampled = self.config.budget_s is not None
-        for idx in case_chunks(len(self.cases), self.config.seed, salt, sampled):
+        sampled = self.config.budget_s is not None and not self.config.focus
+        ahead = set(self.config.first)
+        first = [i for i, c in enumerate(self.cases) if c.id in ahead]
+        for idx in case_chunks(len(self.cases), self.config.seed, salt, sampled, first):
             yield [self.cases[i] for i in idx]
 
     def _phase_serial(self, pool: WorkerPool) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,13 +36,18 @@ CHUNK = 16
 MIN_CASES = 16
 
 
-def case_chunks(n: int, seed: int, salt: int, sampled: bool) -> Iterator[list[int]]:
+def case_chunks(
+    n: int, seed: int, salt: int, sampled: bool, first: Sequence[int] = ()
+) -> Iterator[list[int]]:
     """Indices of the cases a phase runs, chunk by chunk: all in corpus order (one chunk)
-    unless ``sampled``, else a seeded permutation in chunks of :data:`CHUNK`."""
+    unless ``sampled``, else a seeded permutation in chunks of :data:`CHUNK`, the indices
+    ``first`` at its front (in the permutation's order: a sample always holds them)."""
     if not sampled:
         yield list(range(n))
         return
     perm = [int(i) for i in np.random.default_rng([seed, salt]).permutation(n)]
+    ahead = set(first)
+    perm = [i for i in perm if i in ahead] + [i for i in perm if i not in ahead]
     for i in range(0, n, CHUNK):
         yield perm[i : i + CHUNK]
 

@@ -29,7 +29,7 @@ from stress.config import CONCURRENT_PHASES, DEFAULT_DURATION, STREAM_POLICIES, 
 from stress.engine.replay.pct import GROUP
 from stress.engine.replay.phase_budget import phase_budget
 from stress.grading.diagnosis import BURST_ONLY
-from stress.vocabulary import Diagnosis, is_failure
+from stress.vocabulary import Diagnosis, is_failure, split_view
 
 __all__ = [
     "BURST_SECONDS",
@@ -71,6 +71,7 @@ class Step:
     focus: tuple[str, ...] = ()  # only these corpus cases (empty: all of them)
     seconds: float | None = None  # a fixed duration (the focused steps after a failure)
     confirm: bool = False  # a focused step: it ends at its first failing call
+    first: tuple[str, ...] = ()  # corpus cases a sampled step takes first (focused shuffled)
     allocator: str = "fresh"  # the allocator policy of its calls (fresh | recycle)
 
 
@@ -163,6 +164,13 @@ class BurstFindings:
     variants: frozenset[str]
     control_variants: frozenset[str] = frozenset()
     partners: tuple[str, ...] = ()
+    twins: tuple[str, ...] = ()  # the contiguous twins of failing view variants, not failing
+
+    @property
+    def serial(self) -> tuple[str, ...]:
+        """The cases the focused ``serial`` step runs: the failing ones and their twins (a
+        view-dependence needs the twin seen passing beside its failing view)."""
+        return self.cases + self.twins
 
 
 def burst_findings(records: Iterable[Mapping[str, Any]], corpus: Sequence[str]) -> BurstFindings:
@@ -189,11 +197,13 @@ def burst_findings(records: Iterable[Mapping[str, Any]], corpus: Sequence[str]) 
             if case not in ids:
                 control.add(variant)
     met = set().union(*(rounds[k] for k in bad_rounds)) if bad_rounds else set()
+    twins = {split_view(c)[0] for c in failed} - failed
     return BurstFindings(
         tuple(c for c in corpus if c in failed),
         frozenset(variants),
         frozenset(control),
         tuple(c for c in corpus if c in met and c not in failed),
+        tuple(c for c in corpus if c in twins),
     )
 
 
@@ -205,29 +215,40 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
     Focused, in the order the diagnosis weighs them: the concurrent phases under one stream
     policy whose burst failed (per-thread streams, the more concurrent, when both did), for
     :data:`FOCUS_SECONDS`; the control (all its cases) also under those where a control case
-    failed in the burst; ``serial`` and
-    ``shuffled`` over every case (a narrowed order could miss an order dependence and let a
-    lower-ranked pattern stand), ``shuffled`` ending at its first failing call (the rules ask
-    only whether it fails; ``serial`` runs whole: which cases fail, and under which prefill
-    byte, decides its diagnosis); ``isolated`` on the failing corpus cases;
-    ``interleaved`` and ``mixed`` on them too, with the cases they met in their failing rounds
-    when fewer than :data:`~stress.engine.replay.pct.GROUP` failed (a depth-3 ordering needs three);
-    ``interleaved`` over every case when that leaves fewer than two (a self-race is checked
-    against the pairs before it stands: :func:`settled`)."""
+    failed in the burst and those whose burst did not run (``rest`` holds it: the run went on
+    at the first failing burst); ``serial`` on the failing corpus cases and the contiguous
+    twins of failing view variants (every case already made a serial call, plain, in the
+    burst's closing pass: those that failed are the ones to repeat in every mode and under
+    both prefill bytes), running whole (which cases fail, views or not, and under which byte
+    decides its diagnosis); ``shuffled`` on its usual sample with those cases first (a narrowed
+    order could miss the call that leaves the state behind), ending at its first failing call
+    (the rules ask only whether it fails); the shuffled run under the other allocator policy is
+    left to the fallback (the burst failed at the run's own addresses); ``interleaved`` and
+    ``mixed`` on the failing cases, with the cases they met in their failing rounds when fewer
+    than :data:`~stress.engine.replay.pct.GROUP` failed (a depth-3 ordering needs three),
+    ``interleaved`` over every case when that leaves fewer than two; ``isolated`` on the
+    failing cases, after ``interleaved`` (:func:`_pairs_first`)."""
     failing = {s.stream for s in burst if s.variant in found.variants}
     # one policy for the focused concurrent steps: per-thread streams when their burst failed
     # (the more concurrent: kernels overlap, and host threads interleave as under shared)
     main = set(sorted(failing, key=STREAM_POLICIES.index)[-1:])
-    control = main | {s.stream for s in burst if s.variant in found.control_variants}
+    unseen = {s.stream for s in rest if s.phase == "burst"}
+    control = main | unseen | {s.stream for s in burst if s.variant in found.control_variants}
     cases = found.cases
     crossed = cases if len(cases) >= GROUP else cases + found.partners
     focused: list[Step] = []
+    whole: list[Step] = []  # the plan's steps a focused one runs in full
     for s in rest:
-        if s.phase in ("serial", "shuffled"):  # shuffled: any failure is its finding
-            # the shuffled run under the other allocator policy is not focused: the burst
-            # failed at the run's own addresses, and address-dependence needs no burst
-            if not s.variant.startswith("allocator="):
-                focused.append(replace(s, confirm=True) if s.phase == "shuffled" else s)
+        if s.phase == "burst" or s.variant.startswith("allocator="):
+            continue  # to the fallback
+        if s.phase == "serial":
+            narrowed = replace(s, variant=FOCUS, focus=found.serial) if cases else s
+            focused.append(narrowed)
+            whole += [] if cases else [s]
+            continue
+        if s.phase == "shuffled":  # any failure is its finding
+            focused.append(replace(s, confirm=True, first=found.serial))
+            whole.append(s)
             continue
         allowed = control if s.phase == "control" else main
         if s.phase in CONCURRENT_PHASES and s.stream not in allowed:
@@ -244,14 +265,25 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
         elif s.phase == "interleaved" and cases:  # one failing case: its pairs with every case
             focused.append(short)
     # the fallback: what the focused steps did not run whole (the recycled shuffled run too)
-    whole = ("serial", "shuffled")
-    return focused + [s for s in rest if s not in focused and (s.phase not in whole or s.variant)]
+    return _pairs_first(focused) + [s for s in rest if s not in whole]
+
+
+def _pairs_first(steps: list[Step]) -> list[Step]:
+    """``steps`` with ``interleaved`` moved before ``isolated``. The rules give the same
+    diagnosis either way (:func:`stress.grading.diagnosis.diagnose` reads the set of phases,
+    not their order): when the pairs fail it is ``cross-call-contamination`` whether the case
+    alone on many threads fails or not, so ``isolated`` is only waited for when the pairs pass
+    (a ``self-race`` stands once both ran, :func:`settled`)."""
+    pairs = [s for s in steps if s.phase == "interleaved"]
+    rest = [s for s in steps if s.phase != "interleaved"]
+    at = next((k for k, s in enumerate(rest) if s.phase == "isolated"), len(rest))
+    return rest[:at] + pairs + rest[at:]
 
 
 def focus_note(found: BurstFindings, steps: Sequence[Step]) -> str:
     """The console and journal line that says what the run does after the burst failed."""
     shown = ", ".join(found.cases[:6]) + (" ..." if len(found.cases) > 6 else "")
-    first = [f"{s.phase} {s.variant}".strip() for s in steps if s.confirm and s.variant]
+    first = [f"{s.phase} {s.variant}".strip() for s in steps if s.confirm or FOCUS in s.variant]
     return (
         f"diagnosing: the burst failed on {len(found.cases)} corpus case(s)"
         + (f" ({shown})" if shown else "")
@@ -314,7 +346,7 @@ class Scheduler:
         seconds = self.duration(index, elapsed)
         step = self.steps[index]
         config = self.config.with_(
-            focus=step.focus, confirm=step.confirm, phase_allocator=step.allocator
+            focus=step.focus, confirm=step.confirm, first=step.first, phase_allocator=step.allocator
         )
         if seconds is None:
             return config

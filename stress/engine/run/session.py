@@ -301,6 +301,7 @@ class Session:
         steps = scheduler.steps  # a list: after a failing burst the steps after it are rewritten
         ran: list[str] = []
         history: list[tuple[float, str, str]] = []
+        focused = False
         for i, step in enumerate(steps):
             config = self._batch and self._batch.configs.get(i)
             config = config or scheduler.config_for(i, time.monotonic() - self._t0)
@@ -328,7 +329,10 @@ class Session:
                         writer,
                     )
                 break
-            if step.phase == "burst" and done and diagnosis not in NEVER_EARLY:
+            # at the first failing burst (a later stream policy's burst adds only a case or
+            # two): the diagnostic steps next, the control under the policies not yet run
+            if step.phase == "burst" and not focused and diagnosis not in NEVER_EARLY:
+                focused = True
                 found = burst_findings(read_results(writer.path), [c.id for c in self.cases])
                 steps[i + 1 :] = focus_steps(steps[i + 1 :], steps[: i + 1], found)
                 self._note(focus_note(found, steps[i + 1 :]), writer)
