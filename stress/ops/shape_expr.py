@@ -8,7 +8,6 @@ is integer division that must be exact (``"H/2"`` with H = 7 is an error, not 3)
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -93,14 +92,6 @@ def parse_dim(item: int | str) -> DimExpr:
     """A shape entry: an ``int`` or an expression string (``ShapeExprError`` if malformed)."""
     if isinstance(item, bool) or not isinstance(item, int | str):
         raise ShapeExprError(f"{item!r}: a dimension is an integer or a name/expression string")
-    return _parsed(item)
-
-
-@functools.lru_cache(maxsize=4096, typed=True)
-def _parsed(item: int | str) -> DimExpr:
-    """:func:`parse_dim` of a valid type, kept: resolving a corpus's shapes (and deriving its
-    size variants, in every phase child) parses the same few expressions thousands of times;
-    a :class:`DimExpr` is immutable, so one is shared."""
     text = str(item)
     try:
         tree = ast.parse(text.strip(), mode="eval")
