@@ -8,6 +8,7 @@ is integer division that must be exact (``"H/2"`` with H = 7 is an error, not 3)
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -92,7 +93,14 @@ def parse_dim(item: int | str) -> DimExpr:
     """A shape entry: an ``int`` or an expression string (``ShapeExprError`` if malformed)."""
     if isinstance(item, bool) or not isinstance(item, int | str):
         raise ShapeExprError(f"{item!r}: a dimension is an integer or a name/expression string")
-    text = str(item)
+    return _parse(str(item))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> DimExpr:
+    """The parsed expression of ``text``: a declaration's few expressions are resolved for every
+    case and size variant (tens of thousands of times at a run's start), parsed once each; the
+    tree is never changed after parsing, so one :class:`DimExpr` serves every caller."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:

@@ -19,6 +19,7 @@ from the same seed.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,6 +82,13 @@ def parse_distribution(text: str) -> Distribution:
     allowed += "positive, zeros"
     if not isinstance(text, str):
         raise ValueError(f"expected a distribution name ({allowed}), got {text!r}")
+    return _parse_distribution(text, allowed)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_distribution(text: str, allowed: str) -> Distribution:
+    """The parsed ``text`` (a case's tensors are resolved for every size variant: each text
+    is parsed once; a :class:`Distribution` is immutable)."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
