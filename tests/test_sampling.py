@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 
 from stress.engine.replay import stop
-from stress.engine.replay.sampling import CHUNK, AtLeastRounds, UntilConfirmed, case_chunks
+from stress.engine.replay.sampling import (
+    CHUNK,
+    AtLeastRounds,
+    FirstFailure,
+    GraceAfterFailure,
+    UntilConfirmed,
+    after_others,
+    case_chunks,
+)
 from stress.grading.coverage import coverage, describe
 
 
@@ -32,6 +41,35 @@ def test_the_cases_named_first_lead_the_sample_in_its_seeded_order() -> None:
     assert chunks[0][3:] == [i for i in plain if i not in first][: CHUNK - 3]
     unsampled = list(case_chunks(40, seed=1, salt=12, sampled=False, first=first))
     assert unsampled == [list(range(40))]  # a whole phase runs every case anyway
+
+
+def test_a_focused_shuffle_takes_each_call_of_its_cases_right_after_another_case() -> None:
+    class C:
+        def __init__(self, id: str) -> None:
+            self.id = id
+
+    a, b, x, y = C("a"), C("b"), C("x"), C("y")
+    order = [(a, 0), (x, 0), (b, 0), (x, 1), (y, 0), (a, 1), (b, 1), (y, 1)]
+    got = after_others(order, {"x", "y"})
+    # the failing cases' calls first, each after one of the others (in the shuffled order)
+    assert got == [(a, 0), (x, 0), (b, 0), (x, 1), (a, 1), (y, 0), (b, 1), (y, 1)]
+    assert Counter(got) == Counter(order)  # the same calls, reordered
+    assert after_others(order, set()) == order
+    lone = [(x, 0), (a, 0), (x, 1), (x, 2)]  # fewer others than its calls: the rest follow
+    assert after_others(lone, {"x"}) == [(a, 0), (x, 0), (x, 1), (x, 2)]
+
+
+def test_the_burst_under_fail_fast_ends_its_grace_after_its_first_failure() -> None:
+    failure = FirstFailure()
+    budget = GraceAfterFailure(seconds=60.0, rounds=None, failure=failure, grace=0.05)
+    now = time.monotonic()
+    assert not budget.exhausted(now, 3)  # nothing failed: its time runs
+    failure.mark()
+    first = failure.at
+    assert first is not None and not budget.exhausted(now, 4)  # within the grace
+    time.sleep(0.06)
+    failure.mark()  # a later failure does not move the first
+    assert failure.at == first and budget.exhausted(now, 5)
 
 
 def test_at_least_rounds_outlasts_its_time_but_not_a_stop_request() -> None:

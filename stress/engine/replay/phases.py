@@ -48,7 +48,15 @@ from stress.engine.replay.memory import RecyclingMemory
 from stress.engine.replay.modes import ModeCalls
 from stress.engine.replay.phase_budget import Budget, phase_budget, split_budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
-from stress.engine.replay.sampling import MIN_CASES, AtLeastRounds, UntilConfirmed, case_chunks
+from stress.engine.replay.sampling import (
+    MIN_CASES,
+    AtLeastRounds,
+    FirstFailure,
+    GraceAfterFailure,
+    UntilConfirmed,
+    after_others,
+    case_chunks,
+)
 from stress.errors import ConfigError
 from stress.grading.canaries import call_canary
 from stress.grading.judge import Outcome, judge
@@ -79,6 +87,7 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
     _turn: itertools.count = field(default_factory=itertools.count, init=False)
     # set at the first failing call of a confirming step (config.confirm): the phase ends
     _confirmed: threading.Event = field(default_factory=threading.Event, init=False)
+    _failure: FirstFailure = field(default_factory=FirstFailure, init=False)
 
     def __post_init__(self) -> None:
         if self.config.focus:  # a focused diagnostic step: only the cases that failed
@@ -120,8 +129,10 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
             **extra,
         )
         self.sink(rec)
-        if self.config.confirm and rec.failed:
+        if rec.failed and self.config.confirm:
             self._confirmed.set()
+        if rec.failed and not rec.warmup:
+            self._failure.mark()
         return rec
 
     def _budget(self, budget: Budget) -> Budget:
@@ -231,9 +242,16 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         return PhaseStatus.DONE, ""
 
     # -- phases --------------------------------------------------------------------------
+    def _samples(self) -> bool:
+        """Whether the phase takes a seeded sample of its cases: under --budget, or a focused
+        step with cases to take first; never a step focused on named cases (it runs them)."""
+        sampled = self.config.budget_s is not None or bool(self.config.first)
+        return sampled and not self.config.focus
+
     def _sampled(self) -> float | None:
-        """The deadline of a phase that samples its cases (under --budget), else None."""
-        if self.config.budget_s is None or self.config.duration is None:
+        """The deadline of a phase that samples its cases (under --budget, or a focused step
+        with cases to take ``first``), else None."""
+        if not self._samples() or self.config.duration is None:
             return None
         return time.monotonic() + self.config.duration
 
@@ -241,19 +259,23 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         self, pool: WorkerPool, phase: str, chunks: Iterable[list[tuple[Case, int]]], warmup: bool
     ) -> None:
         """Each chunk's calls in order, one thread; past the deadline of a sampled phase, no
-        further chunk once :data:`MIN_CASES` cases ran (a focused step runs every case it
-        names: they are the point of it)."""
-        deadline = None if self.config.focus else self._sampled()
+        further chunk once :data:`MIN_CASES` cases ran, or with cases to take ``first`` (a
+        focused step) no further call once theirs ran."""
+        deadline, first = self._sampled(), set(self.config.first)
+        owed = sum(c.id in first for c in self.cases) * self.config.repeats  # their calls
 
         def task(worker: Worker, rnd: int) -> None:
-            i, seen = 0, set()
+            i, seen, left = 0, set(), owed
             for calls in chunks:
-                if deadline and len(seen) >= MIN_CASES and time.monotonic() > deadline:
+                if deadline and len(seen) >= MIN_CASES > left and time.monotonic() > deadline:
                     return
                 last = None
                 for case, rep in calls:
                     if self._confirmed.is_set():  # a confirming step ends at its first failure
                         return
+                    if deadline and first and left <= 0 and time.monotonic() > deadline:
+                        return
+                    left -= case.id in first
                     if warmup and case is not last:
                         self._call(phase, worker, i, case, warmup=True, rep=-1)
                     self._call(phase, worker, i, case, rep=rep)
@@ -264,10 +286,9 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         pool.run(task, Budget(rounds=1))
 
     def _chunks(self, salt: int) -> Iterator[list[Case]]:
-        sampled = self.config.budget_s is not None and not self.config.focus
         ahead = set(self.config.first)
         first = [i for i, c in enumerate(self.cases) if c.id in ahead]
-        for idx in case_chunks(len(self.cases), self.config.seed, salt, sampled, first):
+        for idx in case_chunks(len(self.cases), self.config.seed, salt, self._samples(), first):
             yield [self.cases[i] for i in idx]
 
     def _phase_serial(self, pool: WorkerPool) -> None:
@@ -276,11 +297,13 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         self._serial_pass(pool, "serial", chunks, warmup=True)
 
     def _phase_shuffled(self, pool: WorkerPool) -> None:
+        first = set(self.config.first)
+
         def shuffled(n: int, cases: list[Case]) -> list[tuple[Case, int]]:
             order = [(c, k) for c in cases for k in range(self.config.repeats)]
             salt = [self.config.seed, 2] if n == 0 else [self.config.seed, 2, n]
             rng = np.random.default_rng(salt)
-            return [order[i] for i in rng.permutation(len(order))]
+            return after_others([order[i] for i in rng.permutation(len(order))], first)
 
         chunks = (shuffled(n, cases) for n, cases in enumerate(self._chunks(12)))
         self._serial_pass(pool, "shuffled", chunks, warmup=False)
@@ -344,7 +367,7 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
             self._call("burst", worker, k // width, self._opening_pick(seed, k))
 
         opening, rest = split_budget(phase_budget(self.config), BURST_OPENING)
-        offset = pool.run_free(free, self._budget(opening))
+        offset = pool.run_free(free, self._burst_budget(opening))
 
         def pick(worker: Worker, rnd: int) -> Case:
             if rnd % 3 == 2:  # a self-race round: one case on every thread
@@ -359,13 +382,20 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
             i = np.random.default_rng([seed, 7, rnd, worker.index, k + 1]).integers(n)
             self._call("burst", worker, rnd + offset, everything[int(i)], fill=k)
 
-        pool.run(task, self._budget(rest), fill=fill)
+        pool.run(task, self._burst_budget(rest), fill=fill)
 
         def serial(worker: Worker, rnd: int) -> None:
             for i, case in enumerate(everything):  # one call of each case, no warm-up
                 self._call("burst", worker, i, case, rep=0)
 
         pool.run(serial, Budget(rounds=1), threads=1)
+
+    def _burst_budget(self, budget: Budget) -> Budget:
+        """The burst's concurrent calls: under fail-fast they end :data:`BURST_GRACE_S` after
+        its first failing call (its closing serial pass still runs)."""
+        if not self.config.fail_fast:
+            return self._budget(budget)
+        return GraceAfterFailure(budget.seconds, budget.rounds, self._failure, BURST_GRACE_S)
 
     def _opening_pick(self, seed: int, k: int) -> Case:
         """The case of the burst's free-running call ``k``: a corpus case, or with probability
@@ -385,5 +415,7 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
 
 #: The share of the burst's budget spent on free-running calls before its aligned rounds.
 BURST_OPENING = 0.5
+#: Seconds the burst's concurrent calls go on after its first failing call, under fail-fast.
+BURST_GRACE_S = 0.2
 #: The share of the burst's free-running calls that go to the control corpus.
 OPENING_CONTROL_SHARE = 0.1

@@ -20,15 +20,25 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from stress.engine.replay import stop
 from stress.engine.replay.phase_budget import Budget
 
-__all__ = ["CHUNK", "MIN_CASES", "AtLeastRounds", "UntilConfirmed", "case_chunks"]
+__all__ = [
+    "CHUNK",
+    "MIN_CASES",
+    "AtLeastRounds",
+    "FirstFailure",
+    "GraceAfterFailure",
+    "UntilConfirmed",
+    "after_others",
+    "case_chunks",
+]
 
 #: Cases per chunk of a sampled phase (the deadline is checked between chunks).
 CHUNK = 16
@@ -52,6 +62,19 @@ def case_chunks(
         yield perm[i : i + CHUNK]
 
 
+def after_others(order: list[tuple[Any, int]], first: Set[str]) -> list[tuple[Any, int]]:
+    """A shuffled single-threaded ``order`` of (case, rep) calls with the calls of the cases
+    in ``first`` (by id) taken first, each right after a call of another case (the next in
+    the shuffled order, while there are others): the state a case left behind meets each of
+    them at once, and a focused step that ends at its deadline has run them."""
+    if not first:
+        return order
+    mine = [c for c in order if c[0].id in first]
+    others = [c for c in order if c[0].id not in first]
+    paired = [call for k, own in enumerate(mine) for call in [*others[k : k + 1], own]]
+    return paired + others[len(mine) :]
+
+
 @dataclass
 class UntilConfirmed(Budget):
     """A budget that also ends once ``found`` is set (a confirming step's first failure)."""
@@ -60,6 +83,35 @@ class UntilConfirmed(Budget):
 
     def exhausted(self, started: float, rounds_done: int) -> bool:
         return self.found.is_set() or super().exhausted(started, rounds_done)
+
+
+class FirstFailure:
+    """When a phase made its first failing call (``time.monotonic()``; None before)."""
+
+    __slots__ = ("at",)
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    def mark(self) -> None:
+        if self.at is None:
+            self.at = time.monotonic()
+
+
+@dataclass
+class GraceAfterFailure(Budget):
+    """A budget that also ends ``grace`` seconds after the phase's first failing call: the
+    burst under fail-fast, which has then done its part (a failure to diagnose); the grace
+    lets the calls in flight with it show which other cases fail beside it."""
+
+    failure: FirstFailure = field(default_factory=FirstFailure)
+    grace: float = 0.0
+
+    def exhausted(self, started: float, rounds_done: int) -> bool:
+        at = self.failure.at
+        if at is not None and time.monotonic() - at >= self.grace:
+            return True
+        return super().exhausted(started, rounds_done)
 
 
 @dataclass

@@ -214,9 +214,10 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
 
     Focused, in the order the diagnosis weighs them: the concurrent phases under one stream
     policy whose burst failed (per-thread streams, the more concurrent, when both did), for
-    :data:`FOCUS_SECONDS`; the control (all its cases) also under those where a control case
-    failed in the burst and those whose burst did not run (``rest`` holds it: the run went on
-    at the first failing burst); ``serial`` on the failing corpus cases and the contiguous
+    :data:`FOCUS_SECONDS` (a later policy's burst, when ``rest`` holds one, waits in the
+    fallback: the run went on at the first failing burst); the control (all its cases) also
+    under those where a control case failed in the burst; ``serial`` on the failing corpus
+    cases and the contiguous
     twins of failing view variants (every case already made a serial call, plain, in the
     burst's closing pass: those that failed are the ones to repeat in every mode and under
     both prefill bytes), running whole (which cases fail, views or not, and under which byte
@@ -232,8 +233,7 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
     # one policy for the focused concurrent steps: per-thread streams when their burst failed
     # (the more concurrent: kernels overlap, and host threads interleave as under shared)
     main = set(sorted(failing, key=STREAM_POLICIES.index)[-1:])
-    unseen = {s.stream for s in rest if s.phase == "burst"}
-    control = main | unseen | {s.stream for s in burst if s.variant in found.control_variants}
+    control = main | {s.stream for s in burst if s.variant in found.control_variants}
     cases = found.cases
     crossed = cases if len(cases) >= GROUP else cases + found.partners
     focused: list[Step] = []
@@ -247,7 +247,7 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
             whole += [] if cases else [s]
             continue
         if s.phase == "shuffled":  # any failure is its finding
-            focused.append(replace(s, confirm=True, first=found.serial))
+            focused.append(replace(s, confirm=True, first=found.serial, seconds=FOCUS_SECONDS))
             whole.append(s)
             continue
         allowed = control if s.phase == "control" else main
@@ -319,11 +319,11 @@ class Scheduler:
         """Seconds for concurrent step ``index`` given ``elapsed`` seconds since the run began
         (None: the step runs by ``--iterations`` rounds instead)."""
         step = self.steps[index]
+        if step.seconds is not None:
+            return step.seconds
         capped = step.phase in SAMPLED_PHASES and self.config.budget_s is not None
         if step.phase not in TIMED_PHASES and not capped:
             return None
-        if step.seconds is not None:
-            return step.seconds
         cfg = self.config
         if step.phase == "burst":
             share = BURST_SECONDS

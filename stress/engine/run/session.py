@@ -329,8 +329,8 @@ class Session:
                         writer,
                     )
                 break
-            # at the first failing burst (a later stream policy's burst adds only a case or
-            # two): the diagnostic steps next, the control under the policies not yet run
+            # at the first failing burst (a later stream policy's burst would add only a case
+            # or two): the diagnostic steps next
             if step.phase == "burst" and not focused and diagnosis not in NEVER_EARLY:
                 focused = True
                 found = burst_findings(read_results(writer.path), [c.id for c in self.cases])
