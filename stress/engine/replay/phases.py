@@ -19,7 +19,8 @@
 
 Under ``--budget`` serial, shuffled and isolated run a seeded sample of the cases that fits
 their share (:mod:`.sampling`). A focused step (:func:`stress.engine.run.schedule.focus_steps`)
-runs the named cases to a first failing call. Memory: fresh or recycled (:mod:`.memory`).
+runs the named cases to a first failing call; under fail-fast the burst's concurrent calls end
+a grace after its first failing call. Memory: fresh or recycled (:mod:`.memory`).
 
 Every call becomes a record passed to ``sink`` as soon as it finishes. This module knows nothing
 of child processes (:mod:`stress.engine.isolation.supervise` runs each phase in one).

@@ -10,10 +10,16 @@ cases (or all of them): a corpus that fits runs whole, a big one runs a seeded s
 shuffled phase shuffles within each chunk (order dependence between the cases of one chunk).
 Without ``--budget`` every case runs, in corpus order, as before.
 
+A focused diagnostic step names its cases: ``config.focus`` runs exactly those (no sample);
+``config.first`` (the focused shuffled step) puts them at the front of the sample, each of
+their calls right after a call of another case (:func:`after_others`), and the step ends at
+its deadline once their calls ran.
+
 Budgets. A focused diagnostic step (``config.confirm``) ends at its first failing call
-(:class:`UntilConfirmed`); the mixed rounds and the control always complete one epoch, every
-case dealt once, whatever their time share (:class:`AtLeastRounds`; the coverage that buys is in
-:mod:`stress.pairs`).
+(:class:`UntilConfirmed`); the burst under fail-fast ends its concurrent calls a grace after
+its first failing call (:class:`GraceAfterFailure`); the mixed rounds and the control always
+complete one epoch, every case dealt once, whatever their time share (:class:`AtLeastRounds`;
+the coverage that buys is in :mod:`stress.pairs`).
 """
 
 from __future__ import annotations
