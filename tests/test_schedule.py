@@ -121,12 +121,12 @@ def test_after_a_failing_burst_the_diagnostic_steps_are_short_and_focused():
     new = focus_steps(rest, burst, found)
     head = [(s.phase, s.variant) for s in new if s.confirm and FOCUS in s.variant]
     pt = f"stream=per-thread {FOCUS}"
-    # the pairs before the case alone on many threads: when they fail it is cross-call
-    # contamination whatever isolated says, so isolated is waited for only when they pass
-    assert head == [("control", pt), ("interleaved", FOCUS), ("isolated", pt), ("mixed", pt)]
+    # the pairs last: when mixed fails beside a clean isolated it is cross-call contamination
+    # whatever they say, so they are waited for only when isolated fails or mixed passes
+    assert head == [("control", pt), ("isolated", pt), ("mixed", pt), ("interleaved", FOCUS)]
     phases = [s.phase for s in new]
     # rank order kept otherwise: control, then serial and shuffled, then the focused rest
-    assert phases[:6] == ["control", "serial", "shuffled", "interleaved", "isolated", "mixed"]
+    assert phases[:6] == ["control", "serial", "shuffled", "isolated", "mixed", "interleaved"]
     # serial on the failing cases, whole; shuffled on a sample with them first, short (its
     # deadline comes once their calls ran), ending at its first failing call
     serial = [s for s in new[:6] if s.phase == "serial"]
@@ -202,8 +202,9 @@ def test_a_failing_burst_is_diagnosed_by_short_focused_steps(tmp_path):
         f"control stream=per-thread {FOCUS}",
         f"serial {FOCUS}",
         "shuffled",
-        f"interleaved {FOCUS}",  # a self-race stands only once the pairs are clean
         f"isolated stream=per-thread {FOCUS}",
+        f"mixed stream=per-thread {FOCUS}",
+        f"interleaved {FOCUS}",  # a self-race stands only once the pairs are clean
     ], names
     assert any(n.startswith("diagnosing: the burst failed") for n in report["notes"])
 

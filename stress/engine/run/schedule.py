@@ -217,18 +217,18 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
     :data:`FOCUS_SECONDS` (a later policy's burst, when ``rest`` holds one, waits in the
     fallback: the run went on at the first failing burst); the control (all its cases) also
     under those where a control case failed in the burst; ``serial`` on the failing corpus
-    cases and the contiguous
-    twins of failing view variants (every case already made a serial call, plain, in the
-    burst's closing pass: those that failed are the ones to repeat in every mode and under
-    both prefill bytes), running whole (which cases fail, views or not, and under which byte
-    decides its diagnosis); ``shuffled`` on its usual sample with those cases first (a narrowed
-    order could miss the call that leaves the state behind), ending at its first failing call
-    (the rules ask only whether it fails); the shuffled run under the other allocator policy is
-    left to the fallback (the burst failed at the run's own addresses); ``interleaved`` and
-    ``mixed`` on the failing cases, with the cases they met in their failing rounds when fewer
-    than :data:`~stress.engine.replay.pct.GROUP` failed (a depth-3 ordering needs three),
-    ``interleaved`` over every case when that leaves fewer than two; ``isolated`` on the
-    failing cases, after ``interleaved`` (:func:`_pairs_first`)."""
+    cases and the contiguous twins of failing view variants (every case already made a plain
+    serial call in the burst's closing pass: those that failed are the ones to repeat in every
+    mode and under both prefill bytes), running whole (which cases fail, views or not, and
+    under which byte decides its diagnosis); ``shuffled`` on a sample with those cases first,
+    each of their calls right after another case's, for :data:`FOCUS_SECONDS` once those ran,
+    ending at its first failing call (the rules ask only whether it fails); the shuffled run
+    under the other allocator policy is left to the fallback (the burst failed at the run's
+    own addresses); ``isolated`` on the failing cases; ``mixed`` and ``interleaved`` on them
+    too, with the cases they met in their failing rounds when fewer than
+    :data:`~stress.engine.replay.pct.GROUP` failed (a depth-3 ordering needs three),
+    ``interleaved`` over every case when that leaves fewer than two, and last
+    (:func:`_pairs_last`)."""
     failing = {s.stream for s in burst if s.variant in found.variants}
     # one policy for the focused concurrent steps: per-thread streams when their burst failed
     # (the more concurrent: kernels overlap, and host threads interleave as under shared)
@@ -265,18 +265,20 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
         elif s.phase == "interleaved" and cases:  # one failing case: its pairs with every case
             focused.append(short)
     # the fallback: what the focused steps did not run whole (the recycled shuffled run too)
-    return _pairs_first(focused) + [s for s in rest if s not in whole]
+    return _pairs_last(focused) + [s for s in rest if s not in whole]
 
 
-def _pairs_first(steps: list[Step]) -> list[Step]:
-    """``steps`` with ``interleaved`` moved before ``isolated``. The rules give the same
-    diagnosis either way (:func:`stress.grading.diagnosis.diagnose` reads the set of phases,
-    not their order): when the pairs fail it is ``cross-call-contamination`` whether the case
-    alone on many threads fails or not, so ``isolated`` is only waited for when the pairs pass
-    (a ``self-race`` stands once both ran, :func:`settled`)."""
+def _pairs_last(steps: list[Step]) -> list[Step]:
+    """``steps`` with ``interleaved`` moved after ``isolated`` and ``mixed``. The rules read
+    the set of phases, not their order (:func:`stress.grading.diagnosis.diagnose`), and the
+    pairs matter in two cases only: when ``isolated`` fails (a ``self-race`` stands once the
+    pairs ran clean; :func:`settled`), and when neither ``isolated`` nor ``mixed`` fails; when
+    ``mixed`` fails beside a clean ``isolated`` it is ``cross-call-contamination`` whatever the
+    pairs say. Their seeded rounds and PCT schedules are the focused step that takes longest
+    when clean."""
     pairs = [s for s in steps if s.phase == "interleaved"]
     rest = [s for s in steps if s.phase != "interleaved"]
-    at = next((k for k, s in enumerate(rest) if s.phase == "isolated"), len(rest))
+    at = max((k + 1 for k, s in enumerate(rest) if s.phase in ("isolated", "mixed")), default=0)
     return rest[:at] + pairs + rest[at:]
 
 
