@@ -149,6 +149,9 @@ def _median(values: list) -> float | None:
 
 
 def summary(runs: list[dict], trees: list[str]) -> list[dict]:
+    """Per fault and tree: the median gap, the diagnoses and how many were right, and what the
+    steps after the burst did (the median of their count and of their calls: the work, which
+    a change of load does not move)."""
     rows = []
     for fault in dict.fromkeys(r["fault"] for r in runs):
         row: dict = {"fault": fault, "expected": str(FAULTS[fault].expected)}
@@ -156,8 +159,47 @@ def summary(runs: list[dict], trees: list[str]) -> list[dict]:
             mine = [r for r in runs if r["fault"] == fault and r["tree"] == tree]
             row[f"{tree}_median_gap_s"] = _median([r["gap_s"] for r in mine])
             row[f"{tree}_diagnoses"] = [r["diagnosis"] for r in mine]
+            row[f"{tree}_correct"] = f"{sum(r['correct'] for r in mine)}/{len(mine)}"
+            row[f"{tree}_median_steps"] = _median([len(r["steps"]) for r in mine])
+            calls = [sum(s["calls"] or 0 for s in r["steps"]) for r in mine]
+            row[f"{tree}_median_step_calls"] = _median(calls)
+            row[f"{tree}_median_load"] = _median([r["load_1min"] for r in mine])
         rows.append(row)
     return rows
+
+
+def _g(value: float | None) -> str:
+    return "—" if value is None else f"{value:g}"
+
+
+def render(result: dict) -> str:
+    """The result as a Markdown table: per fault, each tree's median gap (diagnosis - first
+    detection), correct diagnoses, steps after the burst and their calls, load."""
+    trees = list(result["trees"])
+    head = ["fault", "expected"] + [
+        f"{t}: {k}" for t in trees for k in ("gap", "correct", "steps", "calls", "load")
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in summary(result["runs"], trees):
+        cells = [row["fault"], row["expected"]]
+        for t in trees:
+            gap = row[f"{t}_median_gap_s"]
+            cells += [
+                "—" if gap is None else f"{gap:.1f} s",
+                row[f"{t}_correct"],
+                *(_g(row[f"{t}_median_{k}"]) for k in ("steps", "step_calls", "load")),
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    m = result["machine"]
+    lines += [
+        "",
+        f"({result.get('label') or 'unlabelled'}; {m.get('date')}; nproc {m.get('nproc')}; "
+        f"load average {m.get('loadavg_start')} at the start, {m.get('loadavg_end')} at the "
+        f"end; `{m.get('command')}`; commit {m.get('commit')}; medians over the seeds; gap: "
+        "report.json timing.diagnosis_s - timing.first_detection_s; steps and calls: the "
+        "journal's steps after the burst)",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
@@ -170,7 +212,12 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=0.0, help="--budget S (detection: 20)")
     ap.add_argument("--json", default=str(REPO / "benchmarks/results/diagnosis.json"))
     ap.add_argument("--label", default="")
+    ap.add_argument("--render", metavar="JSON", help="only write JSON's Markdown table (.md)")
     args = ap.parse_args()
+    if args.render:
+        result = json.loads(Path(args.render).read_text())
+        Path(args.render).with_suffix(".md").write_text(render(result))
+        return 0
     trees = dict(t.split("=", 1) for t in args.tree) or {"current": str(REPO)}
     state = machine_state()
     work = Path(tempfile.mkdtemp(prefix="bench-diagnosis-"))
@@ -201,6 +248,7 @@ def main() -> int:
                     "runs": runs,
                 }
                 Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+                Path(args.json).with_suffix(".md").write_text(render(result))
     return 0
 
 

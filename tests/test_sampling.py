@@ -10,8 +10,6 @@ from stress.engine.replay import stop
 from stress.engine.replay.sampling import (
     CHUNK,
     AtLeastRounds,
-    FirstFailure,
-    GraceAfterFailure,
     UntilConfirmed,
     after_others,
     case_chunks,
@@ -57,19 +55,6 @@ def test_a_focused_shuffle_takes_each_call_of_its_cases_right_after_another_case
     assert after_others(order, set()) == order
     lone = [(x, 0), (a, 0), (x, 1), (x, 2)]  # fewer others than its calls: the rest follow
     assert after_others(lone, {"x"}) == [(a, 0), (x, 0), (x, 1), (x, 2)]
-
-
-def test_the_burst_under_fail_fast_ends_its_grace_after_its_first_failure() -> None:
-    failure = FirstFailure()
-    budget = GraceAfterFailure(seconds=60.0, rounds=None, failure=failure, grace=0.05)
-    now = time.monotonic()
-    assert not budget.exhausted(now, 3)  # nothing failed: its time runs
-    failure.mark()
-    first = failure.at
-    assert first is not None and not budget.exhausted(now, 4)  # within the grace
-    time.sleep(0.06)
-    failure.mark()  # a later failure does not move the first
-    assert failure.at == first and budget.exhausted(now, 5)
 
 
 def test_at_least_rounds_outlasts_its_time_but_not_a_stop_request() -> None:

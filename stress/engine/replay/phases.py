@@ -19,8 +19,7 @@
 
 Under ``--budget`` serial, shuffled and isolated run a seeded sample of the cases that fits
 their share (:mod:`.sampling`). A focused step (:func:`stress.engine.run.schedule.focus_steps`)
-runs the named cases to a first failing call; under fail-fast the burst's concurrent calls end
-a grace after its first failing call. Memory: fresh or recycled (:mod:`.memory`).
+runs the named cases to a first failing call. Memory: fresh or recycled (:mod:`.memory`).
 
 Every call becomes a record passed to ``sink`` as soon as it finishes. This module knows nothing
 of child processes (:mod:`stress.engine.isolation.supervise` runs each phase in one).
@@ -52,8 +51,6 @@ from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
 from stress.engine.replay.sampling import (
     MIN_CASES,
     AtLeastRounds,
-    FirstFailure,
-    GraceAfterFailure,
     UntilConfirmed,
     after_others,
     case_chunks,
@@ -88,7 +85,6 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
     _turn: itertools.count = field(default_factory=itertools.count, init=False)
     # set at the first failing call of a confirming step (config.confirm): the phase ends
     _confirmed: threading.Event = field(default_factory=threading.Event, init=False)
-    _failure: FirstFailure = field(default_factory=FirstFailure, init=False)
 
     def __post_init__(self) -> None:
         if self.config.focus:  # a focused diagnostic step: only the cases that failed
@@ -130,10 +126,8 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
             **extra,
         )
         self.sink(rec)
-        if rec.failed and self.config.confirm:
+        if self.config.confirm and rec.failed:
             self._confirmed.set()
-        if rec.failed and not rec.warmup:
-            self._failure.mark()
         return rec
 
     def _budget(self, budget: Budget) -> Budget:
@@ -368,7 +362,7 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
             self._call("burst", worker, k // width, self._opening_pick(seed, k))
 
         opening, rest = split_budget(phase_budget(self.config), BURST_OPENING)
-        offset = pool.run_free(free, self._burst_budget(opening))
+        offset = pool.run_free(free, self._budget(opening))
 
         def pick(worker: Worker, rnd: int) -> Case:
             if rnd % 3 == 2:  # a self-race round: one case on every thread
@@ -383,20 +377,13 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
             i = np.random.default_rng([seed, 7, rnd, worker.index, k + 1]).integers(n)
             self._call("burst", worker, rnd + offset, everything[int(i)], fill=k)
 
-        pool.run(task, self._burst_budget(rest), fill=fill)
+        pool.run(task, self._budget(rest), fill=fill)
 
         def serial(worker: Worker, rnd: int) -> None:
             for i, case in enumerate(everything):  # one call of each case, no warm-up
                 self._call("burst", worker, i, case, rep=0)
 
         pool.run(serial, Budget(rounds=1), threads=1)
-
-    def _burst_budget(self, budget: Budget) -> Budget:
-        """The burst's concurrent calls: under fail-fast they end :data:`BURST_GRACE_S` after
-        its first failing call (its closing serial pass still runs)."""
-        if not self.config.fail_fast:
-            return self._budget(budget)
-        return GraceAfterFailure(budget.seconds, budget.rounds, self._failure, BURST_GRACE_S)
 
     def _opening_pick(self, seed: int, k: int) -> Case:
         """The case of the burst's free-running call ``k``: a corpus case, or with probability
@@ -416,7 +403,5 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
 
 #: The share of the burst's budget spent on free-running calls before its aligned rounds.
 BURST_OPENING = 0.5
-#: Seconds the burst's concurrent calls go on after its first failing call, under fail-fast.
-BURST_GRACE_S = 0.2
 #: The share of the burst's free-running calls that go to the control corpus.
 OPENING_CONTROL_SHARE = 0.1

@@ -16,8 +16,7 @@ their calls right after a call of another case (:func:`after_others`), and the s
 its deadline once their calls ran.
 
 Budgets. A focused diagnostic step (``config.confirm``) ends at its first failing call
-(:class:`UntilConfirmed`); the burst under fail-fast ends its concurrent calls a grace after
-its first failing call (:class:`GraceAfterFailure`); the mixed rounds and the control always
+(:class:`UntilConfirmed`); the mixed rounds and the control always
 complete one epoch, every case dealt once, whatever their time share (:class:`AtLeastRounds`;
 the coverage that buys is in :mod:`stress.pairs`).
 """
@@ -39,8 +38,6 @@ __all__ = [
     "CHUNK",
     "MIN_CASES",
     "AtLeastRounds",
-    "FirstFailure",
-    "GraceAfterFailure",
     "UntilConfirmed",
     "after_others",
     "case_chunks",
@@ -89,35 +86,6 @@ class UntilConfirmed(Budget):
 
     def exhausted(self, started: float, rounds_done: int) -> bool:
         return self.found.is_set() or super().exhausted(started, rounds_done)
-
-
-class FirstFailure:
-    """When a phase made its first failing call (``time.monotonic()``; None before)."""
-
-    __slots__ = ("at",)
-
-    def __init__(self) -> None:
-        self.at: float | None = None
-
-    def mark(self) -> None:
-        if self.at is None:
-            self.at = time.monotonic()
-
-
-@dataclass
-class GraceAfterFailure(Budget):
-    """A budget that also ends ``grace`` seconds after the phase's first failing call: the
-    burst under fail-fast, which has then done its part (a failure to diagnose); the grace
-    lets the calls in flight with it show which other cases fail beside it."""
-
-    failure: FirstFailure = field(default_factory=FirstFailure)
-    grace: float = 0.0
-
-    def exhausted(self, started: float, rounds_done: int) -> bool:
-        at = self.failure.at
-        if at is not None and time.monotonic() - at >= self.grace:
-            return True
-        return super().exhausted(started, rounds_done)
 
 
 @dataclass
