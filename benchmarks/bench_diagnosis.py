@@ -3,8 +3,10 @@ diagnosis stand, and where does that time go?
 
 Issue 31's target: ``timing.diagnosis_s - timing.first_detection_s`` (report.json) <= 2 s on
 every simulated fault but hang. Each run is the detection benchmark's framework run
-(benchmarks/detect_runs.py): ``aclnn-stress run --stream both --duration 3`` (fail-fast) over
-corpus/mhc.toml and corpus/pool with corpus/control.toml as the control, against a baseline
+(benchmarks/detect_runs.py): ``aclnn-stress run --stream both --duration 3`` (fail-fast; with
+``--budget S`` as the detection table runs it, ``--budget 20``) over corpus/mhc.toml and
+corpus/pool (and the fault's own corpus, ``Fault.corpus``, with its ``Fault.run_args``) with
+corpus/control.toml as the control, against a baseline
 recorded on the same faulty backend, started as a process. Beside report.json's timing, each
 run keeps the steps that ran after the burst (from the journal: phase, variant, seconds, calls,
 status) and when the console printed its ``first failure:`` and ``fail-fast:`` lines (seconds
@@ -42,11 +44,10 @@ from stress.sim.faults import FAULTS
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = ["corpus/mhc.toml", "corpus/pool/mul.toml", "corpus/pool/softmax.toml"]
 CONTROL = ["corpus/control.toml"]
-FAULT_CORPUS = {"dirty-accumulator": ["corpus/ops/layer_norm.toml"]}
 #: the faults issue 31 names (every fault the stress run diagnoses, but hang)
 DEFAULT_FAULTS = (
     "tiling-race,tiling-ring,shared-scratch,stale-tail,scratch-pool,empty-skip,add-race,"
-    "crash,view-staging,dirty-accumulator"
+    "crash,view-staging,dirty-accumulator,executor-reuse"
 )
 TARGET_S = 2.0
 
@@ -56,7 +57,8 @@ def _abs(paths: list[str]) -> list[str]:
 
 
 def corpus_of(fault: str) -> list[str]:
-    return _abs([*CORPUS, *FAULT_CORPUS.get(fault, [])])
+    """The detection benchmark's corpus for ``fault``: the standard one and its ``Fault.corpus``."""
+    return _abs([*CORPUS, *FAULTS[fault].corpus])
 
 
 def record_baseline(fault: str, path: Path) -> None:
@@ -105,9 +107,12 @@ def _steps(out: Path) -> list[dict]:
     return steps
 
 
-def one_run(fault: str, seed: int, tree: Path, baseline: Path, work: Path, dur: float) -> dict:
+def one_run(
+    fault: str, seed: int, tree: Path, baseline: Path, work: Path, dur: float, budget: float
+) -> dict:
     out = work / f"run-{fault}-{seed}-{tree.name or 'tree'}-{time.monotonic_ns()}"
     cmd = [sys.executable, "-m", "stress", "run", "--stream", "both", "--duration", str(dur)]
+    cmd += [*FAULTS[fault].run_args, *(["--budget", f"{budget:g}"] if budget else [])]
     cmd += ["--seed", str(seed), "--baseline", str(baseline), "--shrink-budget", "0"]
     cmd += [a for c in corpus_of(fault) for a in ("--corpus", c)]
     cmd += ["--control", _abs(CONTROL)[0], "--out", str(out)]
@@ -144,6 +149,9 @@ def _median(values: list) -> float | None:
 
 
 def summary(runs: list[dict], trees: list[str]) -> list[dict]:
+    """Per fault and tree: the median gap, the diagnoses and how many were right, and what the
+    steps after the burst did (the median of their count and of their calls: the work, which
+    a change of load does not move)."""
     rows = []
     for fault in dict.fromkeys(r["fault"] for r in runs):
         row: dict = {"fault": fault, "expected": str(FAULTS[fault].expected)}
@@ -151,19 +159,65 @@ def summary(runs: list[dict], trees: list[str]) -> list[dict]:
             mine = [r for r in runs if r["fault"] == fault and r["tree"] == tree]
             row[f"{tree}_median_gap_s"] = _median([r["gap_s"] for r in mine])
             row[f"{tree}_diagnoses"] = [r["diagnosis"] for r in mine]
+            row[f"{tree}_correct"] = f"{sum(r['correct'] for r in mine)}/{len(mine)}"
+            row[f"{tree}_median_steps"] = _median([len(r["steps"]) for r in mine])
+            calls = [sum(s["calls"] or 0 for s in r["steps"]) for r in mine]
+            row[f"{tree}_median_step_calls"] = _median(calls)
+            row[f"{tree}_median_load"] = _median([r["load_1min"] for r in mine])
         rows.append(row)
     return rows
+
+
+def _g(value: float | None) -> str:
+    return "—" if value is None else f"{value:g}"
+
+
+def render(result: dict) -> str:
+    """The result as a Markdown table: per fault, each tree's median gap (diagnosis - first
+    detection), correct diagnoses, steps after the burst and their calls, load."""
+    trees = list(result["trees"])
+    head = ["fault", "expected"] + [
+        f"{t}: {k}" for t in trees for k in ("gap", "correct", "steps", "calls", "load")
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in summary(result["runs"], trees):
+        cells = [row["fault"], row["expected"]]
+        for t in trees:
+            gap = row[f"{t}_median_gap_s"]
+            cells += [
+                "—" if gap is None else f"{gap:.1f} s",
+                row[f"{t}_correct"],
+                *(_g(row[f"{t}_median_{k}"]) for k in ("steps", "step_calls", "load")),
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    m = result["machine"]
+    lines += [
+        "",
+        f"({result.get('label') or 'unlabelled'}; {m.get('date')}; nproc {m.get('nproc')}; "
+        f"load average {m.get('loadavg_start')} at the start, {m.get('loadavg_end')} at the "
+        f"end; `{m.get('command')}`; commit {m.get('commit')}; medians over the seeds; gap: "
+        "report.json timing.diagnosis_s - timing.first_detection_s; steps and calls: the "
+        "journal's steps after the burst)",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--faults", default=DEFAULT_FAULTS)
     ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--seed-list", default="", help="comma-separated seeds (instead of 1..--seeds)")
     ap.add_argument("--tree", action="append", default=[], help="NAME=DIR (repeatable)")
     ap.add_argument("--phase-duration", type=float, default=3.0)
+    ap.add_argument("--budget", type=float, default=0.0, help="--budget S (detection: 20)")
     ap.add_argument("--json", default=str(REPO / "benchmarks/results/diagnosis.json"))
     ap.add_argument("--label", default="")
+    ap.add_argument("--render", metavar="JSON", help="only write JSON's Markdown table (.md)")
     args = ap.parse_args()
+    if args.render:
+        result = json.loads(Path(args.render).read_text())
+        Path(args.render).with_suffix(".md").write_text(render(result))
+        return 0
     trees = dict(t.split("=", 1) for t in args.tree) or {"current": str(REPO)}
     state = machine_state()
     work = Path(tempfile.mkdtemp(prefix="bench-diagnosis-"))
@@ -171,9 +225,12 @@ def main() -> int:
     for fault in args.faults.split(","):
         baseline = work / f"baseline-{fault}.json"
         record_baseline(fault, baseline)
-        for seed in range(1, args.seeds + 1):
+        seeds = [int(x) for x in args.seed_list.split(",")] if args.seed_list else None
+        for seed in seeds or range(1, args.seeds + 1):
             for name, tree in trees.items():
-                got = one_run(fault, seed, Path(tree), baseline, work, args.phase_duration)
+                got = one_run(
+                    fault, seed, Path(tree), baseline, work, args.phase_duration, args.budget
+                )
                 r = {"tree": name, **got}
                 runs.append(r)
                 print(
@@ -191,6 +248,7 @@ def main() -> int:
                     "runs": runs,
                 }
                 Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+                Path(args.json).with_suffix(".md").write_text(render(result))
     return 0
 
 

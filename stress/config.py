@@ -120,6 +120,9 @@ class RunConfig:
     # a diagnostic step: the phase ends at its first failing call (it confirmed the burst's
     # finding; more calls would not change the diagnosis); never a user option
     confirm: bool = False
+    # the corpus cases a sampled phase takes first (the burst's failing cases in the focused
+    # shuffled step: its sample always holds them); never a user option
+    first: tuple[str, ...] = ()
     # variants derived from every case (stress.corpus.variants, .size_variants; () with
     # --variants none)
     variants: tuple[str, ...] = VARIANTS
@@ -144,6 +147,7 @@ class RunConfig:
         object.__setattr__(self, "phases", tuple(self.phases))
         object.__setattr__(self, "include_dirs", tuple(self.include_dirs))
         object.__setattr__(self, "focus", tuple(self.focus))
+        object.__setattr__(self, "first", tuple(self.first))
         object.__setattr__(self, "variants", tuple(self.variants))
         object.__setattr__(self, "unrecorded", tuple(self.unrecorded))
         object.__setattr__(self, "modes", tuple(self.modes))
@@ -225,13 +229,15 @@ class RunConfig:
         d["variants"] = list(self.variants)
         d["modes"] = list(self.modes)
         # a phase child's job only: the run header keeps its format
-        for key in ("focus", "confirm", "unrecorded"):
+        for key in ("focus", "confirm", "first", "unrecorded"):
             if not d[key]:
                 del d[key]
         if self.phase_allocator == "fresh":
             del d["phase_allocator"]
         if self.focus:
             d["focus"] = list(self.focus)
+        if self.first:
+            d["first"] = list(self.first)
         if self.unrecorded:
             d["unrecorded"] = list(self.unrecorded)
         return d
@@ -244,6 +250,7 @@ class RunConfig:
         d["phases"] = tuple(d.get("phases", PHASES))
         d["include_dirs"] = tuple(d.get("include_dirs", ()))
         d["focus"] = tuple(str(c) for c in d.get("focus", ()))
+        d["first"] = tuple(str(c) for c in d.get("first", ()))
         d["unrecorded"] = tuple(str(c) for c in d.get("unrecorded", ()))
         d["variants"] = tuple(d.get("variants", VARIANTS))
         d["modes"] = tuple(d.get("modes", MODES))

@@ -179,6 +179,8 @@ def _serial(*cases):
         ((("a", True), ("b", False), ("a@offset", False)), "baseline-mismatch"),
         # an id that only looks like a variant (unknown kind) is a contiguous case
         ((("a@diagonal", False),), "baseline-mismatch"),
+        # the view fails but its twin did not run serially: nothing says the twin passes
+        ((("b", True), ("a@pad", False)), "baseline-mismatch"),
     ],
 )
 def test_view_dependence_needs_only_views_failing_serially(cases, expected):

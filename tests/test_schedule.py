@@ -13,6 +13,7 @@ from stress.engine.run.schedule import (
     STEP_OVERHEAD_S,
     BurstFindings,
     Scheduler,
+    Step,
     burst_findings,
     focus_steps,
     plan,
@@ -119,23 +120,30 @@ def test_after_a_failing_burst_the_diagnostic_steps_are_short_and_focused():
     burst, rest = steps[:2], steps[2:]
     found = BurstFindings(("a", "b", "c"), frozenset({"stream=shared", "stream=per-thread"}))
     new = focus_steps(rest, burst, found)
-    head = [(s.phase, s.variant) for s in new if s.confirm and s.seconds is not None]
+    head = [(s.phase, s.variant) for s in new if s.confirm and FOCUS in s.variant]
     pt = f"stream=per-thread {FOCUS}"
-    assert head == [("control", pt), ("isolated", pt), ("interleaved", FOCUS), ("mixed", pt)]
+    # the pairs last: when mixed fails beside a clean isolated it is cross-call contamination
+    # whatever they say, so they are waited for only when isolated fails or mixed passes
+    assert head == [("control", pt), ("isolated", pt), ("mixed", pt), ("interleaved", FOCUS)]
     phases = [s.phase for s in new]
-    # rank order kept: control, then the whole serial and shuffled, then the focused rest
-    assert phases[:6] == ["control", "serial", "shuffled", "isolated", "interleaved", "mixed"]
-    # the whole serial and shuffled: shuffled ends at its first failing call, serial never
-    whole = {s.phase: s.confirm for s in new if s.phase in ("serial", "shuffled") and not s.variant}
-    assert whole == {"serial": False, "shuffled": True}
+    # rank order kept otherwise: control, then serial and shuffled, then the focused rest
+    assert phases[:6] == ["control", "serial", "shuffled", "isolated", "mixed", "interleaved"]
+    # serial on the failing cases, whole; shuffled on a sample with them first, short (its
+    # deadline comes once their calls ran), ending at its first failing call
+    serial = [s for s in new[:6] if s.phase == "serial"]
+    assert [(s.variant, s.focus, s.confirm) for s in serial] == [(FOCUS, ("a", "b", "c"), False)]
+    shuffled = [(s.focus, s.first, s.confirm, s.seconds) for s in new[:6] if s.phase == "shuffled"]
+    assert shuffled == [((), ("a", "b", "c"), True, FOCUS_SECONDS)]
     confirm = [s for s in new if s.confirm and s.phase != "shuffled"]
     focused = [s for s in confirm if s.phase != "control"]
     assert focused and all(s.focus == ("a", "b", "c") for s in focused)
     assert confirm and all(s.seconds is not None and s.seconds <= 1.0 for s in confirm)
-    # the fallback: every step of the plan not already run whole, in order, after them
-    # (the shuffled run in recycled blocks among them: the burst failed at fresh addresses)
-    fallback = [s for s in rest if s.phase not in ("serial", "shuffled") or s.variant]
+    # the fallback: every step of the plan not already run whole (the whole serial too), in
+    # order, after them (the shuffled run in recycled blocks among them: the burst failed at
+    # fresh addresses)
+    fallback = [s for s in rest if s.phase != "shuffled" or s.variant]
     assert new[6:] == fallback and any(s.allocator == "recycle" for s in fallback)
+    assert [s for s in fallback if s.phase == "serial"] == [Step("serial", "", "shared")]
     # one corpus case failed: the cross-call phases take the cases it met as well
     alone = BurstFindings(("a",), frozenset({"stream=per-thread"}), partners=("x", "y"))
     cross = [s for s in focus_steps(rest, burst, alone) if s.phase == "mixed" and s.confirm]
@@ -151,6 +159,33 @@ def test_after_a_failing_burst_the_diagnostic_steps_are_short_and_focused():
     assert Scheduler(cfg, [*burst, *new]).duration(2, 0.0) == FOCUS_SECONDS
 
 
+def test_a_failing_view_variant_is_repeated_serially_beside_its_contiguous_twin():
+    pt = "stream=per-thread"
+    calls = [
+        _burst_call(c, pt, failed, round=1)
+        for c, failed in (("a@pad", True), ("b@transpose", False), ("c", False))
+    ]
+    found = burst_findings(calls, ["a", "a@pad", "b", "b@transpose", "c"])
+    assert found.cases == ("a@pad",) and found.twins == ("a",)
+    steps = plan(RunConfig(streams=("per-thread",)))
+    serial = [s for s in focus_steps(steps[1:], steps[:1], found) if s.phase == "serial"]
+    assert serial[0].focus == ("a@pad", "a")  # the twin seen passing, or no view-dependence
+    assert serial[1] == Step("serial", "", "shared")  # the whole one: the fallback
+
+
+def test_once_one_burst_failed_the_next_policys_burst_waits_in_the_fallback():
+    cfg = RunConfig(streams=("shared", "per-thread"))
+    steps = plan(cfg)
+    assert [s.variant for s in steps[:2]] == ["stream=per-thread", "stream=shared"]
+    found = BurstFindings(("a",), frozenset({"stream=per-thread"}), partners=("b", "c"))
+    new = focus_steps(steps[1:], steps[:1], found)
+    ctl = [s.variant for s in new if s.phase == "control" and s.confirm]
+    assert ctl == [f"stream=per-thread {FOCUS}"]
+    bursts = [k for k, s in enumerate(new) if s.phase == "burst"]
+    last_focused = max(k for k, s in enumerate(new) if s.confirm)
+    assert len(bursts) == 1 and bursts[0] > last_focused  # in the fallback
+
+
 def test_a_burst_only_diagnosis_is_provisional_in_the_diagnosis_time():
     c = "cross-call-contamination"
     history = [(3.0, c, BURST_ONLY + "x in burst"), (5.0, c, BURST_ONLY + "x"), (8.0, c, "mixed")]
@@ -163,11 +198,13 @@ def test_a_failing_burst_is_diagnosed_by_short_focused_steps(tmp_path):
     report = run_fault(tmp_path, "shared-scratch", fail_fast=True)
     assert report["diagnosis"] == "self-race", report["explanation"]
     names = [f"{p['name']} {p['variant']}".strip() for p in report["phases"]]
-    assert names[2:] == [
+    # the shared-stream burst waits in the fallback: the per-thread one failed first
+    assert names[1:] == [
         f"control stream=per-thread {FOCUS}",
-        "serial",
+        f"serial {FOCUS}",
         "shuffled",
         f"isolated stream=per-thread {FOCUS}",
+        f"mixed stream=per-thread {FOCUS}",
         f"interleaved {FOCUS}",  # a self-race stands only once the pairs are clean
     ], names
     assert any(n.startswith("diagnosing: the burst failed") for n in report["notes"])

@@ -87,11 +87,14 @@ def _failed(v: str) -> bool:
 
 
 def _view_dependence(ph: _Phases) -> str:
-    """The explanation when only view variants fail serially and none of their contiguous
-    twins does (view invariance broken); "" otherwise."""
-    failing = [c for p in ph.by_name["serial"] for c in p.cases if _failed(c.verdict)]
+    """The explanation when only view variants fail serially and each one's contiguous twin
+    ran serially and passed (view invariance broken); "" otherwise (a twin that did not run
+    is no evidence: the view may fail for what its twin would fail for too)."""
+    serial = [c for p in ph.by_name["serial"] for c in p.cases]
+    failing = [c for c in serial if _failed(c.verdict)]
+    passed = {c.id for c in serial if c.verdict == Verdict.PASS} - {c.id for c in failing}
     twins = {c.id: split_view(c.id) for c in failing}
-    if not failing or any(not view for _, view in twins.values()):
+    if not failing or any(not view or twin not in passed for twin, view in twins.values()):
         return ""
     shown = [f"{c.id} {c.verdict} (its twin {twins[c.id][0]} passes)" for c in failing[:4]]
     return (

@@ -48,7 +48,13 @@ from stress.engine.replay.memory import RecyclingMemory
 from stress.engine.replay.modes import ModeCalls
 from stress.engine.replay.phase_budget import Budget, phase_budget, split_budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
-from stress.engine.replay.sampling import MIN_CASES, AtLeastRounds, UntilConfirmed, case_chunks
+from stress.engine.replay.sampling import (
+    MIN_CASES,
+    AtLeastRounds,
+    UntilConfirmed,
+    after_others,
+    case_chunks,
+)
 from stress.errors import ConfigError
 from stress.grading.canaries import call_canary
 from stress.grading.judge import Outcome, judge
@@ -231,9 +237,16 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         return PhaseStatus.DONE, ""
 
     # -- phases --------------------------------------------------------------------------
+    def _samples(self) -> bool:
+        """Whether the phase takes a seeded sample of its cases: under --budget, or a focused
+        step with cases to take first; never a step focused on named cases (it runs them)."""
+        sampled = self.config.budget_s is not None or bool(self.config.first)
+        return sampled and not self.config.focus
+
     def _sampled(self) -> float | None:
-        """The deadline of a phase that samples its cases (under --budget), else None."""
-        if self.config.budget_s is None or self.config.duration is None:
+        """The deadline of a phase that samples its cases (under --budget, or a focused step
+        with cases to take ``first``), else None."""
+        if not self._samples() or self.config.duration is None:
             return None
         return time.monotonic() + self.config.duration
 
@@ -241,18 +254,23 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         self, pool: WorkerPool, phase: str, chunks: Iterable[list[tuple[Case, int]]], warmup: bool
     ) -> None:
         """Each chunk's calls in order, one thread; past the deadline of a sampled phase, no
-        further chunk once :data:`MIN_CASES` cases ran."""
-        deadline = self._sampled()
+        further chunk once :data:`MIN_CASES` cases ran, or with cases to take ``first`` (a
+        focused step) no further call once theirs ran."""
+        deadline, first = self._sampled(), set(self.config.first)
+        owed = sum(c.id in first for c in self.cases) * self.config.repeats  # their calls
 
         def task(worker: Worker, rnd: int) -> None:
-            i, seen = 0, set()
+            i, seen, left = 0, set(), owed
             for calls in chunks:
-                if deadline and len(seen) >= MIN_CASES and time.monotonic() > deadline:
+                if deadline and len(seen) >= MIN_CASES > left and time.monotonic() > deadline:
                     return
                 last = None
                 for case, rep in calls:
                     if self._confirmed.is_set():  # a confirming step ends at its first failure
                         return
+                    if deadline and first and left <= 0 and time.monotonic() > deadline:
+                        return
+                    left -= case.id in first
                     if warmup and case is not last:
                         self._call(phase, worker, i, case, warmup=True, rep=-1)
                     self._call(phase, worker, i, case, rep=rep)
@@ -263,8 +281,9 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         pool.run(task, Budget(rounds=1))
 
     def _chunks(self, salt: int) -> Iterator[list[Case]]:
-        sampled = self.config.budget_s is not None
-        for idx in case_chunks(len(self.cases), self.config.seed, salt, sampled):
+        ahead = set(self.config.first)
+        first = [i for i, c in enumerate(self.cases) if c.id in ahead]
+        for idx in case_chunks(len(self.cases), self.config.seed, salt, self._samples(), first):
             yield [self.cases[i] for i in idx]
 
     def _phase_serial(self, pool: WorkerPool) -> None:
@@ -273,11 +292,13 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
         self._serial_pass(pool, "serial", chunks, warmup=True)
 
     def _phase_shuffled(self, pool: WorkerPool) -> None:
+        first = set(self.config.first)
+
         def shuffled(n: int, cases: list[Case]) -> list[tuple[Case, int]]:
             order = [(c, k) for c in cases for k in range(self.config.repeats)]
             salt = [self.config.seed, 2] if n == 0 else [self.config.seed, 2, n]
             rng = np.random.default_rng(salt)
-            return [order[i] for i in rng.permutation(len(order))]
+            return after_others([order[i] for i in rng.permutation(len(order))], first)
 
         chunks = (shuffled(n, cases) for n, cases in enumerate(self._chunks(12)))
         self._serial_pass(pool, "shuffled", chunks, warmup=False)

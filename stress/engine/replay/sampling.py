@@ -10,25 +10,38 @@ cases (or all of them): a corpus that fits runs whole, a big one runs a seeded s
 shuffled phase shuffles within each chunk (order dependence between the cases of one chunk).
 Without ``--budget`` every case runs, in corpus order, as before.
 
+A focused diagnostic step names its cases: ``config.focus`` runs exactly those (no sample);
+``config.first`` (the focused shuffled step) puts them at the front of the sample, each of
+their calls right after a call of another case (:func:`after_others`), and the step ends at
+its deadline once their calls ran.
+
 Budgets. A focused diagnostic step (``config.confirm``) ends at its first failing call
-(:class:`UntilConfirmed`); the mixed rounds and the control always complete one epoch, every
-case dealt once, whatever their time share (:class:`AtLeastRounds`; the coverage that buys is in
-:mod:`stress.pairs`).
+(:class:`UntilConfirmed`); the mixed rounds and the control always
+complete one epoch, every case dealt once, whatever their time share (:class:`AtLeastRounds`;
+the coverage that buys is in :mod:`stress.pairs`).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from stress.engine.replay import stop
 from stress.engine.replay.phase_budget import Budget
 
-__all__ = ["CHUNK", "MIN_CASES", "AtLeastRounds", "UntilConfirmed", "case_chunks"]
+__all__ = [
+    "CHUNK",
+    "MIN_CASES",
+    "AtLeastRounds",
+    "UntilConfirmed",
+    "after_others",
+    "case_chunks",
+]
 
 #: Cases per chunk of a sampled phase (the deadline is checked between chunks).
 CHUNK = 16
@@ -36,15 +49,33 @@ CHUNK = 16
 MIN_CASES = 16
 
 
-def case_chunks(n: int, seed: int, salt: int, sampled: bool) -> Iterator[list[int]]:
+def case_chunks(
+    n: int, seed: int, salt: int, sampled: bool, first: Sequence[int] = ()
+) -> Iterator[list[int]]:
     """Indices of the cases a phase runs, chunk by chunk: all in corpus order (one chunk)
-    unless ``sampled``, else a seeded permutation in chunks of :data:`CHUNK`."""
+    unless ``sampled``, else a seeded permutation in chunks of :data:`CHUNK`, the indices
+    ``first`` at its front (in the permutation's order: a sample always holds them)."""
     if not sampled:
         yield list(range(n))
         return
     perm = [int(i) for i in np.random.default_rng([seed, salt]).permutation(n)]
+    ahead = set(first)
+    perm = [i for i in perm if i in ahead] + [i for i in perm if i not in ahead]
     for i in range(0, n, CHUNK):
         yield perm[i : i + CHUNK]
+
+
+def after_others(order: list[tuple[Any, int]], first: Set[str]) -> list[tuple[Any, int]]:
+    """A shuffled single-threaded ``order`` of (case, rep) calls with the calls of the cases
+    in ``first`` (by id) taken first, each right after a call of another case (the next in
+    the shuffled order, while there are others): the state a case left behind meets each of
+    them at once, and a focused step that ends at its deadline has run them."""
+    if not first:
+        return order
+    mine = [c for c in order if c[0].id in first]
+    others = [c for c in order if c[0].id not in first]
+    paired = [call for k, own in enumerate(mine) for call in [*others[k : k + 1], own]]
+    return paired + others[len(mine) :]
 
 
 @dataclass

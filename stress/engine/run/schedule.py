@@ -30,7 +30,7 @@ from stress.engine.replay.pct import GROUP
 from stress.engine.replay.phase_budget import phase_budget
 from stress.grading.diagnosis import BURST_ONLY
 from stress.records import CallRecord
-from stress.vocabulary import Diagnosis
+from stress.vocabulary import Diagnosis, split_view
 
 __all__ = [
     "BURST_SECONDS",
@@ -72,6 +72,7 @@ class Step:
     focus: tuple[str, ...] = ()  # only these corpus cases (empty: all of them)
     seconds: float | None = None  # a fixed duration (the focused steps after a failure)
     confirm: bool = False  # a focused step: it ends at its first failing call
+    first: tuple[str, ...] = ()  # corpus cases a sampled step takes first (focused shuffled)
     allocator: str = "fresh"  # the allocator policy of its calls (fresh | recycle)
 
 
@@ -164,6 +165,13 @@ class BurstFindings:
     variants: frozenset[str]
     control_variants: frozenset[str] = frozenset()
     partners: tuple[str, ...] = ()
+    twins: tuple[str, ...] = ()  # the contiguous twins of failing view variants, not failing
+
+    @property
+    def serial(self) -> tuple[str, ...]:
+        """The cases the focused ``serial`` step runs: the failing ones and their twins (a
+        view-dependence needs the twin seen passing beside its failing view)."""
+        return self.cases + self.twins
 
 
 def burst_findings(records: Iterable[Any], corpus: Sequence[str]) -> BurstFindings:
@@ -191,11 +199,13 @@ def burst_findings(records: Iterable[Any], corpus: Sequence[str]) -> BurstFindin
             if case not in ids:
                 control.add(variant)
     met = set().union(*(rounds[k] for k in bad_rounds)) if bad_rounds else set()
+    twins = {split_view(c)[0] for c in failed} - failed
     return BurstFindings(
         tuple(c for c in corpus if c in failed),
         frozenset(variants),
         frozenset(control),
         tuple(c for c in corpus if c in met and c not in failed),
+        tuple(c for c in corpus if c in twins),
     )
 
 
@@ -206,16 +216,21 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
 
     Focused, in the order the diagnosis weighs them: the concurrent phases under one stream
     policy whose burst failed (per-thread streams, the more concurrent, when both did), for
-    :data:`FOCUS_SECONDS`; the control (all its cases) also under those where a control case
-    failed in the burst; ``serial`` and
-    ``shuffled`` over every case (a narrowed order could miss an order dependence and let a
-    lower-ranked pattern stand), ``shuffled`` ending at its first failing call (the rules ask
-    only whether it fails; ``serial`` runs whole: which cases fail, and under which prefill
-    byte, decides its diagnosis); ``isolated`` on the failing corpus cases;
-    ``interleaved`` and ``mixed`` on them too, with the cases they met in their failing rounds
-    when fewer than :data:`~stress.engine.replay.pct.GROUP` failed (a depth-3 ordering needs three);
-    ``interleaved`` over every case when that leaves fewer than two (a self-race is checked
-    against the pairs before it stands: :func:`settled`)."""
+    :data:`FOCUS_SECONDS` (a later policy's burst, when ``rest`` holds one, waits in the
+    fallback: the run went on at the first failing burst); the control (all its cases) also
+    under those where a control case failed in the burst; ``serial`` on the failing corpus
+    cases and the contiguous twins of failing view variants (every case already made a plain
+    serial call in the burst's closing pass: those that failed are the ones to repeat in every
+    mode and under both prefill bytes), running whole (which cases fail, views or not, and
+    under which byte decides its diagnosis); ``shuffled`` on a sample with those cases first,
+    each of their calls right after another case's, for :data:`FOCUS_SECONDS` once those ran,
+    ending at its first failing call (the rules ask only whether it fails); the shuffled run
+    under the other allocator policy is left to the fallback (the burst failed at the run's
+    own addresses); ``isolated`` on the failing cases; ``mixed`` and ``interleaved`` on them
+    too, with the cases they met in their failing rounds when fewer than
+    :data:`~stress.engine.replay.pct.GROUP` failed (a depth-3 ordering needs three),
+    ``interleaved`` over every case when that leaves fewer than two, and last
+    (:func:`_pairs_last`)."""
     failing = {s.stream for s in burst if s.variant in found.variants}
     # one policy for the focused concurrent steps: per-thread streams when their burst failed
     # (the more concurrent: kernels overlap, and host threads interleave as under shared)
@@ -224,12 +239,18 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
     cases = found.cases
     crossed = cases if len(cases) >= GROUP else cases + found.partners
     focused: list[Step] = []
+    whole: list[Step] = []  # the plan's steps a focused one runs in full
     for s in rest:
-        if s.phase in ("serial", "shuffled"):  # shuffled: any failure is its finding
-            # the shuffled run under the other allocator policy is not focused: the burst
-            # failed at the run's own addresses, and address-dependence needs no burst
-            if not s.variant.startswith("allocator="):
-                focused.append(replace(s, confirm=True) if s.phase == "shuffled" else s)
+        if s.phase == "burst" or s.variant.startswith("allocator="):
+            continue  # to the fallback
+        if s.phase == "serial":
+            narrowed = replace(s, variant=FOCUS, focus=found.serial) if cases else s
+            focused.append(narrowed)
+            whole += [] if cases else [s]
+            continue
+        if s.phase == "shuffled":  # any failure is its finding
+            focused.append(replace(s, confirm=True, first=found.serial, seconds=FOCUS_SECONDS))
+            whole.append(s)
             continue
         allowed = control if s.phase == "control" else main
         if s.phase in CONCURRENT_PHASES and s.stream not in allowed:
@@ -246,14 +267,27 @@ def focus_steps(rest: Sequence[Step], burst: Sequence[Step], found: BurstFinding
         elif s.phase == "interleaved" and cases:  # one failing case: its pairs with every case
             focused.append(short)
     # the fallback: what the focused steps did not run whole (the recycled shuffled run too)
-    whole = ("serial", "shuffled")
-    return focused + [s for s in rest if s not in focused and (s.phase not in whole or s.variant)]
+    return _pairs_last(focused) + [s for s in rest if s not in whole]
+
+
+def _pairs_last(steps: list[Step]) -> list[Step]:
+    """``steps`` with ``interleaved`` moved after ``isolated`` and ``mixed``. The rules read
+    the set of phases, not their order (:func:`stress.grading.diagnosis.diagnose`), and the
+    pairs matter in two cases only: when ``isolated`` fails (a ``self-race`` stands once the
+    pairs ran clean; :func:`settled`), and when neither ``isolated`` nor ``mixed`` fails; when
+    ``mixed`` fails beside a clean ``isolated`` it is ``cross-call-contamination`` whatever the
+    pairs say. Their seeded rounds and PCT schedules are the focused step that takes longest
+    when clean."""
+    pairs = [s for s in steps if s.phase == "interleaved"]
+    rest = [s for s in steps if s.phase != "interleaved"]
+    at = max((k + 1 for k, s in enumerate(rest) if s.phase in ("isolated", "mixed")), default=0)
+    return rest[:at] + pairs + rest[at:]
 
 
 def focus_note(found: BurstFindings, steps: Sequence[Step]) -> str:
     """The console and journal line that says what the run does after the burst failed."""
     shown = ", ".join(found.cases[:6]) + (" ..." if len(found.cases) > 6 else "")
-    first = [f"{s.phase} {s.variant}".strip() for s in steps if s.confirm and s.variant]
+    first = [f"{s.phase} {s.variant}".strip() for s in steps if s.confirm or FOCUS in s.variant]
     return (
         f"diagnosing: the burst failed on {len(found.cases)} corpus case(s)"
         + (f" ({shown})" if shown else "")
@@ -289,11 +323,11 @@ class Scheduler:
         """Seconds for concurrent step ``index`` given ``elapsed`` seconds since the run began
         (None: the step runs by ``--iterations`` rounds instead)."""
         step = self.steps[index]
+        if step.seconds is not None:
+            return step.seconds
         capped = step.phase in SAMPLED_PHASES and self.config.budget_s is not None
         if step.phase not in TIMED_PHASES and not capped:
             return None
-        if step.seconds is not None:
-            return step.seconds
         cfg = self.config
         if step.phase == "burst":
             share = BURST_SECONDS
@@ -316,7 +350,7 @@ class Scheduler:
         seconds = self.duration(index, elapsed)
         step = self.steps[index]
         config = self.config.with_(
-            focus=step.focus, confirm=step.confirm, phase_allocator=step.allocator
+            focus=step.focus, confirm=step.confirm, first=step.first, phase_allocator=step.allocator
         )
         if seconds is None:
             return config

@@ -331,6 +331,7 @@ class Session:
         steps = scheduler.steps  # a list: after a failing burst the steps after it are rewritten
         ran: list[str] = []
         history: list[tuple[float, str, str]] = []
+        focused = False
         for i, step in enumerate(steps):
             config = self._batch and self._batch.configs.get(i)
             config = config or scheduler.config_for(i, time.monotonic() - self._t0)
@@ -358,7 +359,10 @@ class Session:
                         writer,
                     )
                 break
-            if step.phase == "burst" and done and diagnosis not in NEVER_EARLY:
+            # at the first failing burst (a later stream policy's burst would add only a case
+            # or two): the diagnostic steps next
+            if step.phase == "burst" and not focused and diagnosis not in NEVER_EARLY:
+                focused = True
                 found = burst_findings(
                     read_results(writer.path, typed=True), [c.id for c in self.cases]
                 )
