@@ -165,7 +165,7 @@ def test_a_failing_view_variant_is_repeated_serially_beside_its_contiguous_twin(
         _burst_call(c, pt, failed, round=1)
         for c, failed in (("a@pad", True), ("b@transpose", False), ("c", False))
     ]
-    found = burst_findings(calls, ["a", "a@pad", "b", "b@transpose", "c"])
+    found = burst_findings([typed_line(r) for r in calls], ["a", "a@pad", "b", "b@transpose", "c"])
     assert found.cases == ("a@pad",) and found.twins == ("a",)
     steps = plan(RunConfig(streams=("per-thread",)))
     serial = [s for s in focus_steps(steps[1:], steps[:1], found) if s.phase == "serial"]
