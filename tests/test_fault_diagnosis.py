@@ -39,7 +39,7 @@ EXPECTED = {name: fault.expected for name, fault in FAULTS.items()}
 _BASELINES: dict[tuple[str, bool, tuple[str, ...]], Path] = {}
 
 
-def _baseline(tmp: Path, fault: str, control: bool, variants: tuple[str, ...]) -> Path:
+def _baseline(tmp: Path, fault: str, control: bool, variants: tuple[str, ...] = VARIANTS) -> Path:
     """The serial baseline of ``fault`` (with or without the control corpus) for the run's
     ``variants``, recorded once per process: pytest keeps the first test's ``tmp`` until the
     session ends."""
