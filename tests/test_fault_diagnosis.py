@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from _cli import stress_cli
 
-from stress.config import PHASES, VARIANTS, VIEWS, RunConfig
+from stress.config import PHASES, VARIANTS, RunConfig
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
@@ -36,17 +36,19 @@ GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23
 EXPECTED = {name: fault.expected for name, fault in FAULTS.items()}
 
 
-_BASELINES: dict[tuple[str, bool], Path] = {}
+_BASELINES: dict[tuple[str, bool, tuple[str, ...]], Path] = {}
 
 
-def _baseline(tmp: Path, fault: str, control: bool) -> Path:
-    """The serial baseline of ``fault`` (with or without the control corpus), recorded once per
-    process: pytest keeps the first test's ``tmp`` until the session ends."""
-    key = (fault, control)
+def _baseline(tmp: Path, fault: str, control: bool, variants: tuple[str, ...] = VARIANTS) -> Path:
+    """The serial baseline of ``fault`` (with or without the control corpus) for the run's
+    ``variants``, recorded once per process: pytest keeps the first test's ``tmp`` until the
+    session ends."""
+    key = (fault, control, variants)
     if key not in _BASELINES or not _BASELINES[key].exists():
-        path = tmp / f"baseline-{fault}{'-control' if control else ''}.json"
+        name = f"baseline-{fault}{'-control' if control else ''}-{len(variants)}.json"
+        path = tmp / name
         Session(
-            RunConfig(seed=0),
+            RunConfig(seed=0, variants=variants),
             CORPUS,
             CONTROL if control else [],
             env={"ACLSIM_FAULTS": fault},
@@ -71,7 +73,7 @@ def run_fault(
     """One isolated run with ``ACLSIM_FAULTS=fault``; returns the report (every listed phase
     runs unless ``fail_fast``: these tests pin each phase's verdict)."""
     control = "control" in phases
-    baseline = _baseline(tmp, fault, control)
+    baseline = _baseline(tmp, fault, control, tuple(variants))
     config = RunConfig(
         seed=seed,
         streams=streams,
@@ -111,6 +113,7 @@ def test_tiling_race_is_cross_call_contamination(tmp_path):
         phases=("serial", "interleaved", "isolated"),
         streams=("shared",),
         duration=1.0,
+        variants=(),
     )
     v = verdicts(report)
     assert v["serial"] == "PASS", v
@@ -126,9 +129,9 @@ def test_tiling_race_shrinks_to_a_pair_whose_replay_command_fails(tmp_path):
         phases=("serial", "interleaved"),
         streams=("shared",),
         shrink_budget=60,
-        # the shrink's 60 s are sized for the corpus and its view variants: the size
-        # variants' ~70 more cases (unbudgeted, all of them run) leave it unfinished
-        variants=VIEWS,
+        # the corpus alone: its pairs hold the race, and the interleaved phase (unbudgeted)
+        # runs every pair, ~n² calls; the variants multiply n (-m slow runs them all)
+        variants=(),
     )
     repro = report["reproducer"]
     assert repro["phase"] == "interleaved" and repro["verified"], repro
@@ -149,6 +152,7 @@ def test_shared_scratch_is_a_self_race(tmp_path):
         phases=("serial", "isolated"),
         streams=("shared", "per-thread"),
         duration=1.0,
+        variants=(),
     )
     v = verdicts(report)
     assert v["serial"] == "PASS", v
@@ -196,7 +200,12 @@ def test_empty_skip_is_an_unwritten_output(tmp_path):
 
 def test_add_race_is_a_runtime_fault(tmp_path):
     report = run_fault(
-        tmp_path, "add-race", phases=("serial", "control"), streams=("per-thread",), duration=1.5
+        tmp_path,
+        "add-race",
+        phases=("serial", "control"),
+        streams=("per-thread",),
+        duration=1.5,
+        variants=(),
     )
     v = verdicts(report)
     assert v["serial"] == "PASS", v  # aclnnAdd is not in the corpus under test
@@ -214,6 +223,7 @@ def test_crash_and_hang_end_their_phase_and_the_run_goes_on(tmp_path, fault, ver
         streams=("shared",),
         duration=1.5,
         call_timeout=2.0,
+        variants=(),
     )
     assert time.monotonic() - started < 60
     v = verdicts(report)
@@ -225,7 +235,7 @@ def test_crash_and_hang_end_their_phase_and_the_run_goes_on(tmp_path, fault, ver
 
 
 def test_grad_drift_keeps_the_stress_run_clean_and_gradcheck_biased(tmp_path):
-    report = run_fault(tmp_path, "grad-drift", phases=("serial", "shuffled"))
+    report = run_fault(tmp_path, "grad-drift", phases=("serial", "shuffled"), variants=())
     assert set(verdicts(report).values()) == {"PASS"}
     assert report["diagnosis"] == "clean"
     proc, result = _gradcheck(tmp_path, "grad-drift")

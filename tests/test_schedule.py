@@ -74,7 +74,9 @@ def test_budget_is_divided_across_the_concurrent_phases_left():
 
 
 def test_fail_fast_run_times_first_failure_and_diagnosis(tmp_path):
-    report = run_fault(tmp_path, "empty-skip", streams=("shared",), duration=1.0, fail_fast=True)
+    report = run_fault(
+        tmp_path, "empty-skip", streams=("shared",), duration=1.0, fail_fast=True, variants=()
+    )
     assert report["diagnosis"] == "unwritten-output", report["explanation"]
     names = [p["name"] for p in report["phases"]]
     assert names == ["burst", "control"], names  # settled once the control ran clean
@@ -85,7 +87,7 @@ def test_fail_fast_run_times_first_failure_and_diagnosis(tmp_path):
 
 def test_clean_run_has_null_timings(tmp_path):
     report = run_fault(
-        tmp_path, "", phases=("burst", "serial"), streams=("shared",), fail_fast=True
+        tmp_path, "", phases=("burst", "serial"), streams=("shared",), fail_fast=True, variants=()
     )
     assert report["diagnosis"] == "clean"
     assert report["timing"] == {"first_detection_s": None, "diagnosis_s": None}
@@ -195,7 +197,7 @@ def test_a_burst_only_diagnosis_is_provisional_in_the_diagnosis_time():
 
 
 def test_a_failing_burst_is_diagnosed_by_short_focused_steps(tmp_path):
-    report = run_fault(tmp_path, "shared-scratch", fail_fast=True)
+    report = run_fault(tmp_path, "shared-scratch", fail_fast=True, variants=())
     assert report["diagnosis"] == "self-race", report["explanation"]
     names = [f"{p['name']} {p['variant']}".strip() for p in report["phases"]]
     # the shared-stream burst waits in the fallback: the per-thread one failed first

@@ -103,7 +103,8 @@ def test_groups_take_distinct_shapes_of_one_operator():
         assert len({keys[i][1] for i in g}) == 3
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+# one seed in make test, the second behind -m slow (a CLI run of every pair each)
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_the_interleaved_phase_finds_it_by_pct_and_never_by_a_pair(tmp_path, seed):
     out = tmp_path / "run"
     env = {**os.environ, "ACLSIM_FAULTS": "tiling-ring"}
