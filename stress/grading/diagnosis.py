@@ -4,7 +4,9 @@ It names the pattern across phases (DESIGN.md "Protocol"), checked in this
 order: ``crash``, ``hang``, ``out-of-memory`` (the resource ran out: never read as a race),
 ``runtime-fault`` (the control operator fails, so the runtime or
 harness is to blame), ``executor-reuse`` (serially, a case fails only on later launches of its
-repeatable executor: :mod:`stress.grading.reuse`), ``unwritten-output``,
+repeatable executor: :mod:`stress.grading.reuse`), ``mode-dependence`` (serially, a case
+fails only in one API mode, e.g. ``pipeline``, while its plain calls pass:
+:mod:`stress.grading.mode_split`), ``unwritten-output``,
 ``view-dependence`` (only view variants fail serially, their contiguous twins pass: the
 operator mishandles non-contiguous inputs),
 ``uninitialized-read`` (a serial result splits by the byte its outputs and workspace were
@@ -29,6 +31,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 from stress.grading.address import address_dependent
+from stress.grading.mode_split import mode_of
 from stress.grading.prefill import prefill_dependent
 from stress.records import PhaseVerdict
 from stress.vocabulary import Diagnosis, Verdict, split_view
@@ -116,6 +119,23 @@ def _executor_reuse(ph: _Phases) -> str:
     )
 
 
+def _mode_dependence(ph: _Phases) -> str:
+    """The explanation when every case failing serially fails only in one API mode, the same
+    for all, while its plain calls pass (stress.grading.mode_split); "" otherwise."""
+    serial = ph.by_name.get("serial", [])  # (.get: a defaultdict, reading must not add it)
+    failing = [c for p in serial for c in p.cases if _failed(c.verdict)]
+    if not failing or any(not c.mode_dependence for c in failing):
+        return ""
+    modes = {mode_of(c.mode_dependence) for c in failing}
+    if len(modes) != 1:
+        return ""
+    shown = [f"{c.id}: {c.mode_dependence}" for c in failing[:3]]
+    return (
+        f"the {modes.pop()} mode gives another result than a plain call of the same case, "
+        "serially: " + "; ".join(shown) + (" ..." if len(failing) > 3 else "")
+    )
+
+
 def _single_threaded(ph: _Phases) -> tuple[Diagnosis, str] | None:
     """Failures that need no concurrency (serial, shuffled): they also explain failures of the
     concurrent phases (a stale read shows up in mixed too), so they are checked first."""
@@ -170,6 +190,9 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
     reuse = _executor_reuse(ph)  # before unwritten: a relaunch that writes the old outputs
     if reuse:
         return Diagnosis.EXECUTOR_REUSE, reuse
+    by_mode = _mode_dependence(ph)  # before unwritten: an output consumed before it was done
+    if by_mode:
+        return Diagnosis.MODE_DEPENDENCE, by_mode
     if Verdict.UNWRITTEN in ph.every:
         return Diagnosis.UNWRITTEN_OUTPUT, "outputs kept the canary: " + ph.where(
             lambda v: v == Verdict.UNWRITTEN

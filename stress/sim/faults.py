@@ -147,6 +147,14 @@ FAULTS: dict[str, Fault] = {
             "interleaved (a case with its twins: --variants twins) over corpus/ops/softmax.toml",
             ("aclnnSoftmax",),
         ),
+        _fault(
+            "thread-plan",
+            Diagnosis.MODE_DEPENDENCE,
+            "serial (the pipeline mode: phase 1 on the worker, the launch on a launch thread) "
+            "over corpus/ops/reduce_sum.toml",
+            ("aclnnReduceSum",),
+            corpus=("corpus/ops/reduce_sum.toml",),
+        ),
     )
 }
 

@@ -8,7 +8,9 @@ executor of :func:`stress.engine.call.execute.run_call`; ``repeat`` a repeatable
 launched several times (:mod:`stress.engine.call.repeatable`), one record per launch, each
 with ``mode``, ``launch`` and ``rebound``; ``event`` the outputs consumed on a second stream
 after an event (:mod:`stress.engine.call.event_mode`), one record with ``mode`` (the journal's
-keys; a plain call has no ``mode``). Warm-up calls run plain.
+keys; a plain call has no ``mode``); ``pipeline`` phase 1 on the worker and the launch on the
+phase's one launch thread, which every worker feeds (:mod:`stress.engine.call.pipeline`), one
+record with ``mode``. Warm-up calls run plain.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from stress.corpus.parse import Case
 from stress.engine.call.event_mode import run_event
 from stress.engine.call.execute import CallTimeout
+from stress.engine.call.pipeline import Launcher, run_pipeline
 from stress.engine.call.repeatable import LAUNCHES, Launch, run_repeat
 from stress.engine.replay.pool import PoolAborted, Worker
 from stress.grading.judge import Outcome
@@ -33,6 +36,19 @@ class ModeCalls:
     it uses."""
 
     config: Any
+    _launcher: Launcher | None = None
+
+    def launcher(self) -> Launcher:
+        """The launch thread of the pipeline mode, started on first use."""
+        if self._launcher is None:
+            self._launcher = Launcher()
+        return self._launcher
+
+    def close_launcher(self) -> None:
+        """End the launch thread (at the end of a phase)."""
+        if self._launcher is not None:
+            self._launcher.close()
+            self._launcher = None
 
     def _call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
         mode = self._mode(worker, rnd, extra)
@@ -72,8 +88,8 @@ class ModeCalls:
         canary: int,
         extra: dict[str, Any],
     ) -> None:
-        """A call in the repeat mode (one record per launch of its repeatable executor) or the
-        event mode (one record)."""
+        """A call in the repeat mode (one record per launch of its repeatable executor), the
+        event or the pipeline mode (one record)."""
         timeout_ms = self.config.call_timeout_ms
         try:
             if mode == "repeat":
@@ -85,6 +101,17 @@ class ModeCalls:
                     canary=canary,
                     timeout_ms=timeout_ms,
                 )
+            elif mode == "pipeline":
+                outcome = run_pipeline(
+                    worker.context,
+                    worker.stream,
+                    case,
+                    inputs,
+                    self.launcher(),
+                    canary=canary,
+                    timeout_ms=timeout_ms,
+                )
+                launches = [Launch(outcome, 0, False)]
             else:
                 outcome = run_event(
                     worker.context,

@@ -227,6 +227,7 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
                 return PhaseStatus.HUNG, f"a call did not finish: {in_flight(exc.detail)}"
             raise
         pool.close()
+        self.close_launcher()
         self.release_memory()
         return PhaseStatus.DONE, ""
 
@@ -268,7 +269,8 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
             yield [self.cases[i] for i in idx]
 
     def _phase_serial(self, pool: WorkerPool) -> None:
-        k = self.config.repeats
+        # each case K times, and at least once in every API mode (the mode follows the rep)
+        k = max(self.config.repeats, len(self.config.modes))
         chunks = ([(c, r) for c in cases for r in range(k)] for cases in self._chunks(11))
         self._serial_pass(pool, "serial", chunks, warmup=True)
 

@@ -108,6 +108,12 @@ static const fault_info k_faults[] = {
      "plan back at launch, so a call of the same shape but another dtype or dim whose phase 1 "
      "runs between this call's phase 1 and launch makes it reduce along that dim and round to "
      "that dtype; serially each phase 1 refreshes its slot (op_softmax.c)"},
+    {"thread-plan",
+     "aclnnReduceSum: phase 1 keeps its plan (the reduced dims) in a ring in the calling "
+     "thread's own storage and the executor keeps the slot's index; the launch reads the slot "
+     "of the launching thread's ring, so phase 2 on another thread than phase 1 (a "
+     "producer/consumer pipeline) sums over a plan that thread never wrote "
+     "(op_reduce_sum_plan.c)"},
     {NULL, NULL},
 };
 
