@@ -79,7 +79,10 @@ static int rs_kernel(aclsim_kernel_ctx *k)
         keep[i] = !a->reduce[i];
     op_iter it;
     op_iter_over(&it, x, keep, NULL);
-    for (int64_t j = 0; j < total; j++) {
+    /* the plan's kept dims bound the elements written: out's count under the call's own plan,
+     * and a launch with a foreign plan (thread-plan) still reads only inside self */
+    const int64_t kept = op_numel_over(x, keep), n_out = kept < total ? kept : total;
+    for (int64_t j = 0; j < n_out; j++) {
         double re, im;
         int64_t iv;
         rs_sum(a, x, op_iter_ptr(&it, 0), &re, &im, &iv);
