@@ -19,10 +19,11 @@ import pytest
 
 from stress.config import MODES, RunConfig
 from stress.engine.run.session import Session
-from stress.grading.mode_split import ModeTally, mode_of
-from stress.records import CallRecord
+from stress.grading.diagnosis import diagnose
+from stress.grading.mode_split import ModeTally, mode_of, strong
+from stress.records import CallRecord, CaseVerdict, PhaseVerdict
 from stress.sim.faults import FAULTS
-from stress.vocabulary import Diagnosis, Status
+from stress.vocabulary import Diagnosis, Status, Verdict
 
 REPO = Path(__file__).resolve().parents[1]
 RSUM = [str(REPO / "corpus/ops/reduce_sum.toml")]
@@ -211,3 +212,34 @@ def test_the_standalone_reproducer_launches_from_another_thread_too(tmp_path):
     assert "digest differs from the baseline's" in faulty.stdout
     clean = _script(script, "")
     assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def _evidence(failed: int, calls: int, plain: int, mode: str = "pipeline") -> str:
+    t = ModeTally()
+    for i in range(calls):
+        t.add(_rec(mode, i >= failed))
+    for _ in range(plain):
+        t.add(_rec(None, True))
+    return t.evidence()
+
+
+def _phase(name: str, evidence: str, verdict=Verdict.MISMATCH_STABLE) -> PhaseVerdict:
+    case = CaseVerdict("c", verdict, 10, mode_dependence=evidence)
+    return PhaseVerdict(name, verdict, (case,))
+
+
+def test_the_diagnosis_needs_stronger_mode_evidence_on_many_threads():
+    serial = [_phase("serial", _evidence(1, 1, 1))]
+    assert diagnose(serial)[0] == Diagnosis.MODE_DEPENDENCE
+    assert "pipeline mode" in diagnose(serial)[1] and "serially" in diagnose(serial)[1]
+    strong_iso = [_phase("serial", "", Verdict.PASS), _phase("isolated", _evidence(5, 6, 7))]
+    assert diagnose(strong_iso)[0] == Diagnosis.MODE_DEPENDENCE
+    assert "on many threads" in diagnose(strong_iso)[1]
+    # one failing call, or too few plain calls beside it: a race may have hit one mode by chance
+    for weak in (_evidence(1, 2, 7), _evidence(5, 6, 3), _evidence(2, 6, 7)):
+        assert not strong(weak) and weak
+        phases = [_phase("serial", "", Verdict.PASS), _phase("isolated", weak)]
+        assert diagnose(phases)[0] == Diagnosis.SELF_RACE, weak
+    # the burst alone does not decide it (its calls per mode are few)
+    burst = [_phase("serial", "", Verdict.PASS), _phase("burst", _evidence(5, 6, 7))]
+    assert diagnose(burst)[0] == Diagnosis.CROSS_CALL_CONTAMINATION

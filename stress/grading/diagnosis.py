@@ -31,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 from stress.grading.address import address_dependent
-from stress.grading.mode_split import mode_of
+from stress.grading.mode_split import mode_of, strong
 from stress.grading.prefill import prefill_dependent
 from stress.records import PhaseVerdict
 from stress.vocabulary import Diagnosis, Verdict, split_view
@@ -81,6 +81,9 @@ BURST_ONLY = (
     "failed and no diagnostic phase isolated it: "
 )
 
+#: The concurrent phases whose calls decide a mode-dependence on many threads.
+_MANY = ("isolated", "mixed")
+
 _CONTAMINATION = (Verdict.MISMATCH_RANDOM, Verdict.MISMATCH_STABLE, Verdict.ERROR)
 
 
@@ -119,20 +122,28 @@ def _executor_reuse(ph: _Phases) -> str:
     )
 
 
-def _mode_dependence(ph: _Phases) -> str:
-    """The explanation when every case failing serially fails only in one API mode, the same
-    for all, while its plain calls pass (stress.grading.mode_split); "" otherwise."""
-    serial = ph.by_name.get("serial", [])  # (.get: a defaultdict, reading must not add it)
-    failing = [c for p in serial for c in p.cases if _failed(c.verdict)]
+def _mode_dependence(ph: _Phases, concurrent: bool = False) -> str:
+    """The explanation when every failing case fails only in one API mode, the same for all,
+    while its plain calls pass (stress.grading.mode_split): serially, or with ``concurrent``
+    in ``isolated`` and ``mixed``, each case's evidence strong enough for many threads; ""
+    otherwise."""
+    if concurrent:  # the diagnostic phases, as for a self-race (the burst's are too few)
+        failing = [c for n, c in ph.all_cases if n in _MANY and _failed(c.verdict)]
+        if any(not strong(c.mode_dependence) for c in failing):
+            return ""
+    else:
+        serial = ph.by_name.get("serial", [])  # (.get: a defaultdict, reading must not add it)
+        failing = [c for p in serial for c in p.cases if _failed(c.verdict)]
     if not failing or any(not c.mode_dependence for c in failing):
         return ""
     modes = {mode_of(c.mode_dependence) for c in failing}
     if len(modes) != 1:
         return ""
     shown = [f"{c.id}: {c.mode_dependence}" for c in failing[:3]]
+    where = "on many threads" if concurrent else "serially"
     return (
         f"the {modes.pop()} mode gives another result than a plain call of the same case, "
-        "serially: " + "; ".join(shown) + (" ..." if len(failing) > 3 else "")
+        f"{where}: " + "; ".join(shown) + (" ..." if len(failing) > 3 else "")
     )
 
 
@@ -200,6 +211,9 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
     single = _single_threaded(ph)
     if single is not None:
         return single
+    by_mode = _mode_dependence(ph, concurrent=True)  # a sampled serial may not have met it
+    if by_mode:
+        return Diagnosis.MODE_DEPENDENCE, by_mode
     if ph.fails("isolated") and ph.fails("interleaved"):
         # one thread, two calls' stages interleaved, fails too: the case needs another call's
         # state (its freed buffers, its tiling), which T copies of itself also provide
