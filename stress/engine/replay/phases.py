@@ -3,7 +3,8 @@
 ``burst``       the fail-fast first stage: each case (and each control case) once serially
                 against the baseline, then short barrier-aligned rounds on T threads that mix
                 the corpus with the control, every third round one case on all threads.
-``serial``      each case K times in one thread (after one unrecorded warm-up call):
+``serial``      each case K times (at least once per API mode) in one thread (after one
+                unrecorded warm-up call):
                 baseline check and determinism calibration.
 ``shuffled``    one thread, every case K times in a seeded random order: order dependence.
 ``interleaved`` one thread, ordered pairs (A, B): A.phase1, B.phase1, A.phase2, B.phase2 —
