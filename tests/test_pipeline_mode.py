@@ -31,11 +31,11 @@ MUL = [str(REPO / "corpus/pool/mul.toml")]
 FAULT = "thread-plan"
 
 
-def _run(tmp: Path, corpus, env, modes=MODES, phases=("serial",)) -> dict:
+def _run(tmp: Path, corpus, env, modes=MODES, phases=("serial",), **more) -> dict:
     baseline = tmp / "baseline.json"
     Session(RunConfig(seed=0), corpus, [], env=env).record_baseline(baseline)
     config = RunConfig(
-        seed=1, phases=phases, duration=0.5, fail_fast=False, modes=modes, variants=()
+        seed=1, phases=phases, duration=0.5, fail_fast=False, modes=modes, variants=(), **more
     )
     session = Session(config, corpus, [], baseline_path=baseline, out_dir=tmp / "run", env=env)
     return session.run().to_json()
@@ -159,9 +159,19 @@ def test_the_fault_is_found_only_in_the_pipeline_mode_and_each_call_is_journaled
     assert cases and {r["case"] for r in piped} == cases
 
 
-@pytest.mark.parametrize("corpus", [RSUM, MUL], ids=["reduce_sum", "mul"])
-def test_the_clean_simulator_is_clean_in_the_pipeline_mode_on_many_threads(tmp_path, corpus):
-    report = _run(tmp_path, corpus, {}, modes=("plain", "pipeline"), phases=("serial", "mixed"))
+@pytest.mark.parametrize(
+    ("corpus", "context"),
+    [(RSUM, "shared"), (MUL, "shared"), (MUL, "per-thread")],
+    ids=["reduce_sum", "mul", "mul-per-thread-contexts"],
+)
+def test_the_clean_simulator_is_clean_in_the_pipeline_mode_on_many_threads(
+    tmp_path, corpus, context
+):
+    # per-thread contexts: the one launch thread binds each worker's context in turn
+    report = _run(
+        tmp_path, corpus, {}, modes=("plain", "pipeline"), phases=("serial", "mixed"),
+        context=context, streams=("per-thread",),
+    )  # fmt: skip
     assert report["diagnosis"] == "clean", report["explanation"]
     assert report["coverage"]["modes"]["pipeline"] > 0, report["coverage"]
     mixed = [r for r in _calls(tmp_path) if r["phase"] == "mixed" and r.get("mode")]
