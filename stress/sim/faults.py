@@ -155,6 +155,14 @@ FAULTS: dict[str, Fault] = {
             ("aclnnReduceSum",),
             corpus=("corpus/ops/reduce_sum.toml",),
         ),
+        _fault(
+            "side-stream",
+            Diagnosis.MODE_DEPENDENCE,
+            "serial (the event mode: the outputs consumed on a second stream after an event) "
+            "over corpus/ops/cat.toml",
+            ("aclnnCat",),
+            corpus=("corpus/ops/cat.toml",),
+        ),
     )
 }
 

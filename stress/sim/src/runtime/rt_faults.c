@@ -114,6 +114,11 @@ static const fault_info k_faults[] = {
      "of the launching thread's ring, so phase 2 on another thread than phase 1 (a "
      "producer/consumer pipeline) sums over a plan that thread never wrote "
      "(op_reduce_sum_plan.c)"},
+    {"side-stream",
+     "aclnnCat: the kernel hands the copy of the last member to the operator's internal stream, "
+     "which synchronizing the launch stream waits for but no event recorded on it after the "
+     "launch does, so a consumer ordered by such an event on another stream reads out before "
+     "that member's elements are there (op_cat_side.c)"},
     {NULL, NULL},
 };
 
