@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,16 +40,22 @@ def run_one(corpus: str, seed: int, budget: float) -> dict[str, object]:
         wall = round(time.monotonic() - start, 1)
         report = Path(tmp, "out", "report.json")
         data = json.loads(report.read_text()) if report.is_file() else {}
-    diagnosis = data.get("diagnosis") or proc.stderr.strip()[-200:]
-    clean = proc.returncode == 0 and diagnosis == "clean"
+        diagnosis = data.get("diagnosis") or proc.stderr.strip()[-200:]
+        clean = proc.returncode == 0 and diagnosis == "clean"
+        kept = None
+        if not clean:  # the run's journal and reports, for a look at what failed
+            kept = Path(tempfile.gettempdir(), f"modes-clean-{Path(corpus).stem}-s{seed}")
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.copytree(Path(tmp, "out"), kept, dirs_exist_ok=True)
     modes = (data.get("coverage") or {}).get("modes", {})
     return {"seed": seed, "rc": proc.returncode, "clean": clean, "diagnosis": diagnosis,
-            "modes": modes, "s": wall}  # fmt: skip
+            "modes": modes, "s": wall, **({"kept": str(kept)} if kept else {})}  # fmt: skip
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--first-seed", type=int, default=1)
     ap.add_argument("--budget", type=float, default=6.0)
     ap.add_argument("--corpus", action="append", help="only these corpora (default: all shipped)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/modes_clean.json"))
@@ -57,7 +64,8 @@ def main() -> int:
     rows = []
     load_start = os.getloadavg()
     for corpus in args.corpus or shipped():
-        runs = [run_one(corpus, seed, args.budget) for seed in range(1, args.seeds + 1)]
+        seeds = range(args.first_seed, args.first_seed + args.seeds)
+        runs = [run_one(corpus, seed, args.budget) for seed in seeds]
         fp = sum(not r["clean"] for r in runs)
         piped = sum(int(r["modes"].get("pipeline", 0)) for r in runs)  # type: ignore[union-attr]
         rows.append({"corpus": corpus, "seeds": len(runs), "false_positives": fp,
