@@ -242,6 +242,11 @@ def test_the_diagnosis_needs_stronger_mode_evidence_on_many_threads():
     serial = [_phase("serial", _evidence(1, 1, 1))]
     assert diagnose(serial)[0] == Diagnosis.MODE_DEPENDENCE
     assert "pipeline mode" in diagnose(serial)[1] and "serially" in diagnose(serial)[1]
+    # serial sampled under --budget without the case: shuffled's calls on one thread decide
+    shuffled = [_phase("serial", "", Verdict.PASS), _phase("shuffled", _evidence(1, 1, 1))]
+    assert diagnose(shuffled)[0] == Diagnosis.MODE_DEPENDENCE
+    plain_fails = [_phase("serial", "", Verdict.PASS), _phase("shuffled", "")]
+    assert diagnose(plain_fails)[0] == Diagnosis.ORDER_DEPENDENCE  # no mode evidence: as before
     strong_iso = [_phase("serial", "", Verdict.PASS), _phase("isolated", _evidence(5, 6, 7))]
     assert diagnose(strong_iso)[0] == Diagnosis.MODE_DEPENDENCE
     assert "on many threads" in diagnose(strong_iso)[1]

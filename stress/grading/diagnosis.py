@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from stress.grading.address import address_dependent
 from stress.grading.mode_split import mode_of, strong
 from stress.grading.prefill import prefill_dependent
-from stress.records import PhaseVerdict
+from stress.records import CaseVerdict, PhaseVerdict
 from stress.vocabulary import Diagnosis, Verdict, split_view
 
 __all__ = ["BURST_ONLY", "diagnose"]
@@ -108,11 +108,22 @@ def _view_dependence(ph: _Phases) -> str:
     )
 
 
+def _one_thread_failing(ph: _Phases) -> list[CaseVerdict]:
+    """The cases failing serially, else those failing in shuffled: both run each case in every
+    API mode on one thread, and under --budget serial samples its cases, so it may not have met
+    the one that fails (shuffled in recycled blocks runs plain calls only)."""
+    for name in ("serial", "shuffled"):
+        phases = ph.by_name.get(name, [])  # (.get: a defaultdict, reading must not add it)
+        failing = [c for p in phases for c in p.cases if _failed(c.verdict)]
+        if failing:
+            return failing
+    return []
+
+
 def _executor_reuse(ph: _Phases) -> str:
-    """The explanation when every case failing serially fails only on later launches of its
-    repeatable executor (stress.grading.reuse); "" otherwise."""
-    serial = ph.by_name.get("serial", [])  # (.get: a defaultdict, reading must not add it)
-    failing = [c for p in serial for c in p.cases if _failed(c.verdict)]
+    """The explanation when every case failing on one thread (serial, else shuffled) fails only
+    on later launches of its repeatable executor (stress.grading.reuse); "" otherwise."""
+    failing = _one_thread_failing(ph)
     if not failing or any(not c.reuse for c in failing):
         return ""
     shown = [f"{c.id}: {c.reuse}" for c in failing[:3]]
@@ -124,7 +135,8 @@ def _executor_reuse(ph: _Phases) -> str:
 
 def _mode_dependence(ph: _Phases, concurrent: bool = False) -> str:
     """The explanation when every failing case fails only in one API mode, the same for all,
-    while its plain calls pass (stress.grading.mode_split): serially, or with ``concurrent``
+    while its plain calls pass (stress.grading.mode_split): on one thread (serial, else
+    shuffled), or with ``concurrent``
     in ``isolated`` and ``mixed``, each case's evidence strong enough for many threads; ""
     otherwise."""
     if concurrent:  # the diagnostic phases, as for a self-race (the burst's are too few)
@@ -132,8 +144,7 @@ def _mode_dependence(ph: _Phases, concurrent: bool = False) -> str:
         if any(not strong(c.mode_dependence) for c in failing):
             return ""
     else:
-        serial = ph.by_name.get("serial", [])  # (.get: a defaultdict, reading must not add it)
-        failing = [c for p in serial for c in p.cases if _failed(c.verdict)]
+        failing = _one_thread_failing(ph)
     if not failing or any(not c.mode_dependence for c in failing):
         return ""
     modes = {mode_of(c.mode_dependence) for c in failing}
