@@ -99,7 +99,9 @@ def test_the_fault_is_found_only_in_the_event_mode(tmp_path):
     assert "event mode" in report["explanation"], report["explanation"]
     lines = (tmp_path / "all" / "run" / "results.jsonl").read_text().splitlines()
     calls = [r for r in map(json.loads, lines) if r.get("type") == "call"]
-    event = [r for r in calls if r.get("mode") == "event"]
-    assert event and all(r["match"] is False for r in event), event[:2]
+    # the consumer wins the race against the internal stream's 2 ms start almost always; on a
+    # machine loaded enough to delay its thread past that, an event call may read it all
+    failed = [r for r in calls if r.get("match") is False]
+    assert failed and all(r.get("mode") == "event" for r in failed), failed[:2]
     others = [r for r in calls if r.get("mode") != "event" and not r.get("warmup")]
     assert others and all(r["match"] for r in others), others[:2]

@@ -158,6 +158,16 @@ def _mode_dependence(ph: _Phases, concurrent: bool = False) -> str:
     )
 
 
+def _api_mode(ph: _Phases) -> tuple[Diagnosis, str] | None:
+    """Failures of one API mode on one thread, checked before unwritten outputs: a relaunch that
+    writes the old outputs, an output consumed before it was done."""
+    reuse = _executor_reuse(ph)
+    if reuse:
+        return Diagnosis.EXECUTOR_REUSE, reuse
+    by_mode = _mode_dependence(ph)
+    return (Diagnosis.MODE_DEPENDENCE, by_mode) if by_mode else None
+
+
 def _single_threaded(ph: _Phases) -> tuple[Diagnosis, str] | None:
     """Failures that need no concurrency (serial, shuffled): they also explain failures of the
     concurrent phases (a stale read shows up in mixed too), so they are checked first."""
@@ -209,12 +219,9 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
             "the control operator fails under the same pool, context and stream policy: the "
             "runtime or the harness is at fault, not the operator under test"
         )
-    reuse = _executor_reuse(ph)  # before unwritten: a relaunch that writes the old outputs
-    if reuse:
-        return Diagnosis.EXECUTOR_REUSE, reuse
-    by_mode = _mode_dependence(ph)  # before unwritten: an output consumed before it was done
-    if by_mode:
-        return Diagnosis.MODE_DEPENDENCE, by_mode
+    moded = _api_mode(ph)
+    if moded is not None:
+        return moded
     if Verdict.UNWRITTEN in ph.every:
         return Diagnosis.UNWRITTEN_OUTPUT, "outputs kept the canary: " + ph.where(
             lambda v: v == Verdict.UNWRITTEN

@@ -77,6 +77,20 @@ class ModeCalls:
             return "plain"
         return modes[(extra.get("rep", rnd) + worker.index) % len(modes)]
 
+    def _launches(
+        self, mode: str, worker: Worker, case: Case, inputs: Any, canary: int
+    ) -> list[Launch]:
+        """Run one call in ``mode``: every launch's outcome (one for event and pipeline)."""
+        where = (worker.context, worker.stream, case, inputs)
+        timeout_ms = self.config.call_timeout_ms
+        if mode == "repeat":
+            return run_repeat(*where, canary=canary, timeout_ms=timeout_ms)
+        if mode == "pipeline":
+            outcome = run_pipeline(*where, self.launcher(), canary=canary, timeout_ms=timeout_ms)
+        else:
+            outcome = run_event(*where, canary=canary, timeout_ms=timeout_ms)
+        return [Launch(outcome, 0, False)]
+
     def _moded(
         self,
         mode: str,
@@ -90,38 +104,8 @@ class ModeCalls:
     ) -> None:
         """A call in the repeat mode (one record per launch of its repeatable executor), the
         event or the pipeline mode (one record)."""
-        timeout_ms = self.config.call_timeout_ms
         try:
-            if mode == "repeat":
-                launches = run_repeat(
-                    worker.context,
-                    worker.stream,
-                    case,
-                    inputs,
-                    canary=canary,
-                    timeout_ms=timeout_ms,
-                )
-            elif mode == "pipeline":
-                outcome = run_pipeline(
-                    worker.context,
-                    worker.stream,
-                    case,
-                    inputs,
-                    self.launcher(),
-                    canary=canary,
-                    timeout_ms=timeout_ms,
-                )
-                launches = [Launch(outcome, 0, False)]
-            else:
-                outcome = run_event(
-                    worker.context,
-                    worker.stream,
-                    case,
-                    inputs,
-                    canary=canary,
-                    timeout_ms=timeout_ms,
-                )
-                launches = [Launch(outcome, 0, False)]
+            launches = self._launches(mode, worker, case, inputs, canary)
         except CallTimeout:
             stuck = [{"worker": worker.index, "case": case.id, "round": rnd}]
             detail = {"timeout_s": self.config.call_timeout, "stuck": stuck}
