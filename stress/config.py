@@ -65,9 +65,10 @@ VIEWS: tuple[str, ...] = tuple(str(v) for v in View)
 #: stress.corpus.size_variants).
 VARIANTS: tuple[str, ...] = (*VIEWS, *SIZE_VARIANTS)
 #: The API modes a call may run in (stress.engine.replay.modes): ``plain`` (single-use),
-#: ``repeat`` (stress.engine.call.repeatable), ``event`` (stress.engine.call.event_mode); a run
-#: draws one per call among those ``--modes`` names, all by default.
-MODES: tuple[str, ...] = ("plain", "repeat", "event")
+#: ``repeat`` (stress.engine.call.repeatable), ``event`` (stress.engine.call.event_mode),
+#: ``pipeline`` (stress.engine.call.pipeline); a run draws one per call among those ``--modes``
+#: names, all by default.
+MODES: tuple[str, ...] = ("plain", "repeat", "event", "pipeline")
 #: Variant kinds a run derives only when ``--variants`` names them (or ``all``): the one-field
 #: twins (stress.corpus.twins), which would take make stress past its 30 s.
 OPT_IN_VARIANTS: tuple[str, ...] = ("twins",)

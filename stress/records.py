@@ -191,6 +191,8 @@ class CaseVerdict:
     prefill: str = ""
     # a case failing only on later launches of its repeatable executor (stress.grading.reuse)
     reuse: str = ""
+    # a case failing only in one API mode, its plain calls passing (stress.grading.mode_split)
+    mode_dependence: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -204,6 +206,7 @@ class CaseVerdict:
             "detail": self.detail,
             **({"prefill": self.prefill} if self.prefill else {}),
             **({"reuse": self.reuse} if self.reuse else {}),
+            **({"mode_dependence": self.mode_dependence} if self.mode_dependence else {}),
         }
 
     @classmethod

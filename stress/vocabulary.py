@@ -158,6 +158,9 @@ class Diagnosis(StrEnum):
     # buffers, or at the same addresses) while first launches and plain calls pass
     # (stress.grading.reuse; the repeat mode, stress.engine.call.repeatable)
     EXECUTOR_REUSE = "executor-reuse"
+    # a case fails only in one API mode (event, pipeline) while its plain calls pass: it
+    # depends on how the caller drives the API (stress.grading.mode_split)
+    MODE_DEPENDENCE = "mode-dependence"
     BASELINE_MISMATCH = "baseline-mismatch"
     OPERATOR_ERROR = "operator-error"
     # Nothing failed, but the run is not complete: it was killed or interrupted, a phase never

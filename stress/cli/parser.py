@@ -98,8 +98,9 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         type=v.modes,
         metavar="LIST",
         help="API modes the calls are drawn from: plain (a single-use executor), repeat (a "
-        "repeatable executor launched again, then rebound to other buffers) and event (the "
-        "outputs consumed on a second stream after an event): a comma-separated subset of "
+        "repeatable executor launched again, then rebound to other buffers), event (the "
+        "outputs consumed on a second stream after an event) and pipeline (phase 1 on the "
+        "worker, the launch on a launch thread): a comma-separated subset of "
         f"{','.join(MODES)}, or all (the default)",
     )
     g.add_argument(

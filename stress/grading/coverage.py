@@ -75,10 +75,11 @@ class CoverageTally:
         self.schedules: set[Any] = set()
         self.seen = {"interleaved": False, "mixed": False}
         self.ran: dict[str, set[str]] = {p: set() for p in CASE_PHASES}
-        # the API modes the calls ran in (stress.engine.call.repeatable): plain calls, repeat
-        # executors, their launches, those after rebinding, negative checks (refused marking)
+        # the API modes the calls ran in (stress.engine.replay.modes): plain, event and
+        # pipeline calls, repeat executors, their launches, those after rebinding, negative
+        # checks (refused marking)
         self.modes = dict.fromkeys(
-            ("plain", "event", "executors", "launches", "rebound", "refused"), 0
+            ("plain", "event", "pipeline", "executors", "launches", "rebound", "refused"), 0
         )
 
     def add(self, r: Any) -> None:
@@ -107,8 +108,9 @@ class CoverageTally:
             self.inter_partners[case].update(o for o in get("group") if o != case)
 
     def _mode(self, get: Any) -> None:
-        if get("mode") != "repeat":
-            self.modes["event" if get("mode") == "event" else "plain"] += 1
+        mode = get("mode")
+        if mode != "repeat":
+            self.modes[mode if mode in ("event", "pipeline") else "plain"] += 1
             return
         self.modes["launches"] += 1
         self.modes["executors"] += not get("launch")
@@ -135,7 +137,7 @@ class CoverageTally:
         positive = [c["id"] for c in cases if not c.get("expect")]
         everyone = [c["id"] for c in cases]
         out: dict[str, Any] = {}
-        if self.modes["launches"] or self.modes["event"]:
+        if self.modes["launches"] or self.modes["event"] or self.modes["pipeline"]:
             out["modes"] = dict(self.modes)
         for phase, done in self.ran.items():
             if done:

@@ -4,7 +4,9 @@ It names the pattern across phases (DESIGN.md "Protocol"), checked in this
 order: ``crash``, ``hang``, ``out-of-memory`` (the resource ran out: never read as a race),
 ``runtime-fault`` (the control operator fails, so the runtime or
 harness is to blame), ``executor-reuse`` (serially, a case fails only on later launches of its
-repeatable executor: :mod:`stress.grading.reuse`), ``unwritten-output``,
+repeatable executor: :mod:`stress.grading.reuse`), ``mode-dependence`` (serially, a case
+fails only in one API mode, e.g. ``pipeline``, while its plain calls pass:
+:mod:`stress.grading.mode_split`), ``unwritten-output``,
 ``view-dependence`` (only view variants fail serially, their contiguous twins pass: the
 operator mishandles non-contiguous inputs),
 ``uninitialized-read`` (a serial result splits by the byte its outputs and workspace were
@@ -29,8 +31,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 from stress.grading.address import address_dependent
+from stress.grading.mode_split import mode_of, strong
 from stress.grading.prefill import prefill_dependent
-from stress.records import PhaseVerdict
+from stress.records import CaseVerdict, PhaseVerdict
 from stress.vocabulary import Diagnosis, Verdict, split_view
 
 __all__ = ["BURST_ONLY", "diagnose"]
@@ -78,6 +81,9 @@ BURST_ONLY = (
     "failed and no diagnostic phase isolated it: "
 )
 
+#: The concurrent phases whose calls decide a mode-dependence on many threads.
+_MANY = ("isolated", "mixed")
+
 _CONTAMINATION = (Verdict.MISMATCH_RANDOM, Verdict.MISMATCH_STABLE, Verdict.ERROR)
 
 
@@ -105,11 +111,22 @@ def _view_dependence(ph: _Phases) -> str:
     )
 
 
+def _one_thread_failing(ph: _Phases) -> list[CaseVerdict]:
+    """The cases failing serially, else those failing in shuffled: both run each case in every
+    API mode on one thread, and under --budget serial samples its cases, so it may not have met
+    the one that fails (shuffled in recycled blocks runs plain calls only)."""
+    for name in ("serial", "shuffled"):
+        phases = ph.by_name.get(name, [])  # (.get: a defaultdict, reading must not add it)
+        failing = [c for p in phases for c in p.cases if _failed(c.verdict)]
+        if failing:
+            return failing
+    return []
+
+
 def _executor_reuse(ph: _Phases) -> str:
-    """The explanation when every case failing serially fails only on later launches of its
-    repeatable executor (stress.grading.reuse); "" otherwise."""
-    serial = ph.by_name.get("serial", [])  # (.get: a defaultdict, reading must not add it)
-    failing = [c for p in serial for c in p.cases if _failed(c.verdict)]
+    """The explanation when every case failing on one thread (serial, else shuffled) fails only
+    on later launches of its repeatable executor (stress.grading.reuse); "" otherwise."""
+    failing = _one_thread_failing(ph)
     if not failing or any(not c.reuse for c in failing):
         return ""
     shown = [f"{c.id}: {c.reuse}" for c in failing[:3]]
@@ -117,6 +134,41 @@ def _executor_reuse(ph: _Phases) -> str:
         "a repeatable executor launched again gives another result than its first launch, "
         "serially: " + "; ".join(shown) + (" ..." if len(failing) > 3 else "")
     )
+
+
+def _mode_dependence(ph: _Phases, concurrent: bool = False) -> str:
+    """The explanation when every failing case fails only in one API mode, the same for all,
+    while its plain calls pass (stress.grading.mode_split): on one thread (serial, else
+    shuffled), or with ``concurrent``
+    in ``isolated`` and ``mixed``, each case's evidence strong enough for many threads; ""
+    otherwise."""
+    if concurrent:  # the diagnostic phases, as for a self-race (the burst's are too few)
+        failing = [c for n, c in ph.all_cases if n in _MANY and _failed(c.verdict)]
+        if any(not strong(c.mode_dependence) for c in failing):
+            return ""
+    else:
+        failing = _one_thread_failing(ph)
+    if not failing or any(not c.mode_dependence for c in failing):
+        return ""
+    modes = {mode_of(c.mode_dependence) for c in failing}
+    if len(modes) != 1:
+        return ""
+    shown = [f"{c.id}: {c.mode_dependence}" for c in failing[:3]]
+    where = "on many threads" if concurrent else "serially"
+    return (
+        f"the {modes.pop()} mode gives another result than a plain call of the same case, "
+        f"{where}: " + "; ".join(shown) + (" ..." if len(failing) > 3 else "")
+    )
+
+
+def _api_mode(ph: _Phases) -> tuple[Diagnosis, str] | None:
+    """Failures of one API mode on one thread, checked before unwritten outputs: a relaunch that
+    writes the old outputs, an output consumed before it was done."""
+    reuse = _executor_reuse(ph)
+    if reuse:
+        return Diagnosis.EXECUTOR_REUSE, reuse
+    by_mode = _mode_dependence(ph)
+    return (Diagnosis.MODE_DEPENDENCE, by_mode) if by_mode else None
 
 
 def _single_threaded(ph: _Phases) -> tuple[Diagnosis, str] | None:
@@ -170,9 +222,9 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
             "the control operator fails under the same pool, context and stream policy: the "
             "runtime or the harness is at fault, not the operator under test"
         )
-    reuse = _executor_reuse(ph)  # before unwritten: a relaunch that writes the old outputs
-    if reuse:
-        return Diagnosis.EXECUTOR_REUSE, reuse
+    moded = _api_mode(ph)
+    if moded is not None:
+        return moded
     if Verdict.UNWRITTEN in ph.every:
         return Diagnosis.UNWRITTEN_OUTPUT, "outputs kept the canary: " + ph.where(
             lambda v: v == Verdict.UNWRITTEN
@@ -180,6 +232,9 @@ def diagnose(phases: Iterable[PhaseVerdict]) -> tuple[Diagnosis, str]:
     single = _single_threaded(ph)
     if single is not None:
         return single
+    by_mode = _mode_dependence(ph, concurrent=True)  # a sampled serial may not have met it
+    if by_mode:
+        return Diagnosis.MODE_DEPENDENCE, by_mode
     if ph.fails("isolated") and ph.fails("interleaved"):
         # one thread, two calls' stages interleaved, fails too: the case needs another call's
         # state (its freed buffers, its tiling), which T copies of itself also provide

@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from stress.grading.mode_split import ModeTally
 from stress.grading.prefill import PrefillTally, dependence
 from stress.grading.reuse import ReuseTally
 from stress.records import CallRecord, CaseVerdict, PhaseVerdict
@@ -68,6 +69,7 @@ class CaseTally:
         "first_mismatch",
         "kept",
         "mismatched",
+        "modes",
         "ok",
         "prefill",
         "reuse",
@@ -90,11 +92,13 @@ class CaseTally:
         self.first_mismatch: CallRecord | None = None
         self.prefill = PrefillTally()  # the results by prefill byte (uninitialized-read)
         self.reuse = ReuseTally()  # first vs later launches of an executor (executor-reuse)
+        self.modes = ModeTally()  # the calls per API mode (mode-dependence)
 
     def add(self, r: CallRecord) -> None:
         """Fold one (graded, not warm-up) call record in."""
         self.calls += 1
         self.reuse.add(r)
+        self.modes.add(r)
         if r.status in (Status.CRASH, Status.HANG, Status.OUT_OF_MEMORY):
             self.first.setdefault(r.status, r)
         if r.status in _ERRORS and not r.match:
@@ -160,6 +164,7 @@ class CaseTally:
             detail,
             "" if verdict in (Verdict.PASS, Verdict.UNWRITTEN) else dependence(self.prefill),
             self.reuse.evidence(),
+            self.modes.evidence(),
         )
 
     def confirmed_unwritten(self) -> dict[str, int]:

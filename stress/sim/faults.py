@@ -147,6 +147,22 @@ FAULTS: dict[str, Fault] = {
             "interleaved (a case with its twins: --variants twins) over corpus/ops/softmax.toml",
             ("aclnnSoftmax",),
         ),
+        _fault(
+            "thread-plan",
+            Diagnosis.MODE_DEPENDENCE,
+            "serial (the pipeline mode: phase 1 on the worker, the launch on a launch thread) "
+            "over corpus/ops/reduce_sum.toml",
+            ("aclnnReduceSum",),
+            corpus=("corpus/ops/reduce_sum.toml",),
+        ),
+        _fault(
+            "side-stream",
+            Diagnosis.MODE_DEPENDENCE,
+            "serial (the event mode: the outputs consumed on a second stream after an event) "
+            "over corpus/ops/cat.toml",
+            ("aclnnCat",),
+            corpus=("corpus/ops/cat.toml",),
+        ),
     )
 }
 

@@ -282,6 +282,7 @@ def write_script(
         "threads": 2, "calls": calls, "inputs": split.embedded,
         "recycle": report.diagnosis == Diagnosis.ADDRESS_DEPENDENCE
         or config.allocator == "recycle",
+        "pipeline": "pipeline" in config.modes,
         "side_file": side_path.name if side_path else None,
         "side_inputs": [[k, split.digests[k]] for k in split.side],
     })  # fmt: skip

@@ -8,7 +8,9 @@ executor of :func:`stress.engine.call.execute.run_call`; ``repeat`` a repeatable
 launched several times (:mod:`stress.engine.call.repeatable`), one record per launch, each
 with ``mode``, ``launch`` and ``rebound``; ``event`` the outputs consumed on a second stream
 after an event (:mod:`stress.engine.call.event_mode`), one record with ``mode`` (the journal's
-keys; a plain call has no ``mode``). Warm-up calls run plain.
+keys; a plain call has no ``mode``); ``pipeline`` phase 1 on the worker and the launch on the
+phase's one launch thread, which every worker feeds (:mod:`stress.engine.call.pipeline`), one
+record with ``mode``. Warm-up calls run plain.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from stress.corpus.parse import Case
 from stress.engine.call.event_mode import run_event
 from stress.engine.call.execute import CallTimeout
+from stress.engine.call.pipeline import Launcher, run_pipeline
 from stress.engine.call.repeatable import LAUNCHES, Launch, run_repeat
 from stress.engine.replay.pool import PoolAborted, Worker
 from stress.grading.judge import Outcome
@@ -33,6 +36,19 @@ class ModeCalls:
     it uses."""
 
     config: Any
+    _launcher: Launcher | None = None
+
+    def launcher(self) -> Launcher:
+        """The launch thread of the pipeline mode, started on first use."""
+        if self._launcher is None:
+            self._launcher = Launcher()
+        return self._launcher
+
+    def close_launcher(self) -> None:
+        """End the launch thread (at the end of a phase)."""
+        if self._launcher is not None:
+            self._launcher.close()
+            self._launcher = None
 
     def _call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
         mode = self._mode(worker, rnd, extra)
@@ -61,6 +77,20 @@ class ModeCalls:
             return "plain"
         return modes[(extra.get("rep", rnd) + worker.index) % len(modes)]
 
+    def _launches(
+        self, mode: str, worker: Worker, case: Case, inputs: Any, canary: int
+    ) -> list[Launch]:
+        """Run one call in ``mode``: every launch's outcome (one for event and pipeline)."""
+        where = (worker.context, worker.stream, case, inputs)
+        timeout_ms = self.config.call_timeout_ms
+        if mode == "repeat":
+            return run_repeat(*where, canary=canary, timeout_ms=timeout_ms)
+        if mode == "pipeline":
+            outcome = run_pipeline(*where, self.launcher(), canary=canary, timeout_ms=timeout_ms)
+        else:
+            outcome = run_event(*where, canary=canary, timeout_ms=timeout_ms)
+        return [Launch(outcome, 0, False)]
+
     def _moded(
         self,
         mode: str,
@@ -72,29 +102,10 @@ class ModeCalls:
         canary: int,
         extra: dict[str, Any],
     ) -> None:
-        """A call in the repeat mode (one record per launch of its repeatable executor) or the
-        event mode (one record)."""
-        timeout_ms = self.config.call_timeout_ms
+        """A call in the repeat mode (one record per launch of its repeatable executor), the
+        event or the pipeline mode (one record)."""
         try:
-            if mode == "repeat":
-                launches = run_repeat(
-                    worker.context,
-                    worker.stream,
-                    case,
-                    inputs,
-                    canary=canary,
-                    timeout_ms=timeout_ms,
-                )
-            else:
-                outcome = run_event(
-                    worker.context,
-                    worker.stream,
-                    case,
-                    inputs,
-                    canary=canary,
-                    timeout_ms=timeout_ms,
-                )
-                launches = [Launch(outcome, 0, False)]
+            launches = self._launches(mode, worker, case, inputs, canary)
         except CallTimeout:
             stuck = [{"worker": worker.index, "case": case.id, "round": rnd}]
             detail = {"timeout_s": self.config.call_timeout, "stuck": stuck}

@@ -3,7 +3,8 @@
 ``burst``       the fail-fast first stage: each case (and each control case) once serially
                 against the baseline, then short barrier-aligned rounds on T threads that mix
                 the corpus with the control, every third round one case on all threads.
-``serial``      each case K times in one thread (after one unrecorded warm-up call):
+``serial``      each case K times (at least once per API mode) in one thread (after one
+                unrecorded warm-up call):
                 baseline check and determinism calibration.
 ``shuffled``    one thread, every case K times in a seeded random order: order dependence.
 ``interleaved`` one thread, ordered pairs (A, B): A.phase1, B.phase1, A.phase2, B.phase2 —
@@ -233,6 +234,7 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
                 return PhaseStatus.HUNG, f"a call did not finish: {in_flight(exc.detail)}"
             raise
         pool.close()
+        self.close_launcher()
         self.release_memory()
         return PhaseStatus.DONE, ""
 
@@ -287,7 +289,8 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
             yield [self.cases[i] for i in idx]
 
     def _phase_serial(self, pool: WorkerPool) -> None:
-        k = self.config.repeats
+        # each case K times, and at least once in every API mode (the mode follows the rep)
+        k = max(self.config.repeats, len(self.config.modes))
         chunks = ([(c, r) for c in cases for r in range(k)] for cases in self._chunks(11))
         self._serial_pass(pool, "serial", chunks, warmup=True)
 

@@ -199,6 +199,7 @@ _SHRUNK = {
     Diagnosis.UNINITIALIZED_READ: ("serial",),  # serial calls alternate the prefill byte
     Diagnosis.ADDRESS_DEPENDENCE: ("shuffled",),  # its run in recycled blocks (_allocator)
     Diagnosis.EXECUTOR_REUSE: ("serial",),  # serial reps alternate the API mode (--modes)
+    Diagnosis.MODE_DEPENDENCE: ("serial",),  # serial runs each case in every API mode
 }
 
 

@@ -195,6 +195,7 @@ typedef struct {
     int64_t launch_args[ACLSIM_LAUNCH_ARGS]; /* filled at phase 2 by the launch hook, if any */
     char *msg;          /* error text; use aclsim_kernel_fail */
     size_t msg_cap;
+    void *stream; /* the handle of the stream the kernel runs on (the launch's) */
 } aclsim_kernel_ctx;
 
 /* Returns 0, or an error code after aclsim_kernel_fail (becomes the stream's sticky error). */

@@ -129,6 +129,12 @@ ACLSIM_INTERNAL void aclsim_stream_put(aclsim_stream *s);
 ACLSIM_INTERNAL int aclsim_stream_enqueue(aclsim_stream *s, aclsim_task_fn fn, void *arg,
                                           void (*release)(void *));
 ACLSIM_INTERNAL void *aclsim_stream_handle(const aclsim_stream *s);
+/* Work that runs off a stream (an operator's internal stream) but that synchronizing the stream
+ * waits for: begin counts it on the stream given by handle (a referenced token in *out; 0, or
+ * ACL_ERROR_INVALID_PARAM for no live stream), end uncounts it and drops the reference.  Nothing
+ * queued on the stream (an event) waits for it. */
+ACLSIM_INTERNAL int aclsim_stream_join_begin(void *handle, aclsim_stream **out);
+ACLSIM_INTERNAL void aclsim_stream_join_end(aclsim_stream *s);
 
 /* ==== device memory ==========================================================================
  * Device memory is host memory (64-byte aligned) registered in a sorted registry.  Each

@@ -21,6 +21,7 @@ struct aclsim_stream {
     pthread_cond_t done_cv; /* CLOCK_MONOTONIC */
     struct rt_task *head, *tail;
     uint64_t submitted, completed;
+    uint64_t joined; /* work off the stream that synchronize waits for (rt_stream_join.c) */
     int stopping;
     int err_code;
     char err_msg[ACLSIM_MSG_CAP];

@@ -20,6 +20,7 @@ typedef struct {
     uint64_t workspace_size;
     uint64_t launch_id;
     int64_t launch_args[ACLSIM_LAUNCH_ARGS];
+    void *stream; /* the launch stream's handle */
 } launch;
 
 static atomic_ullong g_launch_id;
@@ -97,6 +98,7 @@ static int launch_task(void *arg, char *msg, size_t cap)
             .launch_id = L->launch_id,
             .msg = msg,
             .msg_cap = cap,
+            .stream = L->stream,
         };
         memcpy(k.launch_args, L->launch_args, sizeof k.launch_args);
         rc = ex->kernel(&k);
@@ -223,6 +225,7 @@ aclnnStatus aclsim_executor_run(const char *op, void *workspace, uint64_t worksp
     L->workspace = workspace;
     L->workspace_size = ex->workspace_size;
     L->launch_id = atomic_fetch_add(&g_launch_id, 1) + 1;
+    L->stream = aclsim_stream_handle(s);
     if (ex->launch_hook && aclsim_sanitize_on)
         aclsim_san_call_enter(ex->san_call, ex->op, "phase2");
     if (ex->launch_hook)

@@ -108,6 +108,17 @@ static const fault_info k_faults[] = {
      "plan back at launch, so a call of the same shape but another dtype or dim whose phase 1 "
      "runs between this call's phase 1 and launch makes it reduce along that dim and round to "
      "that dtype; serially each phase 1 refreshes its slot (op_softmax.c)"},
+    {"thread-plan",
+     "aclnnReduceSum: phase 1 keeps its plan (the reduced dims) in a ring in the calling "
+     "thread's own storage and the executor keeps the slot's index; the launch reads the slot "
+     "of the launching thread's ring, so phase 2 on another thread than phase 1 (a "
+     "producer/consumer pipeline) sums over a plan that thread never wrote "
+     "(op_reduce_sum_plan.c)"},
+    {"side-stream",
+     "aclnnCat: the kernel hands the copy of the last member to the operator's internal stream, "
+     "which synchronizing the launch stream waits for but no event recorded on it after the "
+     "launch does, so a consumer ordered by such an event on another stream reads out before "
+     "that member's elements are there (op_cat_side.c)"},
     {NULL, NULL},
 };
 

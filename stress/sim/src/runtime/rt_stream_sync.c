@@ -1,6 +1,7 @@
 /*
  * rt_stream_sync.c - waiting on streams: aclrtSynchronizeStream (with and without a timeout) and
- * aclrtSynchronizeDevice wait until everything submitted before the call has completed, then
+ * aclrtSynchronizeDevice wait until everything submitted before the call has completed (and
+ * the work joined to the stream off it, rt_stream_join.c), then
  * return (and clear) the stream's sticky error, if a task recorded one; and aclsimStreamDelay,
  * the test hook that queues a sleep.
  */
@@ -27,11 +28,11 @@ static int stream_wait(const char *api, aclsim_stream *s, int32_t timeout_ms)
     }
     pthread_mutex_lock(&s->mu);
     uint64_t target = s->submitted;
-    while (s->completed < target) {
+    while (s->completed < target || s->joined) {
         if (timeout_ms < 0) {
             pthread_cond_wait(&s->done_cv, &s->mu);
         } else if (pthread_cond_timedwait(&s->done_cv, &s->mu, &deadline) == ETIMEDOUT &&
-                   s->completed < target) {
+                   (s->completed < target || s->joined)) {
             uint64_t pending = target - s->completed;
             pthread_mutex_unlock(&s->mu);
             return aclsim_set_error(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,

@@ -15,25 +15,14 @@
 #include <stdlib.h>
 
 #include "nb_scratch_pool.h"
-#include "op_elem.h"
+#include "op_cat.h"
 
 #define OP "aclnnCat"
 
 typedef struct {
     int32_t dim;
+    int32_t side; /* side-stream: the last member is copied on the internal stream */
 } cat_attrs;
-
-/* One element, converted from dtype sdt at s to dtype ddt at d. */
-static inline void cat_convert(const uint8_t *s, int32_t sdt, uint8_t *d, int32_t ddt)
-{
-    if (op_is_complex(sdt) || op_is_complex(ddt) || op_is_floating(sdt)) {
-        double re, im;
-        op_load_c(s, sdt, &re, &im);
-        op_store_c(d, ddt, re, im);
-    } else {
-        op_store_i64(d, ddt, op_load_i64(s, sdt));
-    }
-}
 
 static int cat_kernel(aclsim_kernel_ctx *k)
 {
@@ -47,8 +36,11 @@ static int cat_kernel(aclsim_kernel_ctx *k)
     if (!dst)
         return aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
                                   k->op);
+    const int n = k->n_inputs;
+    const aclsim_tensor_desc *last = &k->inputs[n - 1];
+    const int side = a->side && n > 1 && last->ndim == o->ndim && aclsim_numel(last) > 0;
     int64_t along = 0;
-    for (int i = 0; i < k->n_inputs; i++) {
+    for (int i = 0; i < n - side; i++) {
         const aclsim_tensor_desc *x = &k->inputs[i];
         if (x->ndim != o->ndim)
             continue; /* a skipped 1-D empty tensor */
@@ -63,7 +55,7 @@ static int cat_kernel(aclsim_kernel_ctx *k)
         along += x->dims[a->dim];
     }
     aclsim_stage_commit(st, o);
-    return 0;
+    return side ? cat_side_post(k, last, o, a->dim, along) : 0; /* op_cat_side.c */
 }
 
 static int skipped(const aclsim_tensor_desc *d)
@@ -140,7 +132,7 @@ ACLSIM_API aclnnStatus aclnnCatGetWorkspaceSize(const aclTensorList *tensors, in
             return aclsim_set_error(ACLNN_ERR_PARAM_NULLPTR, "%s: %s is NULL", api, names[i]);
     aclsim_tensor_desc *ds = NULL, dout;
     uint64_t n = 0;
-    cat_attrs attrs = {0};
+    cat_attrs attrs = {0, aclsim_fault("side-stream")};
     int rc = aclsim_tensor_list_get(api, "tensors", tensors, &ds, &n);
     if (!rc)
         rc = aclsim_tensor_get(api, "out", out, &dout);

@@ -15,14 +15,9 @@
 
 #include "aclnn_reduce_sum.h"
 #include "nb_scratch_pool.h"
-#include "op_elem.h"
+#include "op_reduce_sum.h"
 
 #define OP "aclnnReduceSum"
-
-typedef struct {
-    int32_t dtype;
-    int32_t reduce[OP_MAX_DIMS]; /* 1: summed over */
-} rs_attrs;
 
 /* Sum of the elements under the reduced dims starting at base, into re/im or iv. */
 static void rs_sum(const rs_attrs *a, const aclsim_tensor_desc *x, const uint8_t *base,
@@ -67,7 +62,11 @@ static void rs_sum(const rs_attrs *a, const aclsim_tensor_desc *x, const uint8_t
 
 static int rs_kernel(aclsim_kernel_ctx *k)
 {
-    const rs_attrs *a = k->attrs;
+    rs_attrs plan = *(const rs_attrs *)k->attrs;
+    if (plan.plan_slot >= 0) /* thread-plan: the mask the launch copied (op_reduce_sum_plan.c) */
+        for (int i = 0; i < OP_MAX_DIMS; i++)
+            plan.reduce[i] = (int32_t)((k->launch_args[0] >> i) & 1);
+    const rs_attrs *a = &plan;
     const aclsim_tensor_desc *x = &k->inputs[0], *o = &k->outputs[0];
     const int64_t oes = aclsim_dtype_size(o->dtype), total = aclsim_numel(o);
     aclsim_stage *st;
@@ -80,7 +79,10 @@ static int rs_kernel(aclsim_kernel_ctx *k)
         keep[i] = !a->reduce[i];
     op_iter it;
     op_iter_over(&it, x, keep, NULL);
-    for (int64_t j = 0; j < total; j++) {
+    /* the plan's kept dims bound the elements written: out's count under the call's own plan,
+     * and a launch with a foreign plan (thread-plan) still reads only inside self */
+    const int64_t kept = op_numel_over(x, keep), n_out = kept < total ? kept : total;
+    for (int64_t j = 0; j < n_out; j++) {
         double re, im;
         int64_t iv;
         rs_sum(a, x, op_iter_ptr(&it, 0), &re, &im, &iv);
@@ -167,13 +169,17 @@ ACLSIM_API aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self,
     rs_attrs attrs;
     memset(&attrs, 0, sizeof attrs);
     attrs.dtype = dtype;
+    attrs.plan_slot = -1;
     int rc;
     if ((rc = aclsim_tensor_get(api, "self", self, &ds)) ||
         (rc = aclsim_tensor_get(api, "out", out, &dout)) ||
         (rc = rs_validate(api, &ds, dim, keepDims, dtype, &dout, &attrs)))
         return rc;
-    return op_publish_unary(OP, rs_kernel, aclsim_numel(&dout) != 0, &ds, &dout, &attrs, sizeof attrs,
-                            workspaceSize, executor);
+    const int launch = aclsim_numel(&dout) != 0;
+    if (aclsim_fault("thread-plan"))
+        return rs_plan_publish(OP, rs_kernel, launch, &ds, &dout, &attrs, workspaceSize, executor);
+    return op_publish_unary(OP, rs_kernel, launch, &ds, &dout, &attrs, sizeof attrs, workspaceSize,
+                            executor);
 }
 
 ACLSIM_API aclnnStatus aclnnReduceSum(void *workspace, uint64_t workspaceSize,
