@@ -47,6 +47,7 @@ __all__ = [
     "PAD",
     "SEPARATOR",
     "VIEWS",
+    "all_variants",
     "applies",
     "recorded_cases",
     "run_variants",
@@ -123,6 +124,19 @@ def run_variants(cases: Sequence[Case], config: RunConfig) -> list[Case]:
     if budget:
         sizes, pairs = sampled(sizes, config.seed), sampled_twins(pairs, config.seed)
     return [*views, *sizes, *pairs]
+
+
+def all_variants(
+    cases: Sequence[Case], kinds: Sequence[str], max_case_bytes: int | None = None
+) -> list[Case]:
+    """``cases`` followed by every variant of ``kinds`` they derive (views, sizes, twins), none
+    sampled: what ``corpus generate --variants`` writes and the strategies draw with."""
+    from stress.corpus.size_variants import size_variants
+    from stress.corpus.twins import TWIN, twins
+
+    views = with_variants(cases, kinds)
+    pairs = twins(cases) if TWIN in kinds else []
+    return [*views, *size_variants(cases, kinds, max_case_bytes), *pairs]
 
 
 def recorded_cases(cases: Sequence[Case], config: RunConfig) -> list[Case]:
