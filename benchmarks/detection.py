@@ -49,8 +49,8 @@ the first failure (issue 31) ~45 min. Each row prints its own wall and the runni
 the first rows tell how the estimate holds.
 
 Writes ``benchmarks/results/detection.json`` (machine state, command, every run) and
-``detection.md`` (the README's table; ``--name`` another stem) after every fault; rows of faults not measured in this
-run are kept (same method only), so ``--faults`` fills in gaps.
+``detection.md`` (the README's table; ``--name`` another stem) after every fault; rows of
+faults not measured in this run are kept (same method only), so ``--faults`` fills in gaps.
 
     .venv/bin/python benchmarks/detection.py --seeds 10 --naive-seeds 3 --numeric-seeds 3 \
         --budget 20 --label idle                       # the README table (make bench-detect)

@@ -79,8 +79,7 @@ def _check_variants(variants: Sequence[str], max_case_bytes: int | None) -> tupl
     bad = [v for v in variants if v not in known]
     if bad:
         raise InvalidArgument(
-            f"variants={list(variants)!r}: unknown kind {bad[0]!r}; choose from "
-            f"{', '.join(known)}"
+            f"variants={list(variants)!r}: unknown kind {bad[0]!r}; choose from {', '.join(known)}"
         )
     if max_case_bytes is not None and (
         not isinstance(max_case_bytes, int)
