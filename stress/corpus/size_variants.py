@@ -196,9 +196,10 @@ def size_variants(
         by_op.setdefault(c.op, []).append(c)
     for op, op_cases in by_op.items():
         dims = _legal_dims(op)
-        if "empty" in kinds:
+        rules = getattr(op_cases[0].spec, "variant_rules", None) or {}  # [variants] opt-outs
+        if "empty" in kinds and "empty" not in rules:
             out += [v for c in op_cases for v in _empties(c, dims)]
-        if "edge" in kinds:
+        if "edge" in kinds and "edge" not in rules:
             out += list(_edges(op_cases, dims, max_case_bytes))
     return out
 
