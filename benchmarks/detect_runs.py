@@ -131,9 +131,12 @@ def _corpus_args(corpus: list[str], control: list[str]) -> list[str]:
     return [a for c in corpus for a in ("--corpus", c)] + ["--control", control[0]]
 
 
-def record_run(fault: str, corpus: list[str], control: list[str], out: Path) -> dict:
-    """``aclnn-stress baseline record`` from exec: the baseline written, or the finding line."""
-    cmd = [*CLI, "baseline", "record", *_corpus_args(corpus, control), "--out", str(out)]
+def record_run(
+    fault: str, corpus: list[str], control: list[str], out: Path, args: tuple[str, ...] = ()
+) -> dict:
+    """``aclnn-stress baseline record`` from exec: the baseline written, or the finding line;
+    ``args``: the variants the fault needs (twins have baseline entries of their own)."""
+    cmd = [*CLI, "baseline", "record", *_corpus_args(corpus, control), *args, "--out", str(out)]
     run = timed_process(cmd, {"ACLSIM_FAULTS": fault}, timeout=900)
     finding = run.first(_RECORD_FINDING)
     if run.returncode == 0 and out.exists():

@@ -57,9 +57,11 @@ def _load_kept(path: Path, fresh: set[str]) -> list[dict]:
     return [r for r in doc.get("rows", []) if isinstance(r, dict) and r.get("fault") not in fresh]
 
 
-def write_results(out_dir: Path, rows: list[dict], state: dict, order: list[str]) -> str:
-    """Write detection.json (rows of this run and kept ones) and detection.md; return the md."""
-    path = out_dir / "detection.json"
+def write_results(
+    out_dir: Path, rows: list[dict], state: dict, order: list[str], name: str = "detection"
+) -> str:
+    """Write NAME.json (rows of this run and kept ones) and NAME.md; return the md."""
+    path = out_dir / f"{name}.json"
     kept = _load_kept(path, {r["fault"] for r in rows})
     names = [f or "(clean)" for f in order]
     merged = sorted(
@@ -71,7 +73,7 @@ def write_results(out_dir: Path, rows: list[dict], state: dict, order: list[str]
     tmp.write_text(json.dumps(doc, indent=1) + "\n")
     os.replace(tmp, path)
     text = render(merged, state)
-    (out_dir / "detection.md").write_text(text)
+    (out_dir / f"{name}.md").write_text(text)
     return text
 
 

@@ -6,8 +6,10 @@ seeds, each side started as a process from exec as a user would start it (benchm
 detect_runs.py says how each is timed). What a fault needs beyond the standard corpus
 (corpus/mhc.toml, corpus/pool; corpus/control.toml as the control) comes from its record in
 stress/sim/faults.py: ``Fault.corpus`` (its operator's shipped corpus), ``Fault.run_args``
-(flags for ``aclnn-stress run``), ``Fault.gradcheck`` (a numeric fault's gradcheck): a new
-fault needs no edit here.
+(flags for ``aclnn-stress run``), ``Fault.variants`` (``--variants`` for ``baseline record``
+and the run alike: twins need baseline entries), ``Fault.gradcheck`` (a numeric fault's
+gradcheck), ``Fault.generate`` (``--generated COUNT``: the fault's operator corpus drawn by
+``aclnn-stress corpus generate`` in place of its shipped one): a new fault needs no edit here.
 
 * the framework: first ``aclnn-stress baseline record`` on the faulty backend, as a user with
   that library would record it. When that command already finds the fault (exit 1,
@@ -47,8 +49,8 @@ the first failure (issue 31) ~45 min. Each row prints its own wall and the runni
 the first rows tell how the estimate holds.
 
 Writes ``benchmarks/results/detection.json`` (machine state, command, every run) and
-``detection.md`` (the README's table) after every fault; rows of faults not measured in this
-run are kept (same method only), so ``--faults`` fills in gaps.
+``detection.md`` (the README's table; ``--name`` another stem) after every fault; rows of
+faults not measured in this run are kept (same method only), so ``--faults`` fills in gaps.
 
     .venv/bin/python benchmarks/detection.py --seeds 10 --naive-seeds 3 --numeric-seeds 3 \
         --budget 20 --label idle                       # the README table (make bench-detect)
@@ -60,6 +62,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,7 +71,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from detect_runs import framework_run, gradcheck_run, naive_baseline, naive_run, record_run
+from detect_runs import CLI, framework_run, gradcheck_run, naive_baseline, naive_run, record_run
 from detect_table import METHOD, render, write_results
 from machine import machine_state, with_end_load
 
@@ -92,10 +95,39 @@ def startup(run: dict) -> float | None:
     return None if a is None or b is None else round(a - b, 3)
 
 
+#: fault -> the corpus ``--generated`` drew for it (``Fault.generate``), standing in for the
+#: shipped file ``Fault.generated_for``
+GENERATED: dict[str, str] = {}
+
+
 def corpus_of(fault: str) -> list[str]:
     """The corpus a fault is measured on: the standard one, plus what its ``Fault.corpus``
-    names (its operator's shipped corpus when the standard one does not call it)."""
-    return [*CORPUS, *(FAULTS[fault].corpus if fault else ())]
+    names (its operator's shipped corpus when the standard one does not call it); under
+    ``--generated`` the generated corpus in place of the operator's shipped one."""
+    files = [*CORPUS, *(FAULTS[fault].corpus if fault else ())]
+    if fault in GENERATED:
+        files = [GENERATED[fault] if f == FAULTS[fault].generated_for else f for f in files]
+    return files
+
+
+def variants_of(fault: str) -> tuple[str, ...]:
+    """``--variants`` for ``baseline record`` and ``run`` alike, when the fault needs more than
+    the default (``Fault.variants``: twins need baseline entries of their own)."""
+    v = FAULTS[fault].variants if fault else ""
+    return ("--variants", v) if v else ()
+
+
+def generate_corpora(faults: list[str], count: int, seed: int, work: Path) -> None:
+    """``aclnn-stress corpus generate`` for each fault's operator (``Fault.generate``), into
+    :data:`GENERATED`."""
+    for fault in faults:
+        out = work / f"generated-{fault}.toml"
+        cmd = [*CLI, "corpus", "generate", *FAULTS[fault].generate, "--count", str(count)]
+        cmd += ["--seed", str(seed), "--out", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            raise SystemExit(f"detection: {fault}: corpus generate failed: {proc.stderr[-500:]}")
+        GENERATED[fault] = str(out)
 
 
 def gradcheck_of(fault: str) -> list[str] | None:
@@ -109,7 +141,8 @@ def _framework(fault: str, seeds: int, work: Path, baseline: Path, args) -> list
     name, fw = fault or "(clean)", []
     for seed in range(1, seeds + 1):
         out = work / f"run-{fault or 'clean'}-{seed}"
-        run_args = (*(FAULTS[fault].run_args if fault else ()), *_budget_args(args))
+        run_args = (*(FAULTS[fault].run_args if fault else ()), *variants_of(fault))
+        run_args += _budget_args(args)
         r = framework_run(
             fault, seed, corpus_of(fault), CONTROL, baseline, out, args.phase_duration, run_args
         )
@@ -136,7 +169,8 @@ def _at_record(fault: str, first: dict, runs: int, work: Path) -> list[dict]:
     repeats time it, they cannot find anything new), is the framework's whole run."""
     fw = [first]
     for i in range(2, runs + 1):
-        r = record_run(fault, corpus_of(fault), CONTROL, work / f"again-{fault}-{i}.json")
+        again = work / f"again-{fault}-{i}.json"
+        r = record_run(fault, corpus_of(fault), CONTROL, again, variants_of(fault))
         if not r["found"]:
             raise SystemExit(f"detection: {fault}: baseline record found it once, not run {i}")
         fw.append(r)
@@ -174,7 +208,7 @@ def measure_fault(fault: str, seeds: int, work: Path, args: argparse.Namespace) 
     framework per seed and the naive harness per seed and stream policy."""
     name = fault or "(clean)"
     baseline = work / f"baseline-{fault or 'clean'}.json"
-    first = record_run(fault, corpus_of(fault), CONTROL, baseline)
+    first = record_run(fault, corpus_of(fault), CONTROL, baseline, variants_of(fault))
     gc_args = gradcheck_of(fault)
     quiet = gc_args is not None or not fault  # rows where no detection is expected
     naive_seeds = (args.naive_seeds or seeds) if quiet else seeds
@@ -269,15 +303,30 @@ def main() -> int:
         help="times a fault that baseline record finds is recorded (it takes no seed) (3)",
     )
     ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument(
+        "--name",
+        default="detection",
+        help="results file stem: OUT/NAME.json and NAME.md (default detection, the README's)",
+    )
+    ap.add_argument(
+        "--generated",
+        type=int,
+        default=0,
+        metavar="COUNT",
+        help="measure each fault on COUNT cases `aclnn-stress corpus generate` draws for its "
+        "operator (its Fault.generate) in place of the operator's shipped corpus; only faults "
+        "with a generate record",
+    )
+    ap.add_argument("--generated-seed", type=int, default=0, help="corpus generate's --seed")
     ap.add_argument("--label", default="", help='machine state label, e.g. "idle"')
     ap.add_argument(
         "--render-only", action="store_true", help="only re-render detection.md from the json"
     )
     args = ap.parse_args()
     if args.render_only:
-        doc = json.loads((Path(args.out) / "detection.json").read_text())
+        doc = json.loads((Path(args.out) / f"{args.name}.json").read_text())
         text = render(doc["rows"], doc["machine"])
-        (Path(args.out) / "detection.md").write_text(text)
+        (Path(args.out) / f"{args.name}.md").write_text(text)
         print(text, end="")
         return 0
     faults = [f.strip() for f in args.faults.split(",") if f.strip()]
@@ -292,6 +341,13 @@ def main() -> int:
             if unknown
             else "--seeds and --record-runs >= 1, --naive-seeds and --numeric-seeds >= 0"
         )
+    no_generate = [f for f in faults if args.generated and not FAULTS[f].generate]
+    if args.generated < 0 or no_generate:
+        ap.error(
+            f"--generated: no Fault.generate record for {', '.join(no_generate)}"
+            if no_generate
+            else "--generated COUNT >= 0"
+        )
     faults += [] if args.no_clean else [""]
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -300,11 +356,15 @@ def main() -> int:
     text = ""
     with tempfile.TemporaryDirectory(prefix="detect-") as tmp:
         started = time.monotonic()
+        if args.generated:
+            generate_corpora(
+                [f for f in faults if f], args.generated, args.generated_seed, Path(tmp)
+            )
         for fault in faults:
             t0 = time.monotonic()
             rows.append(measure_fault(fault, args.seeds, Path(tmp), args))
             rows[-1]["row_wall_s"] = round(time.monotonic() - t0, 1)
-            text = write_results(out_dir, rows, with_end_load(state), list(EXPECTED))
+            text = write_results(out_dir, rows, with_end_load(state), list(EXPECTED), args.name)
             print(
                 f"{fault or '(clean)'}: row {rows[-1]['row_wall_s']} s, "
                 f"total {time.monotonic() - started:.0f} s",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -113,3 +115,38 @@ def test_what_a_fault_needs_comes_from_its_record_in_the_faults_table():
     extra = [c for fault in FAULTS.values() for c in fault.corpus]
     assert extra  # every extra corpus the benchmark will load is shipped
     assert all((ROOT / c).is_file() for c in extra), extra
+
+
+def test_a_faults_variants_reach_baseline_record_and_generated_corpora_stand_in(
+    tmp_path, monkeypatch
+):
+    """plan-cache's twins need baseline entries: its --variants go to `baseline record` (the
+    first thing measure_fault runs) and to the run alike; under --generated the fault's
+    generated corpus replaces its shipped one."""
+    import detection
+
+    from stress.sim.faults import FAULTS
+
+    assert detection.variants_of("plan-cache") == ("--variants", "default,twins")
+    assert detection.variants_of("tiling-race") == () and detection.variants_of("") == ()
+    seen: list[list[str]] = []
+
+    class Recorded(Exception):
+        pass
+
+    def fake_record(fault, corpus, control, out, args=()):
+        seen.append([*corpus, *args])
+        raise Recorded
+
+    monkeypatch.setattr(detection, "record_run", fake_record)
+    with pytest.raises(Recorded):
+        detection.measure_fault("plan-cache", 1, tmp_path, None)
+    assert seen and seen[0][-2:] == ["--variants", "default,twins"]
+    assert "corpus/ops/softmax.toml" in seen[0]  # its declared corpus: twins need one
+    generating = [n for n, f in FAULTS.items() if f.generate]
+    assert {"split-k", "plan-cache", "view-staging"} <= set(generating)
+    for name in generating:  # the file each stands in for is in the corpus it is measured on
+        assert FAULTS[name].generated_for in detection.corpus_of(name), name
+    monkeypatch.setitem(detection.GENERATED, "split-k", str(tmp_path / "gen.toml"))
+    files = detection.corpus_of("split-k")
+    assert str(tmp_path / "gen.toml") in files and "corpus/ops/matmul.toml" not in files

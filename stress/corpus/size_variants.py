@@ -48,7 +48,15 @@ from stress.vocabulary import SIZE_VARIANTS, VIEW_SEPARATOR, size_kind
 if TYPE_CHECKING:
     from stress.corpus.parse import Case
 
-__all__ = ["EDGE_BYTES", "LARGE_BYTES", "SIZE_VARIANTS", "edge_values", "sampled", "size_variants"]
+__all__ = [
+    "EDGE_BYTES",
+    "LARGE_BYTES",
+    "SIZE_VARIANTS",
+    "edge_values",
+    "sampled",
+    "size_variants",
+    "tops",
+]
 
 #: The most bytes an edge case's tensors take (the large case excepted): edges stay cheap.
 EDGE_BYTES = 2 << 20
@@ -206,17 +214,35 @@ def _derive_all(
         by_op.setdefault(c.op, []).append(c)
     for op, op_cases in by_op.items():
         dims = _legal_dims(op)
-        if "empty" in kinds:
+        rules = getattr(op_cases[0].spec, "variant_rules", None) or {}  # [variants] opt-outs
+        if "empty" in kinds and "empty" not in rules:
             out += [v for c in op_cases for v in _empties(c, dims)]
-        if "edge" in kinds:
+        if "edge" in kinds and "edge" not in rules:
             out += list(_edges(op_cases, dims, max_case_bytes))
     return out
 
 
+def tops(variants: Sequence[Case]) -> list[Case]:
+    """The largest edge variant of each dimension of each operator (by value, then id): past
+    every threshold a kernel has in that dimension, within :data:`EDGE_BYTES`."""
+    best: dict[tuple[str, str], tuple[int, str, Case]] = {}
+    for v in variants:
+        tail = v.id.rpartition(VIEW_SEPARATOR)[2]
+        if not tail.startswith("edge-"):
+            continue
+        dim, _, value = tail.removeprefix("edge-").rpartition("-")
+        entry = (int(value), v.id, v)
+        if (v.op, dim) not in best or entry[:2] > best[v.op, dim][:2]:
+            best[v.op, dim] = entry
+    ids = {e[1] for e in best.values()}
+    return [v for v in variants if v.id in ids]
+
+
 def sampled(variants: Sequence[Case], seed: int) -> list[Case]:
     """The size variants a run under ``--budget`` replays: one per case that carries any, as
-    for the view variants, so the budget is shared. Its kind (empty or edge, where the case
-    has both) and then the variant are drawn from the case's id and ``seed``, so any subset of
+    for the view variants, so the budget is shared, and the :func:`tops` (a few per operator,
+    so every seed passes each dimension's thresholds). A case's kind (empty or edge, where it
+    has both) and then its variant are drawn from the case's id and ``seed``, so any subset of
     the corpus draws the same and over seeds every variant comes round."""
     by_case: dict[str, list[Case]] = {}
     for v in sorted(variants, key=lambda v: v.id):  # by id: the order given does not matter
@@ -228,4 +254,5 @@ def sampled(variants: Sequence[Case], seed: int) -> list[Case]:
         edges = [v for v in group if size_kind(v.id) == "edge"]
         pool = (empties if draw % 2 == 0 else edges) or empties or edges
         drawn.add(pool[(draw // 2) % len(pool)].id)
+    drawn |= {v.id for v in tops(variants)}
     return [v for v in variants if v.id in drawn]

@@ -20,7 +20,9 @@ Strategies (keyword-only bounds, validated when the strategy is *created*: a bad
   ``[shapes]``, ``[dtypes]`` and ``[generate]``: limits such as B*S <= 512, broadcast shapes,
   mixed dtypes, drawn values); bounds: ``dims`` ({name: (low, high)}, within ``[dims]`` or up
   to ``[generate] legal``), ``dtypes`` ({var: [names]}), ``max_elements`` (per tensor),
-  ``limits`` ({"B*S": 64});
+  ``limits`` ({"B*S": 64}); ``variants`` (kinds of ``--variants``: a case or one of the views,
+  size variants and twins it derives, as a run derives them) and ``max_case_bytes`` (their
+  edge and large cases);
 * :func:`invalid_cases` — cases violating exactly one documented constraint (the op's
   ``[[generate.violation]]`` tables, :func:`stress.corpus.generate.violations_of`), each with
   the status the operator must return;
@@ -67,11 +69,52 @@ def _check_bounds(op: str, bounds: dict[str, Any]) -> None:
         raise InvalidArgument(str(exc)) from None
 
 
-def valid_cases(op: str, **bounds: Any) -> st.SearchStrategy[Case]:
-    """Valid cases of catalogue operator ``op`` (see the module's bounds)."""
+def _check_variants(variants: Sequence[str], max_case_bytes: int | None) -> tuple[str, ...]:
+    from stress.corpus.twins import TWIN
+    from stress.vocabulary import SIZE_VARIANTS, VIEWS
+
+    known = (*VIEWS, *SIZE_VARIANTS, TWIN)
+    if isinstance(variants, str) or not isinstance(variants, Sequence):
+        raise InvalidArgument(f"variants={variants!r}: expected a sequence of variant kinds")
+    bad = [v for v in variants if v not in known]
+    if bad:
+        raise InvalidArgument(
+            f"variants={list(variants)!r}: unknown kind {bad[0]!r}; choose from {', '.join(known)}"
+        )
+    if max_case_bytes is not None and (
+        not isinstance(max_case_bytes, int)
+        or isinstance(max_case_bytes, bool)
+        or max_case_bytes < 1
+    ):
+        raise InvalidArgument(f"max_case_bytes={max_case_bytes!r}: expected an integer >= 1")
+    return tuple(variants)
+
+
+def valid_cases(
+    op: str,
+    *,
+    variants: Sequence[str] = (),
+    max_case_bytes: int | None = None,
+    **bounds: Any,
+) -> st.SearchStrategy[Case]:
+    """Valid cases of catalogue operator ``op`` (see the module's bounds). With ``variants``
+    (kinds of ``--variants``: transpose, pad, offset, empty, edge, twins) each drawn case or
+    one of the variants it derives (:func:`stress.corpus.variants.all_variants`, the edge and
+    large cases within ``max_case_bytes``), shrinking towards the case itself."""
     decl = _declaration(op)
     _check_bounds(op, bounds)
-    return declared_cases(decl, **bounds).map(lambda c: gen.to_case(op, c))
+    kinds = _check_variants(variants, max_case_bytes)
+    cases = declared_cases(decl, **bounds).map(lambda c: gen.to_case(op, c))
+    if not kinds:
+        return cases
+    from stress.corpus.variants import all_variants
+
+    def derived(case: Case, kind: str) -> st.SearchStrategy[Case]:
+        found = all_variants([case], (kind,), max_case_bytes)[1:] if kind else []
+        return st.sampled_from([case, *found])
+
+    # the kind first (the case itself first, so it shrinks there), then only that kind derived
+    return st.tuples(cases, st.sampled_from(("", *kinds))).flatmap(lambda ck: derived(*ck))
 
 
 def invalid_cases(

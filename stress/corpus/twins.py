@@ -183,6 +183,8 @@ def twins(cases: Sequence[Case], cap: int = CAP) -> list[Case]:
     base = _base(cases)
     out: list[Case] = []
     for case in base:
+        if "twins" in (getattr(case.spec, "variant_rules", None) or {}):
+            continue  # the declaration opts out ([variants])
         others = [c for c in base if c.op == case.op and c.id != case.id]
         out += list(_candidates(case, others))[:cap]
     return out

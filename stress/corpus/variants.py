@@ -20,7 +20,10 @@ Kinds (:data:`VIEWS`):
 Broadcast views (a stride of 0) are not derived: whether an input may broadcast is the
 operator's contract (its header and docs), which a declaration does not state yet.
 
-Cases are derived automatically (no declaration change): each positive case gets one variant
+A declaration may opt its operator out of a kind with the reason (``[variants]``,
+:mod:`stress.ops.variant_rules`): none derived, or for a view kind with ``expect`` a negative
+variant that must fail with that status (an operator documented to reject non-contiguous
+inputs). Otherwise cases are derived automatically: each positive case gets one variant
 per kind that changes at least one of its input tensors (under ``--budget`` one per case, its
 kind drawn from the case's id and the seed: :func:`run_variants`); negative cases get none (their
 expected status belongs to the layout they were written for). A variant's id is
@@ -32,9 +35,9 @@ its variant).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from stress.vocabulary import VIEW_SEPARATOR, VIEWS, split_view, variant_id
 
@@ -47,7 +50,9 @@ __all__ = [
     "PAD",
     "SEPARATOR",
     "VIEWS",
+    "all_variants",
     "applies",
+    "opted_out",
     "recorded_cases",
     "run_variants",
     "split_view",
@@ -94,16 +99,28 @@ def with_variants(
     a positive case's inputs), in case order. ``one_each`` (a run under ``--budget``) derives
     one variant per case instead, its kind drawn from the case's id and ``seed``, so
     the corpus doubles instead of quadrupling and every seed meets other kinds."""
+    from stress.corpus.parse import Expect
+
     derived = []
     for case in cases:
         if case.negative or case.view:
             continue
         shapes = list(_view_inputs(case))
+        rules = opted_out(case)
         kinds = [v for v in views if v in VIEWS and any(applies(v, s) for s in shapes)]
+        kinds = [v for v in kinds if v not in rules or rules[v].expect is not None]
         if one_each and kinds:  # by the id, not the position: any subset derives the same
             kinds = [kinds[(seed + zlib.crc32(case.id.encode())) % len(kinds)]]
-        derived += [replace(case, id=variant_id(case.id, v), view=v) for v in kinds]
+        for v in kinds:  # an opted-out view with a status: a negative case expecting it
+            expect = Expect(status=rules[v].expect) if v in rules else case.expect
+            derived.append(replace(case, id=variant_id(case.id, v), view=v, expect=expect))
     return [*cases, *derived]
+
+
+def opted_out(case: Case) -> Mapping[str, Any]:
+    """The variant kinds ``case``'s operator opts out of (its declaration's ``[variants]``:
+    kind -> :class:`stress.ops.variant_rules.VariantRule`)."""
+    return getattr(case.spec, "variant_rules", None) or {}
 
 
 def run_variants(cases: Sequence[Case], config: RunConfig) -> list[Case]:
@@ -123,6 +140,19 @@ def run_variants(cases: Sequence[Case], config: RunConfig) -> list[Case]:
     if budget:
         sizes, pairs = sampled(sizes, config.seed), sampled_twins(pairs, config.seed)
     return [*views, *sizes, *pairs]
+
+
+def all_variants(
+    cases: Sequence[Case], kinds: Sequence[str], max_case_bytes: int | None = None
+) -> list[Case]:
+    """``cases`` followed by every variant of ``kinds`` they derive (views, sizes, twins), none
+    sampled: what ``corpus generate --variants`` writes and the strategies draw with."""
+    from stress.corpus.size_variants import size_variants
+    from stress.corpus.twins import TWIN, twins
+
+    views = with_variants(cases, kinds)
+    pairs = twins(cases) if TWIN in kinds else []
+    return [*views, *size_variants(cases, kinds, max_case_bytes), *pairs]
 
 
 def recorded_cases(cases: Sequence[Case], config: RunConfig) -> list[Case]:

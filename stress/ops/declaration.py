@@ -23,6 +23,9 @@
     gamma = { shape = ["H"], dtype = "T", values = "positive" }
     epsilon = 1e-6                                   # by-value attributes
     yOut = { shape = "x", dtype = "T" }              # shape = another tensor's name: same shape
+    [variants]                           # derived variants the operator opts out of, and why
+    pad = { reason = "x must be contiguous (its docs)", expect = 161002 }  # a negative case
+    edge = { reason = "..." }            # none derived (stress/ops/variant_rules.py)
     [[case]]
     id = "rms-f16"
     B = 4                                # dims and dtype variables by name
@@ -65,6 +68,7 @@ from stress.ops.header import find_header, read_header
 from stress.ops.resolve import check_params, resolve
 from stress.ops.signature import ROLES, OpSignature
 from stress.ops.table_keys import reject_unknown_keys
+from stress.ops.variant_rules import parse_variant_rules
 
 __all__ = [
     "DTYPE_NAMES",
@@ -95,7 +99,18 @@ _OP_KEYS = {
     "description",
     "not_repeatable",
 }
-_TOP_KEYS = {"op", "dims", "shapes", "vars", "dtypes", "params", "case", "generate", "gradcheck"}
+_TOP_KEYS = {
+    "op",
+    "dims",
+    "shapes",
+    "vars",
+    "dtypes",
+    "params",
+    "case",
+    "generate",
+    "gradcheck",
+    "variants",
+}
 _CASE_KEYS = {"id", "seed", "expect", "description"}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -244,8 +259,8 @@ def parse_declaration(
     if unknown:
         raise ConfigError(
             f"{source}: unknown top-level key '{unknown[0]}'; a declaration has "
-            "[op], [dims], [shapes], [vars], [dtypes], [params], [generate], [gradcheck] "
-            "and [[case]]"
+            "[op], [dims], [shapes], [vars], [dtypes], [params], [generate], [gradcheck], "
+            "[variants] and [[case]]"
         )
     op = data.get("op")
     sig, header = _op_table(op, source, include_dirs)
@@ -290,6 +305,7 @@ def parse_declaration(
         },
         description=str(op.get("description", "")),
         not_repeatable=not_repeatable,
+        variant_rules=parse_variant_rules(data.get("variants", {}), source),
     )
 
     check_params(decl)

@@ -71,6 +71,8 @@ class OpDeclaration:
     generation: GenerationSpec = field(default_factory=GenerationSpec)  # [generate] table
     gradcheck: GradSpec | None = None  # [gradcheck]: the forward this backward differentiates
     not_repeatable: str = ""  # [op] not_repeatable: why its executor cannot be made repeatable
+    #: [variants]: kind -> stress.ops.variant_rules.VariantRule (the kinds it opts out of)
+    variant_rules: Mapping[str, Any] = field(default_factory=dict)
 
     def dim(self, name: str) -> DimSpec:
         return next(d for d in self.dims if d.name == name)

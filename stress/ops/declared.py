@@ -236,4 +236,5 @@ def to_opspec(
         signature=decl.signature,
         check=lambda p, where: resolve(decl, p, where) and None,
         not_repeatable=decl.not_repeatable,
+        variant_rules=decl.variant_rules,
     )

@@ -241,6 +241,9 @@ class OpSpec:
     # why its executor cannot be repeatable ("" = it can): [op] not_repeatable of a declaration;
     # the repeat mode then checks that aclSetAclOpExecutorRepeatable refuses it
     not_repeatable: str = ""
+    # the derived variant kinds it opts out of ([variants] of a declaration): kind ->
+    # stress.ops.variant_rules.VariantRule (why; the status a view variant must fail with)
+    variant_rules: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def inputs(self) -> tuple[TensorArg, ...]:

@@ -38,6 +38,13 @@ class Fault:
     corpus: tuple[str, ...] = ()
     run_args: tuple[str, ...] = ()
     gradcheck: tuple[str, ...] | None = None
+    #: the ``--variants`` the fault needs beyond the default, for ``baseline record`` and the
+    #: run alike ("" = the default): a twin needs its own baseline entry
+    variants: str = ""
+    #: ``aclnn-stress corpus generate`` arguments drawing the fault's operator corpus, and the
+    #: file of the measured corpus it stands in for (``benchmarks/detection.py --generated``)
+    generate: tuple[str, ...] = ()
+    generated_for: str = ""
 
 
 _BACKWARD = ("aclnnMhcPreSinkhornBackward",)
@@ -117,6 +124,8 @@ FAULTS: dict[str, Fault] = {
             Diagnosis.CROSS_CALL_CONTAMINATION,
             "burst, mixed (per-thread streams; view variants)",
             ("aclnnMhcPreSinkhorn", "aclnnMhcPreSinkhornBackward"),
+            generate=("--op", "mhc_pre_sinkhorn_backward"),
+            generated_for="corpus/mhc.toml",
         ),
         _fault(
             "dirty-accumulator",
@@ -146,6 +155,29 @@ FAULTS: dict[str, Fault] = {
             Diagnosis.CROSS_CALL_CONTAMINATION,
             "interleaved (a case with its twins: --variants twins) over corpus/ops/softmax.toml",
             ("aclnnSoftmax",),
+            corpus=("corpus/ops/softmax.toml",),
+            variants="default,twins",
+            generate=("--declaration", "corpus/ops/softmax.toml"),
+            generated_for="corpus/ops/softmax.toml",
+        ),
+        _fault(
+            "split-k",
+            Diagnosis.SELF_RACE,
+            "burst, isolated (per-thread streams; the edge-size variants past K = 2048) over "
+            "corpus/ops/matmul.toml",
+            ("aclnnMatmul",),
+            corpus=("corpus/ops/matmul.toml",),
+            # decode-shaped GEMMs (small M and N, where a kernel splits K): the large case
+            # raises one dim to 16 MiB, so its work stays near the shipped corpus's
+            generate=(
+                "--declaration",
+                "corpus/ops/matmul.toml",
+                "--dim",
+                "M=1:16",
+                "--dim",
+                "N=1:16",
+            ),
+            generated_for="corpus/ops/matmul.toml",
         ),
         _fault(
             "thread-plan",

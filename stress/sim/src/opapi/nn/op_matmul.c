@@ -20,11 +20,15 @@
  * allocator, or the next call of another case), the kernel multiplies by the old weights.  A
  * case repeated at its own addresses gets its own weights back, and calls at fresh addresses
  * always miss, so serial replay of fresh addresses never shows it.
+ *
+ * A K past MM_SPLIT_K is walked in slices, the running sums carried in an accumulation buffer
+ * (op_matmul_split_k.c, and the fault "split-k" that makes that buffer one per process).
  */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "aclnn_matmul.h"
+#include "mm_split_k.h"
 #include "nb_scratch_pool.h"
 #include "op_elem.h"
 
@@ -119,6 +123,51 @@ static float *wc_weights(const aclsim_tensor_desc *y, const mm_attrs *a)
     return w;
 }
 
+/* One batch's operands: x's and mat2's matrices, and mat2 from the weight cache (or NULL). */
+typedef struct {
+    const uint8_t *px, *py;
+    int32_t xdt, ydt;
+    const float *w;
+} mm_operands;
+
+/* acc plus the products of row r of x and column c of mat2 over t in [t0, t1), in k order. */
+static float mm_dot(const mm_attrs *a, const mm_operands *op, int64_t r, int64_t c, int64_t t0,
+                    int64_t t1, float acc)
+{
+    const int64_t xes = aclsim_dtype_size(op->xdt), yes = aclsim_dtype_size(op->ydt);
+    for (int64_t t = t0; t < t1; t++) {
+        float u = mm_round(op_load_f32(op->px + (r * a->a_n + t * a->a_k) * xes, op->xdt),
+                           a->round);
+        float v = op->w ? op->w[t * a->m + c]
+                        : mm_round(op_load_f32(op->py + (t * a->b_k + c * a->b_m) * yes, op->ydt),
+                                   a->round);
+        acc += u * v;
+    }
+    return acc;
+}
+
+/* One batch's out (n x m elements at dst): in one pass over K, or past MM_SPLIT_K slice by
+ * slice, the running sums carried in `sums` (op_matmul_split_k.c). */
+static void mm_batch(const mm_attrs *a, const mm_operands *op, float *sums, uint8_t *dst,
+                     const aclsim_tensor_desc *o)
+{
+    const int64_t oes = aclsim_dtype_size(o->dtype), nm = a->n * a->m;
+    if (!sums) {
+        for (int64_t j = 0; j < nm; j++)
+            op_store_c(dst + j * oes, o->dtype, mm_dot(a, op, j / a->m, j % a->m, 0, a->k, 0.0f),
+                       0.0);
+        return;
+    }
+    memset(sums, 0, (size_t)nm * sizeof(float));
+    for (int64_t t0 = 0; t0 < a->k; t0 += MM_SPLIT_K) {
+        int64_t t1 = t0 + MM_SPLIT_K < a->k ? t0 + MM_SPLIT_K : a->k;
+        for (int64_t j = 0; j < nm; j++)
+            sums[j] = mm_dot(a, op, j / a->m, j % a->m, t0, t1, sums[j]);
+    }
+    for (int64_t j = 0; j < nm; j++)
+        op_store_c(dst + j * oes, o->dtype, sums[j], 0.0);
+}
+
 static int mm_kernel(aclsim_kernel_ctx *k)
 {
     const mm_attrs *a = k->attrs;
@@ -126,10 +175,13 @@ static int mm_kernel(aclsim_kernel_ctx *k)
     const int64_t xes = aclsim_dtype_size(x->dtype), yes = aclsim_dtype_size(y->dtype);
     const int64_t oes = aclsim_dtype_size(o->dtype);
     float *cached = a->nb == 0 && aclsim_fault("weight-cache") ? wc_weights(y, a) : NULL;
+    int owned = 1;
+    float *sums = a->k > MM_SPLIT_K ? mm_split_k_buffer(a->n * a->m, &owned) : NULL;
     aclsim_stage *st;
-    uint8_t *dst = aclsim_stage_begin(o, &st);
+    uint8_t *dst = a->k > MM_SPLIT_K && !sums ? NULL : aclsim_stage_begin(o, &st);
     if (!dst) {
         free(cached);
+        mm_split_k_release(sums, owned);
         return aclsim_kernel_fail(k, ACL_ERROR_RT_INTERNAL_ERROR, "kernel %s: out of host memory",
                                   k->op);
     }
@@ -137,29 +189,17 @@ static int mm_kernel(aclsim_kernel_ctx *k)
     op_iter_init(&it, a->nb, a->batch);
     op_iter_add_strided(&it, op_view_base(x), a->a_bst, xes);
     op_iter_add_strided(&it, op_view_base(y), a->b_bst, yes);
-    int64_t nbatch = 1, j = 0;
+    int64_t nbatch = 1;
     for (int i = 0; i < a->nb; i++)
         nbatch *= a->batch[i];
     for (int64_t b = 0; b < nbatch; b++) {
-        const uint8_t *px = op_iter_ptr(&it, 0), *py = op_iter_ptr(&it, 1);
-        for (int64_t r = 0; r < a->n; r++)
-            for (int64_t c = 0; c < a->m; c++, j++) {
-                float acc = 0.0f;
-                for (int64_t t = 0; t < a->k; t++) {
-                    float u = mm_round(op_load_f32(px + (r * a->a_n + t * a->a_k) * xes, x->dtype),
-                                       a->round);
-                    float v = cached ? cached[t * a->m + c]
-                                     : mm_round(op_load_f32(py + (t * a->b_k + c * a->b_m) * yes,
-                                                            y->dtype),
-                                                a->round);
-                    acc += u * v;
-                }
-                op_store_c(dst + j * oes, o->dtype, acc, 0.0);
-            }
+        mm_operands op = {op_iter_ptr(&it, 0), op_iter_ptr(&it, 1), x->dtype, y->dtype, cached};
+        mm_batch(a, &op, sums, dst + b * a->n * a->m * oes, o);
         op_iter_next(&it);
     }
     aclsim_stage_commit(st, o);
     free(cached);
+    mm_split_k_release(sums, owned);
     return 0;
 }
 
