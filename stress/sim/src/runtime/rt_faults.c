@@ -108,6 +108,12 @@ static const fault_info k_faults[] = {
      "plan back at launch, so a call of the same shape but another dtype or dim whose phase 1 "
      "runs between this call's phase 1 and launch makes it reduce along that dim and round to "
      "that dtype; serially each phase 1 refreshes its slot (op_softmax.c)"},
+    {"split-k",
+     "aclnnMatmul: past K = 2048 the kernel walks K in slices of 2048 and carries the output's "
+     "running sums from slice to slice in an accumulation buffer that is one per process, taken "
+     "without a lock; two such kernels executing at once (different streams) zero and add into "
+     "each other's sums, even two calls of one case; a K up to 2048 never takes the path "
+     "(op_matmul_split_k.c)"},
     {"thread-plan",
      "aclnnReduceSum: phase 1 keeps its plan (the reduced dims) in a ring in the calling "
      "thread's own storage and the executor keeps the slot's index; the launch reads the slot "
@@ -119,12 +125,6 @@ static const fault_info k_faults[] = {
      "which synchronizing the launch stream waits for but no event recorded on it after the "
      "launch does, so a consumer ordered by such an event on another stream reads out before "
      "that member's elements are there (op_cat_side.c)"},
-    {"split-k",
-     "aclnnMatmul: past K = 2048 the kernel walks K in slices of 2048 and carries the output's "
-     "running sums from slice to slice in an accumulation buffer that is one per process, taken "
-     "without a lock; two such kernels executing at once (different streams) zero and add into "
-     "each other's sums, even two calls of one case; a K up to 2048 never takes the path "
-     "(op_matmul_split_k.c)"},
     {NULL, NULL},
 };
 
