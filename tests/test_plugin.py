@@ -412,7 +412,7 @@ def test_a_failing_run_names_phase_case_verdict_digests_and_replay(pytester, cor
         [
             "E *StressFailure: stress run found baseline-mismatch on device 0 (worker main, "
             "backend sim, seed 5, 3 cases)",
-            "E *serial: a-bf16 MISMATCH_STABLE*",
+            "E *serial*: a-bf16 MISMATCH_STABLE*",  # the focused serial (serial[focus])
             "E *baseline digest 000000000000; seen: * x*",  # the launches of every mode
             "E *results: *results.jsonl*",
             "E *replay:  *aclnn-stress run --corpus *corpus.toml --control *control.toml "
