@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from stress.engine.call.prepared import OpCall
 from stress.grading.digest import DEFAULT_CANARY
 from stress.grading.judge import Outcome
 
-__all__ = ["CallTimeout", "run_call", "run_interleaved"]
+__all__ = ["CallTimeout", "run_call", "run_interleaved", "run_opened"]
 
 
 class CallTimeout(Exception):
@@ -53,12 +53,31 @@ def run_call(
     call = open_call(OpCall, context, case, inputs, start, canary=canary, allocator=allocator)
     if isinstance(call, Outcome):
         return call
-    try:
-        call.phase1()
-        call.phase2(stream)
-        _sync(stream, timeout_ms)
+
+    def synchronized() -> None:
         if caching is not None:  # what this stream gave back before now serves every stream
             caching.synchronized(stream.handle)
+
+    return run_opened(call, stream, start, timeout_ms, lambda: call.phase2(stream), synchronized)
+
+
+def run_opened(
+    call: OpCall,
+    stream: acl.Stream,
+    start: float,
+    timeout_ms: int | None,
+    launch: Callable[[], None],
+    synchronized: Callable[[], None] = lambda: None,
+) -> Outcome:
+    """An opened call to its outcome: phase 1, ``launch`` (phase 2, wherever it runs), the
+    synchronisation of ``stream`` (then ``synchronized``), the download; a failed status or
+    host memory as the outcome, a :class:`CallTimeout` raised with the call's memory left
+    alone (the kernel may still be writing it)."""
+    try:
+        call.phase1()
+        launch()
+        _sync(stream, timeout_ms)
+        synchronized()
         outputs = call.collect()
     except (acl.AclError, MemoryError) as exc:
         _settle(stream, timeout_ms)
@@ -67,7 +86,7 @@ def run_call(
             return Outcome.host_out_of_memory(exc, start)
         return Outcome.failed(exc, start)
     except CallTimeout:
-        call.abandon()  # leave the call's memory alone: the kernel may still be writing it
+        call.abandon()
         raise
     call.close()
     return Outcome(

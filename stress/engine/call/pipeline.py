@@ -35,7 +35,7 @@ import numpy as np
 
 from stress import acl
 from stress.corpus.parse import Case
-from stress.engine.call.execute import CallTimeout, _settle, _sync
+from stress.engine.call.execute import CallTimeout, run_opened
 from stress.engine.call.opening import open_call
 from stress.engine.call.prepared import OpCall
 from stress.grading.digest import DEFAULT_CANARY
@@ -127,24 +127,5 @@ def run_pipeline(
     call = open_call(OpCall, context, case, inputs, start, canary=canary)
     if isinstance(call, Outcome):
         return call
-    try:
-        call.phase1()
-        launcher.launch(call, stream, None if timeout_ms is None else timeout_ms / 1000)
-        _sync(stream, timeout_ms)
-        outputs = call.collect()
-    except (acl.AclError, MemoryError) as exc:
-        _settle(stream, timeout_ms)
-        call.close()
-        if isinstance(exc, MemoryError):
-            return Outcome.host_out_of_memory(exc, start)
-        return Outcome.failed(exc, start)
-    except CallTimeout:
-        call.abandon()  # the launch or its kernel may still come: leave the memory alone
-        raise
-    call.close()
-    return Outcome(
-        outputs=outputs,
-        start=start,
-        duration=time.perf_counter() - start,
-        workspace=call.workspace_size,
-    )
+    limit = None if timeout_ms is None else timeout_ms / 1000
+    return run_opened(call, stream, start, timeout_ms, lambda: launcher.launch(call, stream, limit))
