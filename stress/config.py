@@ -14,7 +14,6 @@ plugin derives no view variants (:data:`PYTEST_VARIANTS`) unless ``--stress-vari
 
 from __future__ import annotations
 
-import math
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
+from stress.option_values import factor, int_in, seconds_in
 from stress.vocabulary import SIZE_VARIANTS, View
 
 __all__ = [
@@ -156,11 +156,11 @@ class RunConfig:
     # -- validation ------------------------------------------------------------------------
     def validate(self) -> RunConfig:
         """Raise a one-line :class:`ConfigError` naming the option and the fix; returns self."""
-        _int_in("--seed", self.seed, 0, 2**64 - 1)
-        _int_in("--threads", self.threads, 1, MAX_THREADS)
-        _int_in("--repeats", self.repeats, 1, MAX_REPEATS)
-        _int_in("--canary", self.canary, 0, 255, "a byte (0..255)")
-        _int_in("--device", self.device, 0, 2**31 - 1)
+        int_in("--seed", self.seed, 0, 2**64 - 1)
+        int_in("--threads", self.threads, 1, MAX_THREADS)
+        int_in("--repeats", self.repeats, 1, MAX_REPEATS)
+        int_in("--canary", self.canary, 0, 255, "a byte (0..255)")
+        int_in("--device", self.device, 0, 2**31 - 1)
         if self.context not in CONTEXT_POLICIES:
             raise ConfigError(f"--context must be shared or per-thread, got {self.context!r}")
         if self.allocator not in ("fresh", "recycle", "both"):
@@ -175,16 +175,16 @@ class RunConfig:
                 "--context per-thread needs --stream per-thread: a stream belongs to one context"
             )
         if self.duration is not None:
-            _seconds("--duration", self.duration, MAX_CALL_TIMEOUT)
+            seconds_in("--duration", self.duration, MAX_CALL_TIMEOUT)
         if self.iterations is not None:
-            _int_in("--iterations", self.iterations, 1, 2**31 - 1)
-        _seconds("--call-timeout", self.call_timeout, MAX_CALL_TIMEOUT)
-        _seconds("--hang-floor", self.hang_floor, MAX_CALL_TIMEOUT)
-        _factor("--hang-factor", self.hang_factor)
+            int_in("--iterations", self.iterations, 1, 2**31 - 1)
+        seconds_in("--call-timeout", self.call_timeout, MAX_CALL_TIMEOUT)
+        seconds_in("--hang-floor", self.hang_floor, MAX_CALL_TIMEOUT)
+        factor("--hang-factor", self.hang_factor)
         if self.budget_s is not None:
-            _seconds("--budget", self.budget_s, MAX_CALL_TIMEOUT)
+            seconds_in("--budget", self.budget_s, MAX_CALL_TIMEOUT)
         if self.max_case_bytes is not None:
-            _int_in("--max-case-bytes", self.max_case_bytes, 1, 2**63 - 1)
+            int_in("--max-case-bytes", self.max_case_bytes, 1, 2**63 - 1)
         unknown = [p for p in self.phases if p not in PHASES]
         if unknown:
             raise ConfigError(
@@ -363,46 +363,6 @@ class RunConfig:
 DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(RunConfig)}
 
 
-_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_bytes(text: str) -> int:
-    """A positive byte count, optionally with K, M, G or T (binary: 1G = 2^30), as
-    ``--max-case-bytes`` takes it; a ``ValueError`` says what is accepted."""
-    text = text.strip()
-    number, unit = (text[:-1], text[-1].upper()) if text[-1:].isalpha() else (text, "")
-    if unit not in _BYTE_UNITS or not number.isdigit() or int(number) <= 0:
-        raise ValueError(f"{text!r} is not a positive number of bytes (e.g. 8G, 512M, 1000000)")
-    return int(number) * _BYTE_UNITS[unit]
-
-
 def _given(ns: Any, name: str, default: Any) -> Any:
     value = getattr(ns, name, None)
     return default if value is None else value
-
-
-def _int_in(option: str, value: Any, lo: int, hi: int, what: str = "") -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{option} must be an integer, got {value!r}")
-    if what and not lo <= value <= hi:
-        raise ConfigError(f"{option} must be {what}, got {value}")
-    if value < lo:
-        raise ConfigError(f"{option} must be >= {lo}, got {value}")
-    if value > hi:
-        raise ConfigError(f"{option} must be <= {hi}, got {value}")
-
-
-def _factor(option: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ConfigError(f"{option} must be a finite number, got {value!r}")
-    if not 1 <= value <= 1e6:
-        raise ConfigError(f"{option} must be at least 1 and at most 1e6, got {value:g}")
-
-
-def _seconds(option: str, value: Any, hi: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{option} must be a number of seconds, got {value!r}")
-    if not math.isfinite(value):
-        raise ConfigError(f"{option} must be a finite number of seconds, got {value}")
-    if not 0 < value <= hi:
-        raise ConfigError(f"{option} must be > 0 seconds and at most {hi:g}, got {value}")

@@ -7,7 +7,8 @@ import argparse
 import math
 from collections.abc import Callable
 
-from stress.config import ALL_VARIANTS, MODES, PHASES, VARIANTS, parse_bytes
+from stress.config import ALL_VARIANTS, MODES, PHASES, VARIANTS
+from stress.option_values import parse_bytes
 
 __all__ = ["byte", "byte_count", "phases", "positive", "seconds_or_zero", "variants"]
 

@@ -255,7 +255,7 @@ def _ini_max_case_bytes(config: pytest.Config, run_config: RunConfig) -> RunConf
     text = config.getini("stress_max_case_bytes")
     if run_config.max_case_bytes is not None or not text:
         return run_config
-    from stress.config import parse_bytes
+    from stress.option_values import parse_bytes
 
     try:
         return replace(run_config, max_case_bytes=parse_bytes(text))

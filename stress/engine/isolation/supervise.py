@@ -35,7 +35,7 @@ from stress.engine.isolation.child import PARENT_ENV
 from stress.engine.isolation.forkserver import ForkedChild, ForkServer, ForkServerGone
 from stress.vocabulary import ChildStatus, PhaseStatus
 
-__all__ = ["CHILD_COMMAND", "ChildResult", "run_child"]
+__all__ = ["CHILD_COMMAND", "ChildResult", "run_child", "run_in_process"]
 
 STDERR_TAIL = 2000
 CHILD_COMMAND = (sys.executable, "-m", "stress.engine.isolation.child")
@@ -281,3 +281,15 @@ def _ending(
             end=end,
         )
     return ChildResult(PhaseStatus.DONE, returncode, detail=end.get("detail", ""), end=end)
+
+
+def run_in_process(job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
+    """``job`` run in this process (``--no-isolate``): the result a child would have sent,
+    without its ``begin``/``ready`` notices; a crash or hang here ends the run itself."""
+    from stress.engine.isolation import jobs
+
+    status, detail, extra = jobs.run_job(
+        job, lambda r: None if r["type"] in ("begin", "ready") else on_record(r)
+    )
+    end = {"status": status, "detail": detail, **extra}
+    return ChildResult(PhaseStatus(status), 0, detail=detail, end=end)

@@ -43,11 +43,12 @@ from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus.parse import Case
 from stress.engine.call.execute import run_call
 from stress.engine.call.inputs import InputCache
+from stress.engine.replay.burst import BurstPhase
 from stress.engine.replay.hang_rule import hang_note, hang_rule_for, in_flight
 from stress.engine.replay.interleave import InterleavedPhase
 from stress.engine.replay.memory import RecyclingMemory
 from stress.engine.replay.modes import ModeCalls
-from stress.engine.replay.phase_budget import Budget, phase_budget, split_budget
+from stress.engine.replay.phase_budget import Budget, phase_budget
 from stress.engine.replay.pool import PoolAborted, Worker, WorkerPool
 from stress.engine.replay.sampling import (
     MIN_CASES,
@@ -71,7 +72,7 @@ Sink = Callable[[CallRecord | dict[str, Any]], None]
 
 
 @dataclass
-class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
+class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
     """Runs phases on one device of the loaded runtime, streaming call records to ``sink``."""
 
     runtime: acl.Runtime
@@ -352,59 +353,7 @@ class PhaseRunner(InterleavedPhase, RecyclingMemory, ModeCalls):
     def _phase_mixed(self, pool: WorkerPool) -> None:
         self._mix(pool, "mixed", self.cases, 5)
 
-    def _phase_burst(self, pool: WorkerPool) -> None:
-        """Cheap and sensitive first: free-running calls of random cases (the control among
-        them), then aligned mixed rounds with self-race rounds (one case everywhere), then one
-        serial call of every case (a fault that needs no concurrency)."""
-        everything = [*self.cases, *self.control]
-        if not everything:
-            return
-        n, seed, width = len(everything), self.config.seed, pool.threads
-
-        def free(worker: Worker, k: int) -> None:  # k numbers the calls as they start
-            self._call("burst", worker, k // width, self._opening_pick(seed, k))
-
-        opening, rest = split_budget(phase_budget(self.config), BURST_OPENING)
-        offset = pool.run_free(free, self._budget(opening))
-
-        def pick(worker: Worker, rnd: int) -> Case:
-            if rnd % 3 == 2:  # a self-race round: one case on every thread
-                return self.cases[(rnd // 3) % len(self.cases)] if self.cases else everything[0]
-            perm = np.random.default_rng([seed, 7, rnd]).permutation(n)
-            return everything[perm[worker.index % n]]
-
-        def task(worker: Worker, rnd: int) -> None:
-            self._call("burst", worker, rnd + offset, pick(worker, rnd))
-
-        def fill(worker: Worker, rnd: int, k: int) -> None:
-            i = np.random.default_rng([seed, 7, rnd, worker.index, k + 1]).integers(n)
-            self._call("burst", worker, rnd + offset, everything[int(i)], fill=k)
-
-        pool.run(task, self._budget(rest), fill=fill)
-
-        def serial(worker: Worker, rnd: int) -> None:
-            for i, case in enumerate(everything):  # one call of each case, no warm-up
-                self._call("burst", worker, i, case, rep=0)
-
-        pool.run(serial, Budget(rounds=1), threads=1)
-
-    def _opening_pick(self, seed: int, k: int) -> Case:
-        """The case of the burst's free-running call ``k``: a corpus case, or with probability
-        :data:`OPENING_CONTROL_SHARE` a control case (the control runs alongside; its cheap
-        calls would otherwise thin out the corpus's overlaps)."""
-        rng = np.random.default_rng([seed, 7, k])
-        pool = self.cases
-        if not pool or (self.control and rng.random() < OPENING_CONTROL_SHARE):
-            pool = self.control
-        return pool[int(rng.integers(len(pool)))]
-
     def _phase_control(self, pool: WorkerPool) -> None:
         if not self.control:
             raise ConfigError("the control phase needs a control corpus (--control PATH)")
         self._mix(pool, "control", self.control, 6)
-
-
-#: The share of the burst's budget spent on free-running calls before its aligned rounds.
-BURST_OPENING = 0.5
-#: The share of the burst's free-running calls that go to the control corpus.
-OPENING_CONTROL_SHARE = 0.1

@@ -41,6 +41,7 @@ __all__ = [
     "Scheduler",
     "Step",
     "burst_findings",
+    "fail_fast_note",
     "focus_note",
     "focus_steps",
     "no_calls_detail",
@@ -122,6 +123,15 @@ def no_calls_detail(config: RunConfig, phase: str) -> str:
     return (
         f"{phase} made no call in its budget ({given} on {config.threads} threads): the "
         "threads did not reach their first round in time; raise --duration or lower --threads"
+    )
+
+
+def fail_fast_note(diagnosis: str, step: Step, skipped: Sequence[Step]) -> str:
+    """The journal's note when fail-fast ends a run after ``step``, naming what it skipped."""
+    names = ", ".join(f"{s.phase} {s.variant}".strip() for s in skipped)
+    return (
+        f"fail-fast: the diagnosis {diagnosis} stands after {step.phase}; skipped {names} "
+        "(--no-fail-fast runs every phase)"
     )
 
 

@@ -24,7 +24,7 @@ from stress.corpus.parse import Case
 from stress.corpus.variants import run_variants
 from stress.engine.call.case_size import check_case_sizes, default_max_case_bytes
 from stress.engine.isolation.forkserver import ForkServer
-from stress.engine.isolation.supervise import ChildResult, run_child
+from stress.engine.isolation.supervise import ChildResult, run_child, run_in_process
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.baseline_step import record_missing, run_baseline, skip_unrecorded
 from stress.engine.run.child_failure import failure_text
@@ -40,6 +40,7 @@ from stress.engine.run.schedule import (
     Scheduler,
     Step,
     burst_findings,
+    fail_fast_note,
     focus_note,
     focus_steps,
     plan,
@@ -96,13 +97,7 @@ class Session:
     ) -> ChildResult:
         job = {"backend": self.backend, **job}
         if not self.isolate:
-            from stress.engine.isolation import jobs
-
-            status, detail, extra = jobs.run_job(
-                job, lambda r: None if r["type"] in ("begin", "ready") else on_record(r)
-            )
-            end = {"status": status, "detail": detail, **extra}
-            return ChildResult(PhaseStatus(status), 0, detail=detail, end=end)
+            return run_in_process(job, on_record)
         silence = self.config.call_timeout * 2 + 10
         grace = self.config.call_timeout  # calls in flight at an interrupt may end, no longer
         result = run_child(
@@ -138,16 +133,11 @@ class Session:
         job = {"backend": self.backend, "kind": "info", "device": self.config.device}
         early.ask_info(lambda j: self._job(j, lambda r: None), job)
         path = self.baseline_path  # missing: recorded first, or the run refused (in order)
-        if self.resume is None and not self.record_missing and path and is_file(path):
-            first = first_job(self.config, self.corpus, self.control, str(path))
-        else:
-            first = None
-        if first is not None:
-            early.ahead = Ahead(
-                lambda j, rec, stop: self._job(j, rec, cancel=stop),
-                first,
-                grace=self.config.call_timeout,  # as run_child's stop_grace
-            )
+        ready = self.resume is None and not self.record_missing and path and is_file(path)
+        first = first_job(self.config, self.corpus, self.control, str(path)) if ready else None
+        if first is not None:  # its grace as run_child's stop_grace
+            run = lambda j, rec, stop: self._job(j, rec, cancel=stop)  # noqa: E731
+            early.ahead = Ahead(run, first, grace=self.config.call_timeout)
 
     # -- baseline ---------------------------------------------------------------------------
     def default_baseline(self, fingerprint: dict[str, Any]) -> Path:
@@ -156,15 +146,10 @@ class Session:
         return default_baseline_path([*self.corpus, *self.control], backend_tag(fingerprint))
 
     def record_baseline(self, path: Path, on_case: Callable[[dict], None] | None = None) -> Path:
-        job = {
-            "kind": "record",
-            "corpus": [*self.corpus, *self.control],
-            "config": self.config.to_json(),
-            "out": str(path),
-        }
-        end = self._require_done(
-            self._job(job, on_case or (lambda r: None)), "recording the baseline"
-        )
+        corpus, config = [*self.corpus, *self.control], self.config.to_json()
+        job = {"kind": "record", "corpus": corpus, "config": config, "out": str(path)}
+        result = self._job(job, on_case or (lambda r: None))
+        end = self._require_done(result, "recording the baseline")
         if end.get("order_dependence"):
             raise OrderDependence(end["order_dependence"])
         return Path(end.get("path", path))
@@ -351,13 +336,8 @@ class Session:
             if not self.config.fail_fast:
                 continue
             if settled(diagnosis, ran, self.config.phases, graded.explanation, done):
-                skipped = [f"{s.phase} {s.variant}".strip() for s in steps[i + 1 :]]
-                if skipped:
-                    self._note(
-                        f"fail-fast: the diagnosis {diagnosis} stands after {step.phase}; "
-                        f"skipped {', '.join(skipped)} (--no-fail-fast runs every phase)",
-                        writer,
-                    )
+                if steps[i + 1 :]:
+                    self._note(fail_fast_note(diagnosis, step, steps[i + 1 :]), writer)
                 break
             # at the first failing burst (a later stream policy's burst would add only a case
             # or two): the diagnostic steps next
