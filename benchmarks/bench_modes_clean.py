@@ -14,20 +14,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CLI = str(Path(sys.executable).parent / "aclnn-stress")
-
-
-def shipped() -> list[str]:
-    out: list[str] = []
-    for pattern in ("corpus/*.toml", "corpus/pool/*.toml", "corpus/ops/*.toml"):
-        out += sorted(str(p.relative_to(ROOT)) for p in ROOT.glob(pattern))
-    return [p for p in out if not p.endswith("control.toml")]
+from bench_variants_clean import CLI, ROOT, shipped  # the same corpora, the same CLI
 
 
 def run_one(corpus: str, seed: int, budget: float) -> dict[str, object]:

@@ -10,9 +10,6 @@ only the event mode sees it (`mode-dependence` naming the event mode).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +18,7 @@ from stress.config import MODES, RunConfig
 from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
 from stress.vocabulary import Diagnosis
+from tests._snippet import script_result
 
 REPO = Path(__file__).resolve().parents[1]
 CAT = [str(REPO / "corpus/ops/cat.toml")]
@@ -75,14 +73,7 @@ print("RESULT " + json.dumps({
 
 @pytest.mark.parametrize("fault", ["", FAULT])
 def test_an_event_ordered_consumer_reads_the_last_member_early(fault):
-    env = {**os.environ, "ACLSIM_FAULTS": fault, "STRESS_BACKEND": "sim"}
-    proc = subprocess.run(
-        [sys.executable, "-c", MECHANISM], cwd=REPO, env=env, capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
-    lines = [ln[7:] for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    res = json.loads(lines[-1])
+    res = script_result(MECHANISM, fault)
     assert res["ok"] == [True, True, True], res
     assert res["again_agrees"], res  # synchronizing the launch stream joins the internal one
     assert res["event_agrees"] is (not fault), res

@@ -24,6 +24,7 @@ from stress.grading.mode_split import ModeTally, mode_of, strong
 from stress.records import CallRecord, CaseVerdict, PhaseVerdict
 from stress.sim.faults import FAULTS
 from stress.vocabulary import Diagnosis, Status, Verdict
+from tests._snippet import script_result
 
 REPO = Path(__file__).resolve().parents[1]
 RSUM = [str(REPO / "corpus/ops/reduce_sum.toml")]
@@ -99,14 +100,7 @@ print("RESULT " + json.dumps(res), flush=True)
 
 @pytest.mark.parametrize("fault", ["", FAULT])
 def test_phase_2_on_the_launch_thread_reads_that_threads_plan(fault):
-    env = {**os.environ, "ACLSIM_FAULTS": fault, "STRESS_BACKEND": "sim"}
-    proc = subprocess.run(
-        [sys.executable, "-c", MECHANISM], cwd=REPO, env=env, capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
-    lines = [ln[7:] for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    res = json.loads(lines[-1])
+    res = script_result(MECHANISM, fault)
     # launched once, on another thread than the caller's, under the call's explicit context:
     # a thread without a current context cannot launch (107002, as aclnn's 361001)
     assert res["launched"] == 1 and res["other_thread"], res

@@ -10,10 +10,6 @@ the shipped corpus/ops/layer_norm.toml, naming the workspace; the clean simulato
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +18,7 @@ from stress.config import RunConfig
 from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
 from stress.vocabulary import Diagnosis
+from tests._snippet import script_result
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = [str(REPO / "corpus/ops/layer_norm.toml")]
@@ -98,14 +95,7 @@ print("RESULT " + json.dumps({"ws_a": a1[0], "ws_b": b[0], "same_byte_agrees": a
 
 @pytest.mark.parametrize("fault", ["", FAULT])
 def test_the_workspace_is_prefilled_and_only_the_fault_reads_it(fault):
-    env = {**os.environ, "ACLSIM_FAULTS": fault, "STRESS_BACKEND": "sim"}
-    proc = subprocess.run(
-        [sys.executable, "-c", MECHANISM], cwd=REPO, env=env, capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
-    lines = [ln[7:] for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    res = json.loads(lines[-1])
+    res = script_result(MECHANISM, fault)
     assert res["ws_a"] == [0xAB] and res["ws_b"] == [0x5A], res  # the call's byte, everywhere
     assert res["same_byte_agrees"], res  # invisible while the prior contents do not change
     assert res["bytes_agree"] is (not fault), res  # the fault's result follows the byte

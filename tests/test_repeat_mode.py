@@ -11,9 +11,6 @@ aclnnCat is declared not repeatable (corpus/ops/cat.toml): marking it must fail 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +22,7 @@ from stress.errors import ConfigError
 from stress.ops.declaration import parse_declaration
 from stress.sim.faults import FAULTS
 from stress.vocabulary import Diagnosis
+from tests._snippet import script_result
 
 REPO = Path(__file__).resolve().parents[1]
 MUL = [str(REPO / "corpus/pool/mul.toml")]
@@ -112,14 +110,7 @@ print("RESULT " + json.dumps(res), flush=True)
 
 @pytest.mark.parametrize("fault", ["", FAULT])
 def test_repeatable_executors_in_the_binding_and_the_simulator(fault):
-    env = {**os.environ, "ACLSIM_FAULTS": fault, "STRESS_BACKEND": "sim"}
-    proc = subprocess.run(
-        [sys.executable, "-c", MECHANISM], cwd=REPO, env=env, capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
-    lines = [ln[7:] for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
-    res = json.loads(lines[-1])
+    res = script_result(MECHANISM, fault)
     assert res["second_launch"] == 161002, res  # a single-use executor runs once
     assert res["mark"] == 0 and res["again_agrees"], res  # marked: launched again, same result
     # rebound: the kernel reads the new buffers (clean); the fault reads the poisoned old one
