@@ -15,6 +15,7 @@ record with ``mode``. Warm-up calls run plain.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from stress.corpus.parse import Case
@@ -29,6 +30,9 @@ from stress.vocabulary import Status
 __all__ = ["ModeCalls"]
 
 
+_MADE = threading.Lock()
+
+
 class ModeCalls:
     """Every call of the phase runner, by mode: a mixin of
     :class:`~stress.engine.replay.phases.PhaseRunner`, whose ``_plain_call`` makes a plain
@@ -40,9 +44,10 @@ class ModeCalls:
 
     def launcher(self) -> Launcher:
         """The launch thread of the pipeline mode, started on first use."""
-        if self._launcher is None:
-            self._launcher = Launcher()
-        return self._launcher
+        with _MADE:  # the workers' first pipeline calls race to start it
+            if self._launcher is None:
+                self._launcher = Launcher()
+            return self._launcher
 
     def close_launcher(self) -> None:
         """End the launch thread (at the end of a phase)."""
