@@ -59,6 +59,7 @@ import json, threading
 from stress import acl
 from stress.corpus.parse import load_corpus
 from stress.engine.call.inputs import InputCache
+from stress.engine.call.opening import CallSite
 from stress.engine.call.pipeline import Launcher, run_pipeline
 from stress.engine.call.execute import run_call
 
@@ -70,7 +71,7 @@ case = next(c for c in load_corpus(["corpus/ops/reduce_sum.toml"]) if c.id == "r
 ins = InputCache(ctx, stream).get(case)
 launcher = Launcher()
 plain = run_call(ctx, stream, case, ins)
-piped = run_pipeline(ctx, stream, case, ins, launcher)
+piped = run_pipeline(CallSite(ctx, stream, case, ins), launcher)
 again = run_call(ctx, stream, case, ins)  # the worker's own ring still holds its plans
 launcher.close()
 # what the launcher's binding avoids: phase 2 on a thread with no current context

@@ -63,6 +63,24 @@ class Outcome:
             duration=time.perf_counter() - start,
         )
 
+    @classmethod
+    def of_error(cls, exc: AclError | MemoryError, start: float) -> Outcome:
+        """A call stopped by ``exc``: :meth:`host_out_of_memory` for a host ``MemoryError``,
+        :meth:`failed` for an ACL status."""
+        if isinstance(exc, MemoryError):
+            return cls.host_out_of_memory(exc, start)
+        return cls.failed(exc, start)
+
+    @classmethod
+    def collected(cls, outputs: dict[str, np.ndarray], start: float, workspace: int) -> Outcome:
+        """A call that ran to its download: ``outputs``, timed from ``start`` to now."""
+        return cls(
+            outputs=outputs,
+            start=start,
+            duration=time.perf_counter() - start,
+            workspace=workspace,
+        )
+
 
 def close_enough(
     actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float

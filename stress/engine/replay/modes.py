@@ -21,6 +21,7 @@ from typing import Any
 from stress.corpus.parse import Case
 from stress.engine.call.event_mode import run_event
 from stress.engine.call.execute import CallTimeout
+from stress.engine.call.opening import CallSite
 from stress.engine.call.pipeline import Launcher, run_pipeline
 from stress.engine.call.repeatable import LAUNCHES, Launch, run_repeat
 from stress.engine.replay.pool import PoolAborted, Worker
@@ -86,14 +87,15 @@ class ModeCalls:
         self, mode: str, worker: Worker, case: Case, inputs: Any, canary: int
     ) -> list[Launch]:
         """Run one call in ``mode``: every launch's outcome (one for event and pipeline)."""
-        where = (worker.context, worker.stream, case, inputs)
-        timeout_ms = self.config.call_timeout_ms
+        site = CallSite(
+            worker.context, worker.stream, case, inputs, canary, self.config.call_timeout_ms
+        )
         if mode == "repeat":
-            return run_repeat(*where, canary=canary, timeout_ms=timeout_ms)
+            return run_repeat(site)
         if mode == "pipeline":
-            outcome = run_pipeline(*where, self.launcher(), canary=canary, timeout_ms=timeout_ms)
+            outcome = run_pipeline(site, self.launcher())
         else:
-            outcome = run_event(*where, canary=canary, timeout_ms=timeout_ms)
+            outcome = run_event(site)
         return [Launch(outcome, 0, False)]
 
     def _moded(
