@@ -24,8 +24,10 @@ from stress.report_sections import Interference, PairCell, Reproducer, Timing
 from stress.vocabulary import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
 
 __all__ = [
+    "BEGIN",
     "CALL",
     "PHASE_END",
+    "CallBegin",
     "CallRecord",
     "CaseVerdict",
     "Interference",
@@ -43,6 +45,7 @@ __all__ = [
 CALL = "call"  # the ``type`` of a call record
 PHASE_END = "phase-end"  # the ``type`` of a phase's end record
 RECORDED = "recorded"  # the ``type`` of a recording child's line per case
+BEGIN = "begin"  # the ``type`` of a child's line for a call that started
 _parse, _emit, _member = parse, emit, member
 R = TypeVar("R")
 
@@ -172,6 +175,34 @@ class RecordedCase:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RecordedCase:
         return _parse(cls, data, RECORDED, {"status": Status})
+
+
+@dataclass(frozen=True)
+class CallBegin:
+    """A call started on ``worker`` (a child's ``begin`` line): it is in flight until its
+    record arrives, and what a crash or a hang of the child is charged to. ``launches``: how
+    many launches the call makes (a repeatable executor's), for the hang rule."""
+
+    worker: int = 0
+    case: str | None = None
+    aggressor: str | None = None
+    round: int | None = None
+    launches: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def flying(self) -> dict[str, Any]:
+        """The fields a record of the call that never ended takes from this one, in the order
+        a phase-end line's ``in_flight`` lists them."""
+        said = {"worker": self.worker, "case": self.case}
+        said.update(aggressor=self.aggressor, round=self.round)
+        return {k: v for k, v in said.items() if v is not None}
+
+    def to_json(self) -> dict[str, Any]:
+        return _emit(self, BEGIN, ())
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CallBegin:
+        return _parse(cls, data, BEGIN, {})
 
 
 # -- graded results (stress.grading.verdicts computes them; report.json holds their JSON) -------

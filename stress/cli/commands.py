@@ -15,7 +15,7 @@ from stress import __version__
 from stress.config import RunConfig
 from stress.errors import ConfigError
 from stress.files import output_file
-from stress.records import RECORDED, RecordedCase, RunReport
+from stress.records import RecordedCase, RunReport
 from stress.vocabulary import RunVerdict, Status
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INCOMPLETE = 0, 1, 2, 3
@@ -270,15 +270,14 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     if args.out or args.baseline:  # where `run --baseline` will look for it
         path = Path(args.out or args.baseline)
     else:
-        path = session.default_baseline(session.backend_info()["fingerprint"])
+        path = session.default_baseline(session.backend_info().fingerprint)
     table = Table(title=f"recording {path}")
     for col in ("case", "status", "grading", "reference", "unwritten"):
         table.add_column(col)
 
-    def on_case(data: dict) -> None:
-        if data.get("type") != RECORDED:
+    def on_case(rec: object) -> None:
+        if not isinstance(rec, RecordedCase):
             return
-        rec = RecordedCase.from_json(data)
         ref_txt = _REFERENCE[(rec.reference or {}).get("ok")]
         status = _status_text(rec.status, rec.code)
         console.print(

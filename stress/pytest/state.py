@@ -115,7 +115,7 @@ class State:
                 from stress.engine.run.session import Session
 
                 info = Session(self.run_config, [], backend=self.backend).backend_info()
-                fingerprint, count = info["fingerprint"], int(info["info"]["device_count"])
+                fingerprint, count = info.fingerprint, int(info.info["device_count"])
             else:
                 from stress import acl
                 from stress.engine.replay.baseline import backend_fingerprint

@@ -61,14 +61,14 @@ from stress.errors import ConfigError
 from stress.grading.canaries import call_canary
 from stress.grading.judge import Outcome, judge
 from stress.pairs import epoch_rounds, mixed_pick
-from stress.records import CallRecord
+from stress.records import CallBegin, CallRecord
 from stress.vocabulary import PhaseStatus, Status
 
 __all__ = ["PhaseRunner"]
 
 
 #: Receives each call record, and with ``announce`` a ``begin`` notice (a dict) as a call starts.
-Sink = Callable[[CallRecord | dict[str, Any]], None]
+Sink = Callable[[CallRecord | CallBegin], None]
 
 
 @dataclass
@@ -167,7 +167,7 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
     def _begin(self, worker: Worker, **what: Any) -> None:
         worker.begin(**what)
         if self.announce:
-            self.sink({"type": "begin", "worker": worker.index, **what})
+            self.sink(CallBegin(worker.index, **what))
 
     def _inputs(self, case: Case) -> dict[str, np.ndarray] | Outcome:
         """The case's inputs, or the out-of-memory outcome of generating them."""
