@@ -107,7 +107,15 @@ class CallRecord:
         return is_failure(self)
 
     def replace(self, **changes: Any) -> CallRecord:
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes``: the fields copied in one ``__dict__`` update, not through
+        the frozen ``__init__`` (the parent stamps every call record the child sends)."""
+        unknown = changes.keys() - json_fields(CallRecord) - {"extra"}
+        if unknown:
+            raise TypeError(f"CallRecord has no field {sorted(unknown)[0]!r}")
+        new = object.__new__(CallRecord)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
 
     def to_json(self) -> dict[str, Any]:
         """The journal line's object: the known keys that are set, then the unknown ones."""
