@@ -20,7 +20,7 @@ from typing import Any, ClassVar, TypeVar
 from stress.errors import ConfigError
 from stress.files import load_json
 from stress.record_json import emit, json_fields, member, names, parse
-from stress.report_sections import Interference, PairCell, Reproducer, Timing
+from stress.report_sections import Interference, ModeSplit, PairCell, Reproducer, Timing
 from stress.vocabulary import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
 
 __all__ = [
@@ -230,8 +230,10 @@ class CaseVerdict:
     prefill: str = ""
     # a case failing only on later launches of its repeatable executor (stress.grading.reuse)
     reuse: str = ""
-    # a case failing only in one API mode, its plain calls passing (stress.grading.mode_split)
+    # a case failing only in one API mode, its plain calls passing (stress.grading.mode_split):
+    # the sentence, and the counts the diagnosis weighs (grading's; report.json has the sentence)
     mode_dependence: str = ""
+    mode_split: ModeSplit | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,6 +1,7 @@
 """The sections of a run's report (``report.json``) that are records of their own: the
 minimal reproducer (also the journal's run-end carries it), the timing, the interleaved phase's
-interference matrix. :class:`stress.records.RunReport` holds them typed."""
+interference matrix; and a case verdict's split by API mode (:mod:`stress.grading.mode_split`).
+:class:`stress.records.RunReport` holds them typed."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from typing import Any
 
 from stress.record_json import JsonRecord
 
-__all__ = ["Interference", "PairCell", "Reproducer", "Timing"]
+__all__ = [
+    "MIN_PLAIN",
+    "MODE_WORDS",
+    "Interference",
+    "ModeSplit",
+    "PairCell",
+    "Reproducer",
+    "Timing",
+]
 
 
 @dataclass(frozen=True)
@@ -85,3 +94,40 @@ class Interference:
             )
         except TypeError as exc:
             raise ValueError(f"bad interference cell: {exc}") from None
+
+
+#: Plain calls that must pass beside a concurrent phase's failing mode (ModeSplit.strong).
+MIN_PLAIN = 4
+
+#: What each non-plain mode does differently, for the explanation.
+MODE_WORDS = {
+    "repeat": "a repeatable executor launched several times",
+    "event": "the outputs consumed on a second stream after an event",
+    "pipeline": "phase 1 on one thread, the launch on another",
+}
+
+
+@dataclass(frozen=True)
+class ModeSplit:
+    """A case whose failing calls all ran in one API mode, ``mode``, while its plain calls pass
+    (:mod:`stress.grading.mode_split`): ``failed`` of the mode's ``calls`` failed, ``plain``
+    plain calls passed. Its sentence is the case verdict's ``mode_dependence`` in report.json."""
+
+    mode: str
+    failed: int
+    calls: int
+    plain: int
+
+    @property
+    def evidence(self) -> str:
+        what = MODE_WORDS.get(self.mode, self.mode)
+        return (
+            f"{self.failed} of {self.calls} calls in the {self.mode} mode ({what}) fail while its "
+            f"{self.plain} plain calls pass"
+        )
+
+    @property
+    def strong(self) -> bool:
+        """Whether it also holds on many threads: :data:`MIN_PLAIN` plain calls pass, and at
+        least two and at least half the mode's calls fail."""
+        return self.plain >= MIN_PLAIN and self.failed >= 2 and 2 * self.failed >= self.calls
