@@ -26,7 +26,7 @@ from stress.vocabulary import ChildStatus
 def run(job, send):
     send({"type": "ready"})
     _hold(send)
-    for case in job.get("cases", ["c"]):
+    for case in job.extra.get("cases", ["c"]):
         send({"type": "call", "phase": "burst", "case": case, "status": "ok", "went": time.time()})
         time.sleep(0.2)
     return ChildEnd(ChildStatus.DONE)

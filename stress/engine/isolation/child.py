@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from stress.engine.isolation.messages import ChildEnd, ChildError
+from stress.engine.isolation.messages import PHASE, ChildEnd, ChildError, Job
 from stress.vocabulary import ChildStatus
 
 __all__ = ["PARENT_ENV", "child_main", "die_with_parent"]
@@ -49,8 +49,8 @@ def child_main(job_path: str, fd: int, run: Callable[..., ChildEnd] | None = Non
     def send(rec: dict[str, Any]) -> None:
         out.write(json.dumps(rec, separators=(",", ":")) + "\n")
 
-    job = json.loads(Path(job_path).read_text())
-    if job.get("kind") == "phase":  # a phase ends its round on SIGTERM; a recording just dies
+    job = Job.from_json(json.loads(Path(job_path).read_text()))
+    if job.kind == PHASE:  # a phase ends its round on SIGTERM; a recording just dies
         from stress.engine.replay import stop
 
         stop.listen()

@@ -20,7 +20,7 @@ from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus import preload
 from stress.corpus.variants import recorded_cases, run_variants
-from stress.engine.isolation.messages import ChildEnd, Holding, Ready
+from stress.engine.isolation.messages import INFO, PHASE, RECORD, ChildEnd, Holding, Job, Ready
 from stress.engine.replay.baseline import backend_fingerprint, record_baseline
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.replay.phases import PhaseRunner
@@ -49,19 +49,19 @@ def _device_memory(rt: acl.Runtime, device: int) -> tuple[int | None, int | None
     return int(total.value) or None, int(free.value) if total.value else None
 
 
-def _info(job: dict[str, Any], send: Send) -> ChildEnd:
-    rt = acl.runtime(job.get("backend"))
+def _info(job: Job, send: Send) -> ChildEnd:
+    rt = acl.runtime(job.backend)
     send(Ready().to_json())
-    total, free = _device_memory(rt, int(job.get("device", 0)))
+    total, free = _device_memory(rt, job.device or 0)
     info = {**rt.info(), "device_memory": total, "device_memory_free": free}
     return ChildEnd(ChildStatus.DONE, fingerprint=backend_fingerprint(rt), info=info)
 
 
-def _record(job: dict[str, Any], send: Send) -> ChildEnd:
-    rt = acl.runtime(job.get("backend"))
-    config = RunConfig.from_json(job["config"])
+def _record(job: Job, send: Send) -> ChildEnd:
+    rt = acl.runtime(job.backend)
+    config = RunConfig.from_json(job.config or {})
     # the corpus and every size variant of it: each is a case with a baseline of its own
-    cases = recorded_cases(preload.load(job["corpus"], config.include_dirs), config)
+    cases = recorded_cases(preload.load(job.corpus or [], config.include_dirs), config)
     send(Ready().to_json())
 
     def progress(case, cb) -> None:
@@ -88,25 +88,25 @@ def _record(job: dict[str, Any], send: Send) -> ChildEnd:
         )
     except OrderDependence as exc:  # a finding: the parent raises it again (exit 1), unsaved
         return ChildEnd(ChildStatus.DONE, order_dependence=str(exc))
-    path = baseline.save(job["out"])
+    path = baseline.save(job.out)
     return ChildEnd(ChildStatus.DONE, path=str(path))
 
 
-def _phase(job: dict[str, Any], send: Send) -> ChildEnd:
-    rt = acl.runtime(job.get("backend"))
-    config = RunConfig.from_json(job["config"])
+def _phase(job: Job, send: Send) -> ChildEnd:
+    rt = acl.runtime(job.backend)
+    config = RunConfig.from_json(job.config or {})
     # the cases the fork server parsed before forking this child (preload), else parsed now
-    cases = run_variants(preload.load(job["corpus"], config.include_dirs), config)
-    control = preload.load(job["control"], config.include_dirs) if job.get("control") else []
-    baseline = Baseline.load(job["baseline"]) if job.get("baseline") else None
+    cases = run_variants(preload.load(job.corpus or [], config.include_dirs), config)
+    control = preload.load(job.control, config.include_dirs) if job.control else []
+    baseline = Baseline.load(job.baseline) if job.baseline else None
 
     def sink(rec: CallRecord | CallBegin) -> None:  # records cross to the parent as JSON
         send(rec.to_json())
 
     runner = PhaseRunner(
-        rt, config, cases, control, baseline, sink=sink, announce=job.get("announce", True)
+        rt, config, cases, control, baseline, sink=sink, announce=job.announce is not False
     )
-    phase = job["phase"]
+    phase = str(job.phase)
     # a sampled one-thread or case-by-case phase makes a case's inputs when it reaches it (it
     # may reach a few of a big corpus); the others make all before any concurrency
     if config.budget_s is None or phase not in ("serial", "shuffled", "isolated"):
@@ -114,9 +114,9 @@ def _phase(job: dict[str, Any], send: Send) -> ChildEnd:
             control if phase == "control" else [*cases, *control] if phase == "burst" else cases
         )
     send(Ready().to_json())
-    if job.get("hold"):
+    if job.hold:
         _hold(send)
-    stream = job.get("stream", "shared") if phase in CONCURRENT_PHASES else "shared"
+    stream = job.stream or "shared" if phase in CONCURRENT_PHASES else "shared"
     status, detail = runner.run(phase, stream)
     return ChildEnd(ChildStatus(status), detail)
 
@@ -135,9 +135,9 @@ def _hold(send: Send) -> None:
         time.sleep(0.005)
 
 
-_KINDS = {"info": _info, "record": _record, "phase": _phase}
+_KINDS = {INFO: _info, RECORD: _record, PHASE: _phase}
 
 
-def run_job(job: dict[str, Any], send: Send) -> ChildEnd:
+def run_job(job: Job, send: Send) -> ChildEnd:
     """Run ``job``; returns its ``child-end`` record."""
-    return _KINDS[job["kind"]](job, send)
+    return _KINDS[job.kind](job, send)

@@ -1,4 +1,7 @@
-"""The lines a child sends its parent down the pipe, typed.
+"""The job a parent gives its child, and the lines the child sends back down the pipe, typed.
+
+A :class:`Job` is the JSON file a child reads first: an ``info`` job (load the backend, report
+it), a ``record`` job (record a baseline) or a ``phase`` job (run one protocol phase).
 
 A child (:mod:`stress.engine.isolation.child`) writes one JSON object a line: its own notices —
 ``ready`` (set up: the startup timeout ends), ``begin`` (a call started on a worker), ``held``
@@ -20,15 +23,47 @@ from stress.records import BEGIN, CALL, RECORDED, CallBegin, CallRecord, Recorde
 from stress.vocabulary import ChildStatus
 
 __all__ = [
+    "INFO",
+    "PHASE",
+    "RECORD",
     "BackendInfo",
     "ChildEnd",
     "ChildError",
     "Holding",
+    "Job",
     "Ready",
     "read_line",
 ]
 
 READY, HELD, CHILD_END = "ready", "held", "child-end"
+INFO, RECORD, PHASE = "info", "record", "phase"  # a job's kinds
+
+
+@dataclass(frozen=True)
+class Job(JsonRecord):
+    """What a child is to do: its ``kind`` (``info``, ``record``, ``phase``) on ``backend``;
+    ``device`` (info); the run's ``config`` (:meth:`stress.config.RunConfig.to_json`) and
+    ``corpus`` files (record, phase); where to save the baseline, ``out`` (record); the phase,
+    its stream policy, the ``control`` corpus and the ``baseline`` file (phase); ``hold``: set
+    up, then wait for the go (:mod:`stress.engine.run.early`); ``announce``: send ``begin``
+    lines (None: yes)."""
+
+    KIND = "job"
+    TYPED = False
+
+    kind: str
+    backend: str | None = None
+    device: int | None = None
+    config: Mapping[str, Any] | None = None
+    corpus: list[str] | None = None
+    control: list[str] | None = None
+    baseline: str | None = None
+    phase: str | None = None
+    stream: str | None = None
+    out: str | None = None
+    hold: bool | None = None
+    announce: bool | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

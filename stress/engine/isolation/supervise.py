@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from stress.engine.isolation.child import PARENT_ENV
 from stress.engine.isolation.forkserver import ForkedChild, ForkServer, ForkServerGone
-from stress.engine.isolation.messages import ChildEnd, ChildError, Line, Ready, read_line
+from stress.engine.isolation.messages import ChildEnd, ChildError, Job, Line, Ready, read_line
 from stress.records import CallBegin, CallRecord, RecordedCase
 from stress.vocabulary import ChildStatus, PhaseStatus
 
@@ -299,5 +299,5 @@ def run_in_process(job: dict[str, Any], on_record: Callable[[Line], None]) -> Ch
         if not isinstance(rec, Ready | CallBegin):
             on_record(rec)
 
-    end = jobs.run_job(job, send)
+    end = jobs.run_job(Job.from_json(job), send)
     return ChildResult(PhaseStatus(end.status), 0, detail=end.detail, end=end)
