@@ -229,7 +229,7 @@ def test_a_call_stuck_while_others_finish_waits_the_stretched_confirmation(devic
     assert hang.progressed is True
     assert hang.slowdown >= 10
     assert hang.timeout_s == pytest.approx(min(30.0, 0.05 + 0.05 * hang.slowdown), abs=1e-3)
-    assert [s.worker for s in hang.stuck] == [0]
+    assert [s.call.worker for s in hang.stuck] == [0]
 
 
 class _Starved:

@@ -54,7 +54,7 @@ def test_a_free_running_hang_is_reported(device):
         with pytest.raises(PoolAborted) as err:
             pool.run_free(task, Budget(seconds=5))
     assert err.value.reason == Status.HANG
-    assert [s.worker for s in hangs[0].stuck] == [0]
+    assert [s.call.worker for s in hangs[0].stuck] == [0]
 
 
 def test_an_error_in_one_free_worker_stops_them_all(device):

@@ -9,6 +9,7 @@ from stress.engine.call.execute import CallTimeout
 from stress.engine.replay.hang_rule import HangReport, StuckCall
 from stress.engine.replay.pool import PoolAborted
 from stress.engine.replay.timed_call import TimedCall
+from stress.records import CallBegin
 from stress.vocabulary import Status
 
 
@@ -39,7 +40,7 @@ def test_a_timed_out_call_is_reported_once_and_aborts_the_pool_as_a_hang():
     runner = _Runner()
     with pytest.raises(PoolAborted) as info:
         runner._timed_call(stuck_call, WORKER, stuck=STUCK)
-    hang = HangReport(1.5, (StuckCall(3, "add-1", 7),))
+    hang = HangReport(1.5, (StuckCall(CallBegin(3, "add-1", round=7)),))
     assert runner.hangs == [("mixed", hang)]
     assert info.value.reason == Status.HANG
     assert info.value.hang == dataclasses.replace(hang, reported=True)

@@ -52,16 +52,16 @@ def _device_memory(rt: acl.Runtime, device: int) -> tuple[int | None, int | None
 def _info(job: Job, send: Send) -> ChildEnd:
     rt = acl.runtime(job.backend)
     send(Ready().to_json())
-    total, free = _device_memory(rt, job.device or 0)
+    total, free = _device_memory(rt, job.device)
     info = {**rt.info(), "device_memory": total, "device_memory_free": free}
     return ChildEnd(ChildStatus.DONE, fingerprint=backend_fingerprint(rt), info=info)
 
 
 def _record(job: Job, send: Send) -> ChildEnd:
     rt = acl.runtime(job.backend)
-    config = RunConfig.from_json(job.config or {})
+    config = RunConfig.from_json(job.config)
     # the corpus and every size variant of it: each is a case with a baseline of its own
-    cases = recorded_cases(preload.load(job.corpus or [], config.include_dirs), config)
+    cases = recorded_cases(preload.load(job.corpus, config.include_dirs), config)
     send(Ready().to_json())
 
     def progress(case, cb) -> None:
@@ -94,19 +94,17 @@ def _record(job: Job, send: Send) -> ChildEnd:
 
 def _phase(job: Job, send: Send) -> ChildEnd:
     rt = acl.runtime(job.backend)
-    config = RunConfig.from_json(job.config or {})
+    config = RunConfig.from_json(job.config)
     # the cases the fork server parsed before forking this child (preload), else parsed now
-    cases = run_variants(preload.load(job.corpus or [], config.include_dirs), config)
+    cases = run_variants(preload.load(job.corpus, config.include_dirs), config)
     control = preload.load(job.control, config.include_dirs) if job.control else []
     baseline = Baseline.load(job.baseline) if job.baseline else None
 
     def sink(rec: CallRecord | CallBegin) -> None:  # records cross to the parent as JSON
         send(rec.to_json())
 
-    runner = PhaseRunner(
-        rt, config, cases, control, baseline, sink=sink, announce=job.announce is not False
-    )
-    phase = str(job.phase)
+    runner = PhaseRunner(rt, config, cases, control, baseline, sink=sink, announce=job.announce)
+    phase = job.phase
     # a sampled one-thread or case-by-case phase makes a case's inputs when it reaches it (it
     # may reach a few of a big corpus); the others make all before any concurrency
     if config.budget_s is None or phase not in ("serial", "shuffled", "isolated"):
@@ -116,7 +114,7 @@ def _phase(job: Job, send: Send) -> ChildEnd:
     send(Ready().to_json())
     if job.hold:
         _hold(send)
-    stream = job.stream or "shared" if phase in CONCURRENT_PHASES else "shared"
+    stream = job.stream if phase in CONCURRENT_PHASES else "shared"
     status, detail = runner.run(phase, stream)
     return ChildEnd(ChildStatus(status), detail)
 

@@ -41,28 +41,28 @@ INFO, RECORD, PHASE = "info", "record", "phase"  # a job's kinds
 
 @dataclass(frozen=True)
 class Job(JsonRecord):
-    """What a child is to do: its ``kind`` (``info``, ``record``, ``phase``) on ``backend``;
-    ``device`` (info); the run's ``config`` (:meth:`stress.config.RunConfig.to_json`) and
-    ``corpus`` files (record, phase); where to save the baseline, ``out`` (record); the phase,
-    its stream policy, the ``control`` corpus and the ``baseline`` file (phase); ``hold``: set
-    up, then wait for the go (:mod:`stress.engine.run.early`); ``announce``: send ``begin``
-    lines (None: yes)."""
+    """What a child is to do: its ``kind`` (``info``, ``record``, ``phase``) on ``backend``
+    (None: the default one); ``device`` (info); the run's ``config``
+    (:meth:`stress.config.RunConfig.to_json`) and ``corpus`` files (record, phase); where to
+    save the baseline, ``out`` (record); the phase, its stream policy, the ``control`` corpus and
+    the ``baseline`` file (phase); ``hold``: set up, then wait for the go
+    (:mod:`stress.engine.run.early`); ``announce``: send ``begin`` lines."""
 
     KIND = "job"
     TYPED = False
 
     kind: str
     backend: str | None = None
-    device: int | None = None
-    config: Mapping[str, Any] | None = None
-    corpus: list[str] | None = None
-    control: list[str] | None = None
-    baseline: str | None = None
-    phase: str | None = None
-    stream: str | None = None
-    out: str | None = None
-    hold: bool | None = None
-    announce: bool | None = None
+    device: int = 0
+    config: Mapping[str, Any] = field(default_factory=dict)
+    corpus: list[str] = field(default_factory=list)
+    control: list[str] = field(default_factory=list)
+    out: str = ""
+    phase: str = ""
+    stream: str = "shared"
+    baseline: str = ""
+    hold: bool = False
+    announce: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -168,14 +168,12 @@ def hang_rule_for(config: Any, cases: Iterable[Any], baseline: Any | None) -> Ha
 
 @dataclass(frozen=True)
 class StuckCall:
-    """A call in flight when a pool stopped on a hang: its worker and what it ran; for a call
-    the watchdog judged, how long it had run, the seconds its thread waited for a core since it
-    began and the adaptive limit it passed (None: it ran into --call-timeout itself)."""
+    """A call in flight when a pool stopped on a hang (``call``: its worker and what it ran);
+    for a call the watchdog judged, how long it had run, the seconds its thread waited for a
+    core since it began and the adaptive limit it passed (None: it ran into --call-timeout
+    itself)."""
 
-    worker: int
-    case: str | None = None
-    round: int | None = None
-    aggressor: str | None = None
+    call: CallBegin
     elapsed_s: float | None = None
     starved_s: float | None = None
     limit_s: float | None = None
@@ -212,4 +210,4 @@ class HangReport:
     def names(self) -> str:
         """The stuck calls (else those in flight), for a one-line message."""
         calls = self.stuck or self.in_flight
-        return ", ".join(f"{s.case} (worker {s.worker})" for s in calls) or "unknown"
+        return ", ".join(f"{s.call.case} (worker {s.call.worker})" for s in calls) or "unknown"

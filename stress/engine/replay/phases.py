@@ -154,9 +154,9 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
                 CallRecord(
                     phase=phase,
                     seq=next(self._seq),
-                    worker=stuck.worker,
-                    round=stuck.round,
-                    case=stuck.case,  # type: ignore[arg-type]
+                    worker=stuck.call.worker,
+                    round=stuck.call.round,
+                    case=stuck.call.case,  # type: ignore[arg-type]
                     status=Status.HANG,
                     match=False,
                     message=f"call did not finish within {hang.timeout_s} s"

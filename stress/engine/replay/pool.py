@@ -87,8 +87,7 @@ class Worker:
 
 def _stuck(worker: Worker, **timing: float) -> StuckCall:
     """``worker``'s call in flight as a :class:`StuckCall` (with the watchdog's ``timing``)."""
-    call = worker.in_flight or CallBegin(worker.index)
-    return StuckCall(worker.index, call.case, call.round, call.aggressor, **timing)
+    return StuckCall(worker.in_flight or CallBegin(worker.index), **timing)
 
 
 def _each(worker: Worker) -> float | None:

@@ -16,6 +16,7 @@ from stress.config import RunConfig
 from stress.engine.call.execute import CallTimeout
 from stress.engine.replay.hang_rule import HangReport, StuckCall
 from stress.engine.replay.pool import PoolAborted, Worker
+from stress.records import CallBegin
 from stress.vocabulary import Status
 
 __all__ = ["TimedCall"]
@@ -42,6 +43,7 @@ class TimedCall:
             self._call_hung(**stuck)
 
     def _call_hung(self, phase: str, worker: int, case: str, round: int) -> NoReturn:
-        hang = HangReport(self.config.call_timeout, (StuckCall(worker, case, round),))
+        stuck = StuckCall(CallBegin(worker, case, round=round))
+        hang = HangReport(self.config.call_timeout, (stuck,))
         self._hang(phase, hang)
         raise PoolAborted(Status.HANG, dataclasses.replace(hang, reported=True)) from None
