@@ -109,12 +109,13 @@ class CallRecord:
     def replace(self, **changes: Any) -> CallRecord:
         """A copy with ``changes``: the fields copied in one ``__dict__`` update, not through
         the frozen ``__init__`` (the parent stamps every call record the child sends)."""
-        unknown = changes.keys() - json_fields(CallRecord) - {"extra"}
-        if unknown:
-            raise TypeError(f"CallRecord has no field {sorted(unknown)[0]!r}")
+        if not _CALL_FIELDS.issuperset(changes):
+            unknown = sorted(changes.keys() - _CALL_FIELDS)
+            raise TypeError(f"CallRecord has no field {unknown[0]!r}")
         new = object.__new__(CallRecord)
-        new.__dict__.update(self.__dict__)
-        new.__dict__.update(changes)
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields.update(changes)
         return new
 
     def to_json(self) -> dict[str, Any]:
@@ -125,6 +126,9 @@ class CallRecord:
     def from_json(cls, data: Mapping[str, Any]) -> CallRecord:
         """A record from a journal line (``ValueError`` naming the field when it is not one)."""
         return _parse(cls, data, CALL, {"status": Status})
+
+
+_CALL_FIELDS = json_fields(CallRecord) | {"extra"}  # what CallRecord.replace may change
 
 
 @dataclass(frozen=True)
