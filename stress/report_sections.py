@@ -1,14 +1,15 @@
 """The sections of a run's report (``report.json``) that are records of their own: the
 minimal reproducer (also the journal's run-end carries it), the timing, the interleaved phase's
-interference matrix; and a case verdict's split by API mode (:mod:`stress.grading.mode_split`).
-:class:`stress.records.RunReport` holds them typed."""
+interference matrix, a failing case and twin in flight (``twins``); and a case verdict's split
+by API mode (:mod:`stress.grading.mode_split`). :class:`stress.records.RunReport` holds the
+first three typed; ``twins`` stays in its ``extra``, read through :class:`TwinPair`."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from stress.record_json import JsonRecord
 
@@ -20,7 +21,10 @@ __all__ = [
     "PairCell",
     "Reproducer",
     "Timing",
+    "TwinPair",
 ]
+
+F = TypeVar("F", bound="_Flat")
 
 
 @dataclass(frozen=True)
@@ -56,17 +60,32 @@ class Timing(JsonRecord):
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+class _Flat:
+    """A section whose JSON is its fields as they are (``WHAT`` names it in errors)."""
+
+    WHAT: ClassVar[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_json(cls: type[F], data: Mapping[str, Any]) -> F:
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise ValueError(f"bad {cls.WHAT}: {exc}") from None  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
-class PairCell:
+class PairCell(_Flat):
     """One cell of the interleaved phase's victim x aggressor matrix."""
+
+    WHAT = "interference cell"
 
     victim: str
     aggressor: str
     calls: int
     failures: int
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
@@ -86,14 +105,11 @@ class Interference:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Interference:
-        try:
-            return cls(
-                tuple(data.get("victims", ())),
-                tuple(data.get("aggressors", ())),
-                tuple(PairCell(**c) for c in data.get("cells", ())),
-            )
-        except TypeError as exc:
-            raise ValueError(f"bad interference cell: {exc}") from None
+        return cls(
+            tuple(data.get("victims", ())),
+            tuple(data.get("aggressors", ())),
+            tuple(PairCell.from_json(c) for c in data.get("cells", ())),
+        )
 
 
 #: Plain calls that must pass beside a concurrent phase's failing mode (ModeSplit.strong).
@@ -131,3 +147,16 @@ class ModeSplit:
         """Whether it also holds on many threads: :data:`MIN_PLAIN` plain calls pass, and at
         least two and at least half the mode's calls fail."""
         return self.plain >= MIN_PLAIN and self.failed >= 2 and 2 * self.failed >= self.calls
+
+
+@dataclass(frozen=True)
+class TwinPair(_Flat):
+    """A case and its twin (:mod:`stress.corpus.twins`) among a run's failing cases in flight,
+    with the field they differ in (report.json's ``twins``; :mod:`stress.grading.twin_field`)."""
+
+    WHAT = "twins entry"
+
+    case: str
+    twin: str
+    field: str
+    both_failed: bool
