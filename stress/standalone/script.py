@@ -40,10 +40,12 @@ from stress.engine.call.layout import ArraySlot, ScalarSlot, TensorSlot, layout
 from stress.engine.call.views import storage_bytes
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes
+from stress.grading.canaries import second_canary
 from stress.journal.lines import RunHeader
 from stress.journal.results import read_results
 from stress.records import Reproducer, RunReport, load_report
-from stress.vocabulary import VERSION, Diagnosis, Status, Verdict
+from stress.standalone.replay import replay_modes
+from stress.vocabulary import VERSION, Status, Verdict
 
 __all__ = ["Reproduction", "choose_cases", "render_script", "write_script"]
 
@@ -184,7 +186,7 @@ def _call(rt: acl.Runtime, case: Case, inputs: Mapping[str, np.ndarray], baselin
     slots = layout(spec, case.params, case.key, case.view)
     status, expect = _expect(case, baseline)
     call = {"case": case.id, "function": spec.function, "argtypes": ctypes_, "status": status,
-            "expect": expect,
+            "expect": expect, "not_repeatable": spec.not_repeatable,
             "args": [_arg(k, s, c) for (k, s), c in zip(slots, ctypes_, strict=True)]}  # fmt: skip
     views = _views(slots)
     blobs = {
@@ -274,15 +276,14 @@ def write_script(
     path = Path(out) if out else run_dir / "repro" / SCRIPT_NAME
     split = _split_inputs(inputs, embed_limit)
     side_path = path.with_suffix(".npz") if split.side else None
+    replay = replay_modes(run_dir / "results.jsonl", ids, config, str(report.diagnosis))
     source = render_script({
         "version": VERSION, "run_dir": str(run_dir.resolve()), "phase": phase,
         "case_ids": ids, "faults": header.faults or "", "filename": path.name,
-        "canary": config.canary, "device": config.device,
-        "deterministic": config.deterministic, "iterations": iterations,
-        "threads": 2, "calls": calls, "inputs": split.embedded,
-        "recycle": report.diagnosis == Diagnosis.ADDRESS_DEPENDENCE
-        or config.allocator == "recycle",
-        "pipeline": "pipeline" in config.modes,
+        "canary": config.canary, "second_canary": second_canary(config.canary),
+        "device": config.device, "deterministic": config.deterministic,
+        "iterations": iterations, "threads": 2, "calls": calls, "inputs": split.embedded,
+        "recycle": replay.recycle, "modes": list(replay.modes), "seen": list(replay.seen),
         "side_file": side_path.name if side_path else None,
         "side_inputs": [[k, split.digests[k]] for k in split.side],
     })  # fmt: skip
