@@ -72,14 +72,45 @@ def test_the_script_replays_the_failure_s_mode(tmp_path, fault, corpus, modes, n
     assert clean.stdout.startswith("OK: 1 call(s) match the baseline"), clean.stdout
 
 
-def test_without_failing_calls_every_mode_the_run_drew_is_replayed(tmp_path):
-    """A case named with --case that did not fail: the run's --modes, nothing recycled."""
-    report = _run(tmp_path, "corpus/ops/reduce_sum.toml", "")
+def _clean_script(tmp: Path, corpus: str, case: str) -> Path:
+    """The script of ``case`` named with --case after a clean run: every mode the run drew."""
+    report = _run(tmp, corpus, "")
     assert report["diagnosis"] == "clean", report["explanation"]
+    path = write_script(tmp / "run", tmp / "reproduce.py", [case]).path
+    assert "MODES = ['repeat', 'event', 'pipeline']" in path.read_text()
+    return path
+
+
+def _declared(path: Path, reason: str) -> Path:
+    """A copy of the script whose call declares ``reason`` as [op] not_repeatable."""
+    text = path.read_text()
+    start = text.index("'not_repeatable': ") + len("'not_repeatable': ")
+    end = text.index(", 'args'", start)
+    copy = path.with_name("declared.py")
+    copy.write_text(text[:start] + repr(reason) + text[end:])
+    return copy
+
+
+def test_without_failing_calls_every_mode_the_run_drew_is_replayed(tmp_path):
+    """A case named with --case that did not fail: the run's --modes, nothing recycled; its
+    repeat mode marks the executor, which contradicts a not-repeatable declaration."""
+    script = _clean_script(tmp_path, "corpus/ops/reduce_sum.toml", "rsum-f32")
+    journal = tmp_path / "run" / "results.jsonl"
     config = RunConfig(modes=("plain", "event"), allocator="both")
-    replay = replay_modes(tmp_path / "run" / "results.jsonl", ["rsum-f32"], config, "clean")
+    replay = replay_modes(journal, ["rsum-f32"], config, "clean")
     assert replay.modes == ("event",) and not replay.recycle and replay.seen == ()
-    every = replay_modes(tmp_path / "run" / "results.jsonl", ["rsum-f32"], RunConfig(), "clean")
-    assert every.modes == ("repeat", "event", "pipeline")
-    recycled = RunConfig(allocator="recycle")
-    assert replay_modes(tmp_path / "run" / "results.jsonl", ["rsum-f32"], recycled, "").recycle
+    assert replay_modes(journal, ["rsum-f32"], RunConfig(allocator="recycle"), "").recycle
+    wrong = _script(_declared(script, "said so"), "", "1")
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    assert "succeeded, but the operator is declared not repeatable (said so)" in wrong.stdout
+
+
+def test_a_declared_not_repeatable_operator_must_refuse_the_mark(tmp_path):
+    """aclnnCat is declared not repeatable (corpus/ops/cat.toml): the script's repeat mode
+    expects nnopbase's refusal and launches it once; undeclared, the refusal is a finding."""
+    script = _clean_script(tmp_path, "corpus/ops/cat.toml", "cat-f32")
+    clean = _script(script, "", "2")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    undeclared = _script(_declared(script, ""), "", "1")
+    assert undeclared.returncode == 1, undeclared.stdout + undeclared.stderr
+    assert "aclSetAclOpExecutorRepeatable returned 561000" in undeclared.stdout
