@@ -63,6 +63,7 @@ def test_the_script_replays_the_failure_s_mode(tmp_path, fault, corpus, modes, n
     if modes is not None:
         assert f"MODES = {modes}" in text, text[:3000]
         assert f"in the {modes[2:-2]} mode" in text  # the docstring says where the run saw it
+        assert repro.replaying() == f"replaying the {modes[2:-2]} mode"  # the CLI's line
     # the race rounds take turns through the modes: a few, for the event mode's timing
     faulty = _script(repro.path, fault, "6")
     assert faulty.returncode == 1, faulty.stdout + faulty.stderr

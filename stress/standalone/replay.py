@@ -32,8 +32,8 @@ __all__ = ["ReplayModes", "replay_modes"]
 class ReplayModes:
     """What the script replays besides plain calls, and where the run saw the failures."""
 
-    modes: tuple[str, ...]  # API modes other than plain, in MODES order
-    recycle: bool  # the caching allocator
+    modes: tuple[str, ...] = ()  # API modes other than plain, in MODES order
+    recycle: bool = False  # the caching allocator
     seen: tuple[str, ...] = ()  # "3 call(s) in the repeat mode (launch 2, rebound)", ...
 
 
