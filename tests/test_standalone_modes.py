@@ -86,7 +86,7 @@ def _declared(path: Path, reason: str) -> Path:
     """A copy of the script whose call declares ``reason`` as [op] not_repeatable."""
     text = path.read_text()
     start = text.index("'not_repeatable': ") + len("'not_repeatable': ")
-    end = text.index(", 'args'", start)
+    end = text.rindex(",", start, text.index("'args':", start))  # the value may span lines
     copy = path.with_name("declared.py")
     copy.write_text(text[:start] + repr(reason) + text[end:])
     return copy

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import pprint
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -236,6 +237,7 @@ def _environment() -> jinja2.Environment:
         autoescape=False,  # Python source, not HTML: values go through pyrepr only
     )
     env.filters["pyrepr"] = repr
+    env.filters["pyformat"] = lambda value: pprint.pformat(value, width=100, sort_dicts=False)
     return env
 
 
