@@ -10,9 +10,6 @@ runs on another thread, so only the pipeline mode sees it (`mode-dependence`).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -194,31 +191,6 @@ def test_mode_tally_names_the_one_mode_that_fails_while_plain_passes():
     no_plain = ModeTally()
     no_plain.add(_rec("pipeline", False))
     assert no_plain.split() is None  # nothing to compare with
-
-
-def _script(path: Path, faults: str) -> subprocess.CompletedProcess:
-    from stress import sim
-
-    env = {k: v for k, v in os.environ.items() if k not in ("ACLSIM_FAULTS", "PYTHONPATH")}
-    env.update(ASCEND_HOME_PATH=str(sim.root()), ACLSIM_FAULTS=faults)
-    return subprocess.run([sys.executable, str(path), "2"], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=path.parent)  # fmt: skip
-
-
-def test_the_standalone_reproducer_launches_from_another_thread_too(tmp_path):
-    report = _run(tmp_path, RSUM, {"ACLSIM_FAULTS": FAULT})
-    assert report["diagnosis"] == "mode-dependence", report["explanation"]
-    from _cli import stress_cli
-
-    script = tmp_path / "reproduce.py"
-    proc = stress_cli("reproduce", str(tmp_path / "run"), "-o", str(script), cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "PIPELINE = True" in script.read_text()
-    faulty = _script(script, FAULT)
-    assert faulty.returncode == 1, faulty.stdout + faulty.stderr
-    assert "digest differs from the baseline's" in faulty.stdout
-    clean = _script(script, "")
-    assert clean.returncode == 0, clean.stdout + clean.stderr
 
 
 def _evidence(failed: int, calls: int, plain: int, mode: str = "pipeline") -> ModeSplit | None:
