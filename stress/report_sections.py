@@ -1,8 +1,10 @@
 """The sections of a run's report (``report.json``) that are records of their own: the
 minimal reproducer (also the journal's run-end carries it), the timing, the interleaved phase's
-interference matrix, a failing case and twin in flight (``twins``); and a case verdict's split
-by API mode (:mod:`stress.grading.mode_split`). :class:`stress.records.RunReport` holds the
-first three typed; ``twins`` stays in its ``extra``, read through :class:`TwinPair`."""
+interference matrix, a failing case and its twin in flight (``twins``), the backend's
+fingerprint (``backend``, a baseline file's too); and a case verdict's split by API mode
+(:mod:`stress.grading.mode_split`). :class:`stress.records.RunReport` holds the first three
+typed; ``twins`` and ``backend`` keep their JSON there, read through :class:`TwinPair` and
+:class:`Fingerprint`."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from stress.record_json import JsonRecord
 __all__ = [
     "MIN_PLAIN",
     "MODE_WORDS",
+    "Fingerprint",
     "Interference",
     "ModeSplit",
     "PairCell",
@@ -160,3 +163,36 @@ class TwinPair(_Flat):
     twin: str
     field: str
     both_failed: bool
+
+
+@dataclass(frozen=True)
+class Fingerprint(JsonRecord):
+    """A backend's fingerprint (report.json's and a baseline file's ``backend``; written by
+    :func:`stress.engine.replay.baseline.backend_fingerprint`): its ``kind`` (``cann``,
+    ``sim``...), whether it is the simulator, the SoC, the runtime's version, its libraries'
+    hashes, its root and (the simulator) the faults on; other keys (the header's
+    ``device_count``) in ``extra``."""
+
+    KIND = "backend"
+    TYPED = False
+
+    kind: str | None = None
+    simulator: bool = False
+    soc: str | None = None
+    version: str | None = None
+    libraries: Mapping[str, Any] | None = None
+    root: str | None = None
+    faults: list[str] = field(default_factory=list)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def family(self, unknown: str) -> str:
+        """``sim`` on the simulator, else its kind (``unknown`` when it names none)."""
+        return "sim" if self.simulator else self.kind or unknown
+
+    @property
+    def tag(self) -> str:
+        """The backend part of a baseline file name: ``cann``, ``sim``, or
+        ``sim-<fault>+<fault>`` when simulator faults are on (baselines of different fault
+        sets must not mix)."""
+        tag = self.family("cann")
+        return tag + "-" + "+".join(self.faults) if self.faults else tag

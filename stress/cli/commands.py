@@ -311,9 +311,11 @@ def _status_text(status: str, code: int | None) -> str:
 def _print_baseline(console, baseline) -> None:
     from rich.table import Table
 
-    b = baseline.backend
+    from stress.report_sections import Fingerprint
+
+    b = Fingerprint.from_json(baseline.backend)
     console.print(
-        f"{baseline.path}: backend {b.get('kind')} {b.get('soc')} {b.get('version')}, "
+        f"{baseline.path}: backend {b.kind} {b.soc} {b.version}, "
         f"deterministic {'on' if baseline.deterministic else 'off'}, {baseline.repeats} repeats, "
         f"recorded {baseline.created}"
     )

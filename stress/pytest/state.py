@@ -109,6 +109,7 @@ class State:
         from stress.baseline.store import backend_tag
         from stress.errors import ConfigError
         from stress.pytest.runner import StressRunner
+        from stress.report_sections import Fingerprint
 
         try:
             if self.isolate:
@@ -128,7 +129,7 @@ class State:
         if count < 1:
             pytest.fail("stress: the backend reports no devices", pytrace=False)
         device = (self.device_base + self.worker_index) % count
-        kind = "sim" if fingerprint.get("simulator") else fingerprint.get("kind", "cann")
+        kind = Fingerprint.from_json(fingerprint).family("cann")
         store = BaselineStore(self.baseline_path(backend_tag(fingerprint)))
         runner = StressRunner(
             backend=self.backend,

@@ -20,7 +20,7 @@ from stress.grading.tally import JournalTally
 from stress.grading.variants import describe_variants
 from stress.journal.results import RESULTS_FILE
 from stress.records import RunReport
-from stress.report_sections import TwinPair
+from stress.report_sections import Fingerprint, TwinPair
 from stress.vocabulary import Diagnosis, Verdict
 
 __all__ = ["live_tally", "render_console", "render_markdown", "write_reports"]
@@ -28,15 +28,15 @@ __all__ = ["live_tally", "render_console", "render_markdown", "write_reports"]
 
 def render_markdown(report: RunReport) -> str:
     """A Markdown report: summary, per-phase verdict tables, interference matrix."""
-    b = report.backend
+    b = Fingerprint.from_json(report.backend)
     cfg = report.config
     lines = [
         "# aclnn-stress report",
         "",
         f"**Diagnosis: `{report.diagnosis}`** — {report.explanation}",
         "",
-        f"- backend: {b.get('kind')}{' (simulator)' if b.get('simulator') else ''}, "
-        f"SoC {b.get('soc')}, version {b.get('version')}",
+        f"- backend: {b.kind}{' (simulator)' if b.simulator else ''}, "
+        f"SoC {b.soc}, version {b.version}",
         f"- seed {report.seed}, threads {cfg.get('threads')}, context {cfg.get('context')}, "
         f"streams {', '.join(cfg.get('streams', []))}, deterministic "
         f"{'on' if cfg.get('deterministic') else 'off'}",
