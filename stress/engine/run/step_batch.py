@@ -208,16 +208,10 @@ class FocusedSteps:
         self._guess, self._failed = guess, False
 
     def on_call(self, rec: Any) -> None:
-        """A call record of the burst (not a warm-up). A case its serial pass finds failing
-        that the guess did not hold cancels the guess at once (the burst's end cannot adopt
-        it: its findings differ)."""
+        """A call record of the burst (not a warm-up)."""
         if rec.rep == 0 and self._failed and self._guess is not None:
             guess, self._guess = self._guess, None
             guess()
-        guessed = self._guessed
-        if rec.rep == 0 and rec.failed and guessed and rec.case not in guessed[0].cases:
-            self._guessed = None
-            guessed[1].cancel()
         if rec.failed and self._arm is not None:
             self.spare, self._arm = self._arm(), None
         self._failed = self._failed or (rec.failed and rec.rep is None)
