@@ -158,12 +158,6 @@ def test_the_spare_control_is_the_step_the_focused_plan_holds():
     assert spare.take(spare.step, other) is None  # another configuration: not this one
 
 
-def _rec(failed: bool, rep: int | None = None):
-    from types import SimpleNamespace
-
-    return SimpleNamespace(failed=failed, rep=rep)
-
-
 def test_focused_steps_start_the_spare_once_and_run_the_rest_without_it():
     steps = [_Step("burst"), _Step("control", True), _Step("serial"), _Step("mixed", True)]
     ran: list[str] = []
@@ -174,13 +168,10 @@ def test_focused_steps_start_the_spare_once_and_run_the_rest_without_it():
 
     ahead = FocusedSteps()
     made = []
-    ahead.arm(lambda: made.append(1) or Spare(steps[1], "c1", run), lambda: None)
-    ahead.on_call(_rec(False))
-    assert made == []  # no failure yet
-    ahead.on_call(_rec(True))
-    ahead.on_call(_rec(True))  # a second failing call starts nothing more
+    ahead.arm(lambda: made.append(1) or Spare(steps[1], "c1", run))
+    ahead.first_failure()
+    ahead.first_failure()  # a second failing call starts nothing more
     assert made == [1]
-    assert not ahead.adopt("found")  # nothing was guessed
     ahead.start(steps, 1, lambda k: f"c{k}", lambda s: False, run)
     assert ahead.config(1) is None and ahead.config(2) == "c2"  # the spare's is not the batch's
     assert [ahead.take(k, steps[k], f"c{k}").result for k in (1, 2, 3)] == [
@@ -190,51 +181,3 @@ def test_focused_steps_start_the_spare_once_and_run_the_rest_without_it():
     ]
     assert sorted(ran) == ["control", "mixed", "serial"]  # the control ran once
     ahead.cancel()
-
-
-def _guessing(failing_serially: bool):
-    """A burst whose concurrent call failed, then its serial pass: the guess is made at the
-    pass's first call; the burst's end finds the same cases, or one more that failed there."""
-    steps = [_Step("burst"), _Step("control", True), _Step("serial"), _Step("mixed", True)]
-    guessed: list[str] = []
-
-    def run(step, config, on_record, cancel):
-        return step.phase
-
-    ahead = FocusedSteps()
-
-    def guess():
-        guessed.append("a")
-        ahead.guess(("a",), steps, 1, lambda k: f"c{k}", lambda s: False, run)
-
-    ahead.arm(lambda: None, guess)
-    ahead.on_call(_rec(False, rep=0))  # the serial pass before any failure: no guess
-    ahead.on_call(_rec(True))
-    ahead.on_call(_rec(failing_serially, rep=0))
-    ahead.on_call(_rec(False, rep=0))  # guessed once
-    assert guessed == ["a"]
-    return ahead
-
-
-def test_the_guessed_plan_is_adopted_when_the_burst_ends_with_the_same_findings():
-    ahead = _guessing(False)
-    assert ahead.adopt(("a",))
-    assert [ahead.take(k, None, None).result for k in (1, 2, 3)] == ["control", "serial", "mixed"]
-    assert ahead.config(2) == "c2"
-    ahead.cancel()
-
-
-def test_a_guess_the_burst_end_contradicts_is_cancelled():
-    ahead = _guessing(True)
-    assert not ahead.adopt(("a", "b"))  # the serial pass found another case
-    assert ahead.batch is None  # the session starts the plan of what it found
-    ahead.cancel()
-
-
-def test_a_serial_failure_alone_guesses_nothing():
-    ahead = FocusedSteps()
-    guessed: list[int] = []
-    ahead.arm(lambda: None, lambda: guessed.append(1))
-    ahead.on_call(_rec(True, rep=0))  # the first failure is in the serial pass
-    ahead.on_call(_rec(False, rep=0))
-    assert guessed == []  # the pass may find more: the plan waits for the burst's end

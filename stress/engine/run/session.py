@@ -315,7 +315,7 @@ class Session:
         steps = scheduler.steps  # a list: after a failing burst the steps after it are rewritten
         ran: list[str] = []
         history: list[tuple[float, str, str]] = []
-        focused, path, ids = False, writer.path, [c.id for c in self.cases]
+        focused = False
         for i, step in enumerate(steps):
             config = self._ahead.config(i) or scheduler.config_for(i, time.monotonic() - self._t0)
             if self._resumed(step):
@@ -323,11 +323,8 @@ class Session:
                 continue
             began = time.monotonic()
             if step.phase == "burst" and not focused and self.isolate and self.config.fail_fast:
-                run = partial(self._ahead_job, baseline)  # steps started from the burst's calls
-                spare = partial(control_spare, steps, i, scheduler.step_config, run)
-                clock, journal = lambda: time.monotonic() - self._t0, partial(read_results, path)
-                guess = (journal, ids, steps, i, scheduler, clock, self._resumed, run)
-                self._ahead.arm(spare, partial(self._ahead.guess_from, *guess))
+                run = partial(self._ahead_job, baseline)  # its first failure starts the control
+                self._ahead.arm(partial(control_spare, steps, i, scheduler.step_config, run))
             held = self._ahead.take(i, step, config)
             self._run_phase(writer, step, baseline, config, held)
             wall = held.seconds if held else time.monotonic() - began
@@ -347,10 +344,12 @@ class Session:
             # or two): the diagnostic steps next
             if step.phase == "burst" and not focused and diagnosis not in NEVER_EARLY:
                 focused = True
-                found = burst_findings(read_results(path, typed=True), ids)
+                found = burst_findings(
+                    read_results(writer.path, typed=True), [c.id for c in self.cases]
+                )
                 steps[i + 1 :] = focus_steps(steps[i + 1 :], steps[: i + 1], found)
                 self._note(focus_note(found, steps[i + 1 :]), writer)
-                if self.isolate and not self._ahead.adopt(found):  # at once, taken in order
+                if self.isolate:  # the focused steps run at once, taken in order
                     at = time.monotonic() - self._t0
                     fixed = partial(scheduler.config_for, elapsed=at)
                     run = partial(self._ahead_job, baseline)
@@ -372,12 +371,13 @@ class Session:
         writer.write({"type": "note", "message": message})
         self.ui.message(message)
 
-    def _on_call(self, rec: CallRecord) -> None:
-        if self._first is None and not rec.warmup and rec.failed:
-            self._first = rec
-            self.ui.message(first_failure_line(rec))
-        if rec.phase == "burst" and not rec.warmup and self.resume is None:
-            self._ahead.on_call(rec)  # the steps after the burst, started from its calls
+    def _first_failure(self, rec: CallRecord) -> None:
+        if self._first is not None or rec.warmup or not rec.failed:
+            return
+        self._first = rec
+        self.ui.message(first_failure_line(rec))
+        if rec.phase == "burst" and self.resume is None:
+            self._ahead.first_failure()
 
     def _run_phase(
         self,
@@ -393,7 +393,7 @@ class Session:
         job = self._phase_job(step.phase, step.stream, baseline, config)
         ahead = self.early.take_ahead(job) if self.early else None  # the first step, set up
         run = ahead.drain if ahead else partial(self._job, job)
-        ui, t0, first = self.ui, self._t0, self._on_call
+        ui, t0, first = self.ui, self._t0, self._first_failure
         status = run_step(writer, ui, step, n_cases, config, run, t0, first, held)
         if status == PhaseStatus.DONE:
             self.finished_phases.append(f"{step.phase} {step.variant}".strip())

@@ -22,12 +22,11 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-from stress.engine.run.schedule import BurstFindings, Scheduler, burst_findings, focus_steps
+from stress.engine.run.schedule import BurstFindings, focus_steps
 
 __all__ = [
     "FocusedSteps",
@@ -187,78 +186,34 @@ def control_spare(
 
 class FocusedSteps:
     """The steps after a failing burst that run ahead: the :class:`Spare` control, started at
-    the burst's first failing call; the plan the burst's calls so far make, started at the
-    first call of its closing serial pass after a concurrent call failed (:meth:`guess`: the
-    serial pass seldom adds a failing case, and when it does the guess is cancelled unheard);
-    else the :class:`StepBatch` of the plan made at the burst's end (:meth:`start`)."""
+    the burst's first failing call once :meth:`arm` ed, then the :class:`StepBatch` of the rest,
+    started at the burst's end (:meth:`start`)."""
 
     def __init__(self) -> None:
         self.batch: StepBatch | None = None
         self.spare: Spare | None = None
         self._arm: Callable[[], Spare | None] | None = None
-        self._guess: Callable[[], None] | None = None
-        self._guessed: tuple[Any, StepBatch] | None = None
-        self._failed = False  # a concurrent call of the burst failed
 
-    def arm(self, spare: Callable[[], Spare | None], guess: Callable[[], None]) -> None:
-        """At the burst's calls (:meth:`on_call`): ``spare()`` at its first failing call,
-        ``guess()`` at its serial pass's first call after a concurrent one failed (a later
-        burst's: no second spare)."""
-        self._arm = spare if self.spare is None else None
-        self._guess, self._failed = guess, False
+    def arm(self, spare: Callable[[], Spare | None]) -> None:
+        """Start ``spare()`` at :meth:`first_failure` (once)."""
+        self._arm = spare
 
-    def on_call(self, rec: Any) -> None:
-        """A call record of the burst (not a warm-up)."""
-        if rec.rep == 0 and self._failed and self._guess is not None:
-            guess, self._guess = self._guess, None
-            guess()
-        if rec.failed and self._arm is not None:
+    def first_failure(self) -> None:
+        if self._arm is not None:
             self.spare, self._arm = self._arm(), None
-        self._failed = self._failed or (rec.failed and rec.rep is None)
-
-    def _launch(
-        self, steps: Sequence[Any], start: int, config_for: Callable[[int], Any],
-        skip: Callable[[Any], bool], run: RunStep,
-    ) -> StepBatch:  # fmt: skip
-        spare = self.spare.step if self.spare else None  # it runs already
-        return start_ahead(steps, start, config_for, lambda s: skip(s) or s == spare, run)
-
-    def guess(self, found: Any, *launch: Any) -> None:
-        """Start the plan of ``found``, the burst's findings so far (``launch``: as
-        :meth:`start`'s arguments); :meth:`adopt` takes it if the burst's end finds the same."""
-        self._guessed = found, self._launch(*launch)
-
-    def guess_from(
-        self, journal: Callable[..., Iterable[Any]], ids: Sequence[str], steps: Sequence[Any],
-        index: int, scheduler: Scheduler, elapsed: Callable[[], float], *launch: Any,
-    ) -> None:  # fmt: skip
-        """:meth:`guess` the plan the burst ``steps[index]``'s records so far
-        (``journal(typed=True)``) make (:func:`~stress.engine.run.schedule.focus_steps`), each
-        step's configuration fixed now (``launch``: ``skip`` and ``run`` as :meth:`start`
-        takes them)."""
-        found = burst_findings(journal(typed=True), ids)
-        planned = [*steps[: index + 1], *focus_steps(steps[index + 1 :], steps[: index + 1], found)]
-        again = Scheduler(scheduler.config, planned, list(scheduler.overheads))
-        fixed = partial(again.config_for, elapsed=elapsed())
-        self.guess(found, planned, index + 1, fixed, *launch)
-
-    def adopt(self, found: Any) -> bool:
-        """Whether the guessed plan is that of ``found`` (then it is the batch); else it is
-        cancelled."""
-        guessed, self._guessed, self._arm, self._guess = self._guessed, None, None, None
-        if guessed is not None and guessed[0] == found:
-            self.batch = guessed[1]
-            return True
-        if guessed is not None:
-            guessed[1].cancel()
-        return False
 
     def start(
-        self, steps: Sequence[Any], start: int, config_for: Callable[[int], Any],
-        skip: Callable[[Any], bool], run: RunStep,
-    ) -> None:  # fmt: skip
+        self,
+        steps: Sequence[Any],
+        start: int,
+        config_for: Callable[[int], Any],
+        skip: Callable[[Any], bool],
+        run: RunStep,
+    ) -> None:
         """:func:`start_ahead`, less the spare's step (it runs already)."""
-        self.batch = self._launch(steps, start, config_for, skip, run)
+        self._arm = None
+        spare = self.spare.step if self.spare else None
+        self.batch = start_ahead(steps, start, config_for, lambda s: skip(s) or s == spare, run)
 
     def config(self, index: int) -> Any | None:
         """The configuration step ``index`` was started with (None: not started ahead)."""
@@ -272,8 +227,7 @@ class FocusedSteps:
 
     def cancel(self) -> None:
         """Kill what still runs (the steps the diagnosis did not need)."""
-        self._arm = self._guess = None
-        guessed = self._guessed[1] if self._guessed else None
-        for ahead in (self.batch, self.spare, guessed):
+        self._arm = None
+        for ahead in (self.batch, self.spare):
             if ahead is not None:
                 ahead.cancel()
