@@ -68,12 +68,12 @@ def test_an_error_in_one_free_worker_stops_them_all(device):
 
 
 def _round_with_fills(device, fill_within):
-    """One aligned round: worker 0's call takes 0.4 s, worker 1's is instant and fills."""
+    """One aligned round: worker 0's call takes 0.8 s, worker 1's is instant and fills."""
     fills: list[float] = []
 
     def task(worker, rnd):
         if worker.index == 0:
-            time.sleep(0.4)
+            time.sleep(0.8)
 
     def fill(worker, rnd, k):
         fills.append(time.monotonic())
@@ -89,7 +89,8 @@ def test_fills_run_to_the_round_end_or_within_the_budget_seconds(device):
     """A worker done early fills the round until its slowest call ends; with ``fill_within``
     saying so, only while the budget's seconds last (a short step's round of a big case)."""
     always = _round_with_fills(device, None)
-    assert always and max(always) > 0.3  # the fills ran while worker 0's call did
+    assert always and max(always) > 0.5  # the fills ran while worker 0's call did
     timely = _round_with_fills(device, lambda: True)
-    assert timely and max(timely) < 0.1 + 0.05  # none started past the 0.1 s
+    assert timely and max(timely) < 0.1 + 0.25  # none started past the 0.1 s (a loaded host's
+    # preemption between the check and the stamp aside)
     assert len(timely) < len(always) / 2
