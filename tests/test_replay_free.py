@@ -1,5 +1,6 @@
 """The pool's free-running mode (WorkerPool.run_free): no barrier, calls numbered as they start,
-the budget counted in rounds of ``threads`` calls, a hang or an error still stops everyone."""
+the budget counted in rounds of ``threads`` calls, a hang or an error still stops everyone; and
+how far an aligned round's fill calls go (WorkerPool.run ``fill_within``)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,32 @@ def test_an_error_in_one_free_worker_stops_them_all(device):
 
     with WorkerPool(device, 3) as pool, pytest.raises(ValueError, match="bug in a task"):
         pool.run_free(task, Budget(seconds=30))
+
+
+def _round_with_fills(device, fill_within):
+    """One aligned round: worker 0's call takes 0.8 s, worker 1's is instant and fills."""
+    fills: list[float] = []
+
+    def task(worker, rnd):
+        if worker.index == 0:
+            time.sleep(0.8)
+
+    def fill(worker, rnd, k):
+        fills.append(time.monotonic())
+        time.sleep(0.01)
+
+    with WorkerPool(device, 2) as pool:
+        started = time.monotonic()
+        pool.run(task, Budget(seconds=0.1, rounds=1), fill=fill, fill_within=fill_within)
+    return [t - started for t in fills]
+
+
+def test_fills_run_to_the_round_end_or_within_the_budget_seconds(device):
+    """A worker done early fills the round until its slowest call ends; with ``fill_within``
+    saying so, only while the budget's seconds last (a short step's round of a big case)."""
+    always = _round_with_fills(device, None)
+    assert always and max(always) > 0.5  # the fills ran while worker 0's call did
+    timely = _round_with_fills(device, lambda: True)
+    assert timely and max(timely) < 0.1 + 0.25  # none started past the 0.1 s (a loaded host's
+    # preemption between the check and the stamp aside)
+    assert len(timely) < len(always) / 2

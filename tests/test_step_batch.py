@@ -9,7 +9,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from stress.engine.run.step_batch import StepBatch, ahead_span, start_ahead
+from stress.engine.run.step_batch import (
+    FocusedSteps,
+    Spare,
+    StepBatch,
+    ahead_span,
+    control_spare,
+    start_ahead,
+)
 
 
 @dataclass(frozen=True)
@@ -126,3 +133,51 @@ def test_a_cancelled_step_kills_its_child_instead_of_waiting_for_it():
     sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
     result = run_child({}, lambda r: None, silence_timeout=600, command=sleeper, cancel=cancel)
     assert result.status == PhaseStatus.CRASHED and result.signal == "SIGKILL"
+
+
+def test_the_spare_control_is_the_step_the_focused_plan_holds():
+    """At the burst's first failing call the control step is started (control_spare): the
+    plan focus_steps makes at the burst's end, whatever cases failed, holds that very step."""
+    from stress.config import RunConfig
+    from stress.engine.run.schedule import BurstFindings, Scheduler, focus_steps, plan
+
+    config = RunConfig(seed=1, budget_s=20, streams=("shared", "per-thread"))
+    scheduler = Scheduler(config, plan(config))
+    steps = scheduler.steps
+    runs = []
+    spare = control_spare(steps, 0, scheduler.step_config, lambda *a: runs.append(a) or "ran")
+    assert spare is not None and spare.step.phase == "control" and spare.step.confirm
+    found = BurstFindings(("base-a", "large-c"), frozenset({steps[0].variant}))
+    planned = steps[:1] + focus_steps(steps[1:], steps[:1], found)
+    k = planned.index(spare.step)
+    again = Scheduler(config, planned).config_for(k, elapsed=3.0)
+    assert again == spare.config  # the same configuration: taken, not run again
+    assert spare.take(spare.step, again).result == "ran"
+    assert runs[0][:2] == (spare.step, again)
+    other = spare.config.with_(duration=9.0)
+    assert spare.take(spare.step, other) is None  # another configuration: not this one
+
+
+def test_focused_steps_start_the_spare_once_and_run_the_rest_without_it():
+    steps = [_Step("burst"), _Step("control", True), _Step("serial"), _Step("mixed", True)]
+    ran: list[str] = []
+
+    def run(step, config, on_record, cancel):
+        ran.append(step.phase)
+        return step.phase
+
+    ahead = FocusedSteps()
+    made = []
+    ahead.arm(lambda: made.append(1) or Spare(steps[1], "c1", run))
+    ahead.first_failure()
+    ahead.first_failure()  # a second failing call starts nothing more
+    assert made == [1]
+    ahead.start(steps, 1, lambda k: f"c{k}", lambda s: False, run)
+    assert ahead.config(1) is None and ahead.config(2) == "c2"  # the spare's is not the batch's
+    assert [ahead.take(k, steps[k], f"c{k}").result for k in (1, 2, 3)] == [
+        "control",
+        "serial",
+        "mixed",
+    ]
+    assert sorted(ran) == ["control", "mixed", "serial"]  # the control ran once
+    ahead.cancel()

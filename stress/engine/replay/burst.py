@@ -4,6 +4,7 @@ serial call of every case. A mixin of :class:`stress.engine.replay.phases.PhaseR
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -31,6 +32,7 @@ class BurstPhase:
     # the runner's (annotations only: nothing here shadows them in the runner's MRO)
     _call: Callable[..., None]
     _budget: Callable[[Budget], Budget]
+    _failing: threading.Event
 
     def _phase_burst(self, pool: WorkerPool) -> None:
         """Cheap and sensitive first: free-running calls of random cases (the control among
@@ -60,7 +62,9 @@ class BurstPhase:
             i = np.random.default_rng([seed, 7, rnd, worker.index, k + 1]).integers(n)
             self._call("burst", worker, rnd + offset, everything[int(i)], fill=k)
 
-        pool.run(task, self._budget(rest), fill=fill)
+        # once a call failed, fills only within the rounds' time: it still runs (the focused
+        # steps take the failing set it finds), but a fill past it only delays them
+        pool.run(task, self._budget(rest), fill=fill, fill_within=self._failing.is_set)
 
         def serial(worker: Worker, rnd: int) -> None:
             for i, case in enumerate(everything):  # one call of each case, no warm-up

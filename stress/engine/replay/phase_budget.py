@@ -26,6 +26,12 @@ class Budget:
             return True
         return self.seconds is not None and time.monotonic() - started >= self.seconds
 
+    def spent(self, started: float) -> bool:
+        """Whether its seconds have passed since ``started`` (rounds aside): a worker done
+        early in a round then makes no further fill call (:meth:`WorkerPool.run`
+        ``fill_within``)."""
+        return self.seconds is not None and time.monotonic() - started >= self.seconds
+
 
 def phase_budget(config: RunConfig, share: int = 1) -> Budget:
     """The budget of a concurrent phase under ``config`` (``--duration``, ``--iterations``), or

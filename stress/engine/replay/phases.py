@@ -20,7 +20,8 @@
 
 Under ``--budget`` serial, shuffled and isolated run a seeded sample of the cases that fits
 their share (:mod:`.sampling`). A focused step (:func:`stress.engine.run.schedule.focus_steps`)
-runs the named cases to a first failing call. Memory: fresh or recycled (:mod:`.memory`).
+runs the named cases to a first failing call, its workers' fill calls within its seconds
+(:meth:`PhaseRunner._timely`). Memory: fresh or recycled (:mod:`.memory`).
 
 Every call becomes a record passed to ``sink`` as soon as it finishes. This module knows nothing
 of child processes (:mod:`stress.engine.isolation.supervise` runs each phase in one).
@@ -87,6 +88,8 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
     _turn: itertools.count = field(default_factory=itertools.count, init=False)
     # set at the first failing call of a confirming step (config.confirm): the phase ends
     _confirmed: threading.Event = field(default_factory=threading.Event, init=False)
+    # set at the phase's first failing call (the burst then fills its rounds only in time)
+    _failing: threading.Event = field(default_factory=threading.Event, init=False)
 
     def __post_init__(self) -> None:
         if self.config.focus:  # a focused diagnostic step: only the cases that failed
@@ -128,9 +131,16 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
             **extra,
         )
         self.sink(rec)
-        if self.config.confirm and rec.failed:
-            self._confirmed.set()
+        if rec.failed and not rec.warmup:
+            self._failing.set()
+            if self.config.confirm:
+                self._confirmed.set()
         return rec
+
+    def _timely(self) -> bool:
+        """Whether the workers fill a round only within its seconds (:meth:`WorkerPool.run`):
+        in a focused step (it is short; the burst once a call failed: :mod:`.burst`)."""
+        return self.config.confirm
 
     def _budget(self, budget: Budget) -> Budget:
         """``budget``, ending at the first failing call too when the step confirms."""
@@ -329,7 +339,7 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
                 def fill(worker: Worker, rnd: int, k: int, case: Case = case) -> None:
                     self._call("isolated", worker, rnd, case, fill=k)
 
-                pool.run(task, budget, fill=fill)
+                pool.run(task, budget, fill=fill, fill_within=self._timely)
             ran += len(cases)
 
     def _mix(self, pool: WorkerPool, phase: str, cases: Sequence[Case], salt: int) -> None:
@@ -348,7 +358,7 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
         if budget.seconds is not None and budget.rounds is None and not self.config.confirm:
             cap = 2 * budget.seconds if self.config.budget_s is not None else None
             budget = AtLeastRounds(budget.seconds, None, epoch_rounds(n, threads), cap)
-        pool.run(task, self._budget(budget), fill=fill)
+        pool.run(task, self._budget(budget), fill=fill, fill_within=self._timely)
 
     def _phase_mixed(self, pool: WorkerPool) -> None:
         self._mix(pool, "mixed", self.cases, 5)

@@ -170,13 +170,17 @@ class WorkerPool:
         *,
         fill: FillTask | None = None,
         threads: int | None = None,
+        fill_within: Callable[[], bool] | None = None,
     ) -> int:
         """Run ``task(worker, round)`` on ``threads`` workers in aligned rounds until ``budget``
         is spent; returns the number of rounds completed. Raises :class:`PoolAborted`.
 
         All workers start their round-r call at the same moment (one barrier). A worker whose
         call finishes early runs ``fill(worker, round, k)`` calls (if given) until the round's
-        slowest call is done, so aligned starts cost no idle time when cases differ in size.
+        slowest call is done, so aligned starts cost no idle time when cases differ in size;
+        once ``fill_within()`` says so, only while the budget's seconds last
+        (:meth:`Budget.spent`: on a busy machine a round of a big case is not drawn out past
+        them by fill calls, each of which the round then waits for).
         """
         active = self.workers[: threads or self.threads]
         started = time.monotonic()
@@ -206,6 +210,8 @@ class WorkerPool:
                         state["pending"] -= 1
                     k = 0
                     while fill is not None and state["pending"] > 0:
+                        if fill_within and fill_within() and budget.spent(started):
+                            break
                         fill(worker, r, k)
                         worker.end()
                         k += 1

@@ -87,6 +87,9 @@ class UntilConfirmed(Budget):
     def exhausted(self, started: float, rounds_done: int) -> bool:
         return self.found.is_set() or super().exhausted(started, rounds_done)
 
+    def spent(self, started: float) -> bool:
+        return self.found.is_set() or super().spent(started)
+
 
 @dataclass
 class AtLeastRounds(Budget):

@@ -357,8 +357,10 @@ class Scheduler:
 
     def config_for(self, index: int, elapsed: float) -> RunConfig:
         """The configuration the child of step ``index`` runs with."""
-        seconds = self.duration(index, elapsed)
-        step = self.steps[index]
+        return self.step_config(self.steps[index], self.duration(index, elapsed))
+
+    def step_config(self, step: Step, seconds: float | None) -> RunConfig:
+        """The configuration of ``step`` given ``seconds`` of calls (None: by rounds)."""
         config = self.config.with_(
             focus=step.focus, confirm=step.confirm, first=step.first, phase_allocator=step.allocator
         )

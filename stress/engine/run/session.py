@@ -48,7 +48,7 @@ from stress.engine.run.schedule import (
     settled,
     settled_at,
 )
-from stress.engine.run.step_batch import Held, StepBatch, start_ahead
+from stress.engine.run.step_batch import FocusedSteps, Held, control_spare
 from stress.errors import ConfigError
 from stress.grading.assemble import report_from
 from stress.grading.tally import JournalTally
@@ -89,7 +89,7 @@ class Session:
     resume: Resumed | None = None  # --resume: the stopped run this one continues
     tally: JournalTally = field(init=False, default_factory=JournalTally)  # the graded journal
     _server: ForkServer | None = field(init=False, default=None)  # forks the phase children
-    _batch: StepBatch | None = field(init=False, default=None)  # focused steps run at once
+    _ahead: FocusedSteps = field(init=False, default_factory=FocusedSteps)  # run at once
     early: EarlyStart | None = None  # the fork server, info job and first step started ahead
 
     # -- jobs -------------------------------------------------------------------------------
@@ -294,8 +294,7 @@ class Session:
                 status = PhaseStatus.INTERRUPTED if interrupted else PhaseStatus.FAILED
                 raise
             finally:
-                if self._batch is not None:  # the steps after the one that settled it
-                    self._batch.cancel()
+                self._ahead.cancel()  # the steps after the one that settled it
                 writer.write(
                     {
                         "type": "run-end",
@@ -319,13 +318,15 @@ class Session:
         history: list[tuple[float, str, str]] = []
         focused = False
         for i, step in enumerate(steps):
-            config = self._batch and self._batch.configs.get(i)
-            config = config or scheduler.config_for(i, time.monotonic() - self._t0)
+            config = self._ahead.config(i) or scheduler.config_for(i, time.monotonic() - self._t0)
             if self._resumed(step):
                 ran.append(step.phase)
                 continue
             began = time.monotonic()
-            held = self._batch.take(i) if self._batch and i in self._batch else None
+            if step.phase == "burst" and not focused and self.isolate and self.config.fail_fast:
+                run = partial(self._ahead_job, baseline)  # its first failure starts the control
+                self._ahead.arm(partial(control_spare, steps, i, scheduler.step_config, run))
+            held = self._ahead.take(i, step, config)
             self._run_phase(writer, step, baseline, config, held)
             wall = held.seconds if held else time.monotonic() - began
             scheduler.observe(i, wall, config.duration)
@@ -353,7 +354,7 @@ class Session:
                     at = time.monotonic() - self._t0
                     fixed = partial(scheduler.config_for, elapsed=at)
                     run = partial(self._ahead_job, baseline)
-                    self._batch = start_ahead(steps, i + 1, fixed, self._resumed, run)
+                    self._ahead.start(steps, i + 1, fixed, self._resumed, run)
         return settled_at(history)
 
     def _resumed(self, step: Step) -> bool:
@@ -376,6 +377,8 @@ class Session:
             return
         self._first = rec
         self.ui.message(first_failure_line(rec))
+        if rec.phase == "burst" and self.resume is None:
+            self._ahead.first_failure()
 
     def _run_phase(
         self,

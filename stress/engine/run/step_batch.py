@@ -10,6 +10,11 @@ the steps in plan order (:meth:`StepBatch.take`) and writes each one's records t
 as if it had just run it, and once the diagnosis settles the steps not yet taken are cancelled
 (their children killed, their records dropped): the journal holds the steps a sequential run
 would have run, no more.
+
+One focused step does not wait for the burst's end: the control (:class:`Spare`). It depends on
+which burst failed, not on which cases did, so it starts at the burst's first failing call and
+runs beside the burst's last rounds; the plan made at the burst's end takes it where it holds
+that very step with that very configuration (else it is cancelled unheard).
 """
 
 from __future__ import annotations
@@ -22,8 +27,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from stress.engine.isolation.messages import Line
+from stress.engine.run.schedule import BurstFindings, focus_steps
 
-__all__ = ["Held", "StepBatch", "ahead_span", "start_ahead"]
+__all__ = [
+    "FocusedSteps",
+    "Held",
+    "Spare",
+    "StepBatch",
+    "ahead_span",
+    "control_spare",
+    "start_ahead",
+]
 
 #: Runs step ``index``: ``launch(index, on_record, cancel)`` returns the child's result.
 Launch = Callable[[int, Callable[[Line], None], threading.Event], Any]
@@ -134,3 +148,87 @@ def start_ahead(
         return run(steps[k], configs[k], on_record, cancel)
 
     return StepBatch(span, launch, configs)
+
+
+#: Runs one step: ``run(step, config, on_record, cancel)`` returns the child's result.
+RunStep = Callable[[Any, Any, Callable[[Line], None], threading.Event], Any]
+
+
+class Spare:
+    """One step started before the plan that holds it is made (:func:`control_spare`): its
+    records are held as a :class:`StepBatch`'s are, until :meth:`take` or :meth:`cancel`."""
+
+    def __init__(self, step: Any, config: Any, run: RunStep) -> None:
+        self.step, self.config = step, config
+        self._batch = StepBatch([0], lambda _, rec, cancel: run(step, config, rec, cancel), width=1)
+
+    def take(self, step: Any, config: Any) -> Held | None:
+        """The held step if it is ``step`` under ``config`` (None otherwise: it is not taken)."""
+        if (step, config) != (self.step, self.config):
+            return None
+        return self._batch.take(0)
+
+    def cancel(self) -> None:
+        self._batch.cancel()
+
+
+def control_spare(
+    steps: Sequence[Any], index: int, step_config: Callable[[Any, Any], Any], run: RunStep
+) -> Spare | None:
+    """The focused control step the plan will hold once the burst ``steps[index]`` failed
+    (:func:`stress.engine.run.schedule.focus_steps` on any failing cases: its control steps
+    depend only on the burst variants that failed), started now with its configuration
+    (``step_config(step, seconds)``); None when the plan holds none."""
+    found = BurstFindings((), frozenset({steps[index].variant}))
+    planned = focus_steps(steps[index + 1 :], steps[: index + 1], found)
+    step = next((s for s in planned if s.phase == "control" and s.confirm), None)
+    return None if step is None else Spare(step, step_config(step, step.seconds), run)
+
+
+class FocusedSteps:
+    """The steps after a failing burst that run ahead: the :class:`Spare` control, started at
+    the burst's first failing call once :meth:`arm` ed, then the :class:`StepBatch` of the rest,
+    started at the burst's end (:meth:`start`)."""
+
+    def __init__(self) -> None:
+        self.batch: StepBatch | None = None
+        self.spare: Spare | None = None
+        self._arm: Callable[[], Spare | None] | None = None
+
+    def arm(self, spare: Callable[[], Spare | None]) -> None:
+        """Start ``spare()`` at :meth:`first_failure` (once)."""
+        self._arm = spare
+
+    def first_failure(self) -> None:
+        if self._arm is not None:
+            self.spare, self._arm = self._arm(), None
+
+    def start(
+        self,
+        steps: Sequence[Any],
+        start: int,
+        config_for: Callable[[int], Any],
+        skip: Callable[[Any], bool],
+        run: RunStep,
+    ) -> None:
+        """:func:`start_ahead`, less the spare's step (it runs already)."""
+        self._arm = None
+        spare = self.spare.step if self.spare else None
+        self.batch = start_ahead(steps, start, config_for, lambda s: skip(s) or s == spare, run)
+
+    def config(self, index: int) -> Any | None:
+        """The configuration step ``index`` was started with (None: not started ahead)."""
+        return self.batch.configs.get(index) if self.batch else None
+
+    def take(self, index: int, step: Any, config: Any) -> Held | None:
+        """Step ``index`` (``step`` under ``config``) if it ran ahead, else None."""
+        if self.batch is not None and index in self.batch:
+            return self.batch.take(index)
+        return self.spare.take(step, config) if self.spare else None
+
+    def cancel(self) -> None:
+        """Kill what still runs (the steps the diagnosis did not need)."""
+        self._arm = None
+        for ahead in (self.batch, self.spare):
+            if ahead is not None:
+                ahead.cancel()
