@@ -12,6 +12,7 @@ from stress.config import RunConfig
 from stress.corpus.parse import Case
 from stress.engine.replay.phase_budget import Budget, phase_budget, split_budget
 from stress.engine.replay.pool import Worker, WorkerPool
+from stress.engine.replay.sampling import thresholds
 
 __all__ = ["BURST_OPENING", "OPENING_CONTROL_SHARE", "BurstPhase"]
 
@@ -47,9 +48,13 @@ class BurstPhase:
         opening, rest = split_budget(phase_budget(self.config), BURST_OPENING)
         offset = pool.run_free(free, self._budget(opening))
 
+        # the self-race rounds take the cases past the size thresholds first (sampling.py)
+        big = {c.id for c in thresholds(self.cases)}
+        alone = sorted(self.cases, key=lambda c: c.id not in big)
+
         def pick(worker: Worker, rnd: int) -> Case:
             if rnd % 3 == 2:  # a self-race round: one case on every thread
-                return self.cases[(rnd // 3) % len(self.cases)] if self.cases else everything[0]
+                return alone[(rnd // 3) % len(alone)] if alone else everything[0]
             perm = np.random.default_rng([seed, 7, rnd]).permutation(n)
             return everything[perm[worker.index % n]]
 

@@ -56,6 +56,7 @@ from stress.engine.replay.sampling import (
     UntilConfirmed,
     after_others,
     case_chunks,
+    thresholds,
 )
 from stress.errors import ConfigError
 from stress.grading.canaries import call_canary
@@ -284,7 +285,7 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
         pool.run(task, Budget(rounds=1))
 
     def _chunks(self, salt: int) -> Iterator[list[Case]]:
-        ahead = set(self.config.first)
+        ahead = set(self.config.first) | {c.id for c in thresholds(self.cases)}
         first = [i for i, c in enumerate(self.cases) if c.id in ahead]
         for idx in case_chunks(len(self.cases), self.config.seed, salt, self._samples(), first):
             yield [self.cases[i] for i in idx]

@@ -10,6 +10,11 @@ cases (or all of them): a corpus that fits runs whole, a big one runs a seeded s
 shuffled phase shuffles within each chunk (order dependence between the cases of one chunk).
 Without ``--budget`` every case runs, in corpus order, as before.
 
+Every sample takes first the cases past each operator's size thresholds (:func:`thresholds`:
+its largest edge case per dimension and its large case), the way every run replays them
+(:func:`stress.corpus.size_variants.sampled`): a kernel path entered only past a size (a K
+split, a tiled row) is met on every seed, whatever else the sample holds.
+
 A focused diagnostic step names its cases: ``config.focus`` runs exactly those (no sample);
 ``config.first`` (the focused shuffled step) puts them at the front of the sample, each of
 their calls right after a call of another case (:func:`after_others`), and the step ends at
@@ -31,8 +36,10 @@ from typing import Any
 
 import numpy as np
 
+from stress.corpus.size_variants import tops
 from stress.engine.replay import stop
 from stress.engine.replay.phase_budget import Budget
+from stress.vocabulary import VIEW_SEPARATOR, size_kind
 
 __all__ = [
     "CHUNK",
@@ -41,6 +48,7 @@ __all__ = [
     "UntilConfirmed",
     "after_others",
     "case_chunks",
+    "thresholds",
 ]
 
 #: Cases per chunk of a sampled phase (the deadline is checked between chunks).
@@ -63,6 +71,15 @@ def case_chunks(
     perm = [i for i in perm if i in ahead] + [i for i in perm if i not in ahead]
     for i in range(0, n, CHUNK):
         yield perm[i : i + CHUNK]
+
+
+def thresholds(cases: Sequence[Any]) -> list[Any]:
+    """The cases of ``cases`` past each operator's size thresholds, in their order: its
+    largest edge case per dimension (:func:`stress.corpus.size_variants.tops`) and its large
+    case."""
+    large = {c.id for c in cases if c.id.rpartition(VIEW_SEPARATOR)[2].startswith("large-")}
+    large |= {c.id for c in tops([c for c in cases if size_kind(c.id) == "edge"])}
+    return [c for c in cases if c.id in large]
 
 
 def after_others(order: list[tuple[Any, int]], first: Set[str]) -> list[tuple[Any, int]]:
