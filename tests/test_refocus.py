@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from test_focused_steps import _Pool, _runner
 
 from stress.config import RunConfig
-from stress.engine.replay.sampling import MIN_CASES, thresholds
+from stress.engine.replay.sampling import MIN_CASES, thresholds, variant_groups
 from stress.engine.run.refocus import refocus_steps
 from stress.engine.run.schedule import FOCUS, plan
 
@@ -78,3 +78,45 @@ def test_a_failure_after_a_clean_burst_runs_the_sampled_phases_on_its_cases(tmp_
     # only control cases failing: no corpus case to focus on
     journal = _journal(tmp_path, "mixed", steps[mixed].variant, [])
     assert refocus_steps(steps[: mixed + 1], journal, _cases(["a"]))[0] == []
+
+
+def test_variant_groups_put_each_kind_together() -> None:
+    ids = ["a", "b", "a@pad", "b@transpose", "a@edge-K-9", "b@large-K-99", "a@empty-K", "c@offset"]
+    groups = [[c.id for c in g] for g in variant_groups(_cases(ids))]
+    assert groups == [["a@pad", "b@transpose", "c@offset"], ["a@edge-K-9", "b@large-K-99"]]
+
+
+class _Rounds:
+    """A pool that runs ``rounds`` aligned rounds on ``threads`` workers (no free calls)."""
+
+    threads = 8
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
+
+    def run_free(self, task, budget) -> int:
+        return 0
+
+    def run(self, task, budget, fill=None, threads=None) -> None:
+        for rnd in range(self.rounds if threads is None else 1):
+            for w in range(threads or self.threads):
+                task(SimpleNamespace(index=w), rnd)
+
+
+def test_the_burst_rounds_meet_views_together_and_thresholds_alone() -> None:
+    plain = [f"p{k}" for k in range(20)]
+    ids = [*plain, "a@pad", "b@transpose", "c@offset", "m@edge-K-4096", "m@edge-K-9000"]
+    runner, _ = _runner(RunConfig(seed=3, budget_s=5.0, duration=0.2), ids)
+    runner.cases, runner.control = _cases(ids), _cases(["add-1"])
+    rounds: dict[int, list[str]] = {}
+
+    def call(phase: str, worker: object, rnd: int, case: SimpleNamespace, **kw: object) -> None:
+        if "rep" not in kw:  # the closing serial pass aside
+            rounds.setdefault(rnd, []).append(case.id)
+
+    runner._call = call  # type: ignore[method-assign]
+    runner._budget = lambda b: b  # type: ignore[method-assign]
+    runner._phase_burst(_Rounds(6))
+    assert set(rounds[1]) == {"a@pad", "b@transpose", "c@offset"}  # a view round
+    assert set(rounds[4]) == {"m@edge-K-4096", "m@edge-K-9000"}  # an edge-size round
+    assert set(rounds[2]) == {"m@edge-K-9000"}  # the first self-race: the largest K

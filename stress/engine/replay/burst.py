@@ -1,6 +1,8 @@
 """The fail-fast ``burst`` phase: free-running calls of random cases (the control among them),
-then barrier-aligned mixed rounds with self-race rounds (one case on every thread), then one
-serial call of every case. A mixin of :class:`stress.engine.replay.phases.PhaseRunner`."""
+then barrier-aligned rounds in turn mixed, drawn from one variant kind (the view variants, the
+edge sizes, ...: :func:`~stress.engine.replay.sampling.variant_groups`) and self-race (one case
+on every thread, the cases past the size thresholds first), then one serial call of every case.
+A mixin of :class:`stress.engine.replay.phases.PhaseRunner`."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from stress.config import RunConfig
 from stress.corpus.parse import Case
 from stress.engine.replay.phase_budget import Budget, phase_budget, split_budget
 from stress.engine.replay.pool import Worker, WorkerPool
-from stress.engine.replay.sampling import thresholds
+from stress.engine.replay.sampling import thresholds, variant_groups
 
 __all__ = ["BURST_OPENING", "OPENING_CONTROL_SHARE", "BurstPhase"]
 
@@ -35,8 +37,9 @@ class BurstPhase:
 
     def _phase_burst(self, pool: WorkerPool) -> None:
         """Cheap and sensitive first: free-running calls of random cases (the control among
-        them), then aligned mixed rounds with self-race rounds (one case everywhere), then one
-        serial call of every case (a fault that needs no concurrency)."""
+        them), then aligned rounds — mixed, drawn from one variant kind (views, edge sizes,
+        ...), self-race (one case everywhere) in turn — then one serial call of every case (a
+        fault that needs no concurrency)."""
         everything = [*self.cases, *self.control]
         if not everything:
             return
@@ -48,15 +51,18 @@ class BurstPhase:
         opening, rest = split_budget(phase_budget(self.config), BURST_OPENING)
         offset = pool.run_free(free, self._budget(opening))
 
-        # the self-race rounds take the cases past the size thresholds first (sampling.py)
+        # the self-race rounds take the cases past the size thresholds first, the variant
+        # rounds draw from one variant kind at a time (sampling.py)
         big = {c.id for c in thresholds(self.cases)}
         alone = sorted(self.cases, key=lambda c: c.id not in big)
+        groups = variant_groups(self.cases)
 
         def pick(worker: Worker, rnd: int) -> Case:
             if rnd % 3 == 2:  # a self-race round: one case on every thread
                 return alone[(rnd // 3) % len(alone)] if alone else everything[0]
-            perm = np.random.default_rng([seed, 7, rnd]).permutation(n)
-            return everything[perm[worker.index % n]]
+            among = groups[(rnd // 3) % len(groups)] if rnd % 3 == 1 and groups else everything
+            perm = np.random.default_rng([seed, 7, rnd]).permutation(len(among))
+            return among[perm[worker.index % len(among)]]
 
         def task(worker: Worker, rnd: int) -> None:
             self._call("burst", worker, rnd + offset, pick(worker, rnd))

@@ -39,7 +39,7 @@ import numpy as np
 from stress.corpus.size_variants import tops
 from stress.engine.replay import stop
 from stress.engine.replay.phase_budget import Budget
-from stress.vocabulary import VIEW_SEPARATOR, size_kind
+from stress.vocabulary import VIEW_SEPARATOR, size_kind, split_view, variant_kind
 
 __all__ = [
     "CHUNK",
@@ -49,6 +49,7 @@ __all__ = [
     "after_others",
     "case_chunks",
     "thresholds",
+    "variant_groups",
 ]
 
 #: Cases per chunk of a sampled phase (the deadline is checked between chunks).
@@ -80,6 +81,19 @@ def thresholds(cases: Sequence[Any]) -> list[Any]:
     large = {c.id for c in cases if c.id.rpartition(VIEW_SEPARATOR)[2].startswith("large-")}
     large |= {c.id for c in tops([c for c in cases if size_kind(c.id) == "edge"])}
     return [c for c in cases if c.id in large]
+
+
+def variant_groups(cases: Sequence[Any]) -> list[list[Any]]:
+    """The cases of each variant kind that has two or more, in case order: the view variants
+    (every layout one kind: an operator's non-contiguous path), the empties, the edge sizes,
+    the twins. A round drawn from one group has several calls on the path that kind opens
+    (a staging copy, a split past a threshold, a cache entry per field) in flight at once."""
+    groups: dict[str, list[Any]] = {}
+    for c in cases:
+        kind = variant_kind(c.id)
+        if kind:
+            groups.setdefault("view" if split_view(c.id)[1] else kind, []).append(c)
+    return [g for g in groups.values() if len(g) >= 2]
 
 
 def after_others(order: list[tuple[Any, int]], first: Set[str]) -> list[tuple[Any, int]]:
