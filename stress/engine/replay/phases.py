@@ -113,7 +113,7 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
         self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
     ) -> CallRecord:
         # a view variant is graded against its contiguous twin's baseline (view invariance)
-        cb = self.baseline.cases.get(case.twin) if self.baseline else None
+        cb = self.baseline.cases.get(case.reference) if self.baseline else None
         canary = extra.pop("canary", self.config.canary)
         seq = next(self._seq)
         rec = judge(
