@@ -87,15 +87,18 @@ def test_variant_groups_put_each_kind_together() -> None:
 
 
 class _Rounds:
-    """A pool that runs ``rounds`` aligned rounds on ``threads`` workers (no free calls)."""
+    """A pool that runs three windows of free calls, then ``rounds`` aligned rounds, on
+    ``threads`` workers."""
 
     threads = 8
 
     def __init__(self, rounds: int) -> None:
         self.rounds = rounds
 
-    def run_free(self, task, budget) -> int:
-        return 0
+    def run_free(self, task, budget) -> int:  # three windows of free-running calls
+        for k in range(3 * self.threads):
+            task(SimpleNamespace(index=k % self.threads), k)
+        return 3
 
     def run(self, task, budget, fill=None, threads=None) -> None:
         for rnd in range(self.rounds if threads is None else 1):
@@ -117,6 +120,10 @@ def test_the_burst_rounds_meet_views_together_and_thresholds_alone() -> None:
     runner._call = call  # type: ignore[method-assign]
     runner._budget = lambda b: b  # type: ignore[method-assign]
     runner._phase_burst(_Rounds(6))
-    assert set(rounds[1]) == {"a@pad", "b@transpose", "c@offset"}  # a view round
-    assert set(rounds[4]) == {"m@edge-K-4096", "m@edge-K-9000"}  # an edge-size round
-    assert set(rounds[2]) == {"m@edge-K-9000"}  # the first self-race: the largest K
+    views = {"a@pad", "b@transpose", "c@offset"}
+    assert set(rounds[1]) == views  # the opening's second window: one variant kind
+    assert not set(rounds[0]) <= views | {"m@edge-K-4096", "m@edge-K-9000"}
+    aligned = {r - 3: ids for r, ids in rounds.items() if r >= 3}  # after the 3 windows
+    assert set(aligned[1]) == views  # a view round
+    assert set(aligned[4]) == {"m@edge-K-4096", "m@edge-K-9000"}  # an edge-size round
+    assert set(aligned[2]) == {"m@edge-K-9000"}  # the first self-race: the largest K

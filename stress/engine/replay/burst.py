@@ -1,8 +1,9 @@
-"""The fail-fast ``burst`` phase: free-running calls of random cases (the control among them),
-then barrier-aligned rounds in turn mixed, drawn from one variant kind (the view variants, the
-edge sizes, ...: :func:`~stress.engine.replay.sampling.variant_groups`) and self-race (one case
-on every thread, the cases past the size thresholds first), then one serial call of every case.
-A mixin of :class:`stress.engine.replay.phases.PhaseRunner`."""
+"""The fail-fast ``burst`` phase: free-running calls of random cases (the control among them;
+every third window of calls drawn from one variant kind), then barrier-aligned rounds in turn
+mixed, drawn from one variant kind (the view variants, the edge sizes, ...:
+:func:`~stress.engine.replay.sampling.variant_groups`) and self-race (one case on every thread,
+the cases past the size thresholds first), then one serial call of every case. A mixin of
+:class:`stress.engine.replay.phases.PhaseRunner`."""
 
 from __future__ import annotations
 
@@ -37,25 +38,26 @@ class BurstPhase:
 
     def _phase_burst(self, pool: WorkerPool) -> None:
         """Cheap and sensitive first: free-running calls of random cases (the control among
-        them), then aligned rounds — mixed, drawn from one variant kind (views, edge sizes,
-        ...), self-race (one case everywhere) in turn — then one serial call of every case (a
-        fault that needs no concurrency)."""
+        them; every third window from one variant kind), then aligned rounds — mixed, drawn
+        from one variant kind (views, edge sizes, ...), self-race (one case everywhere) in
+        turn — then one serial call of every case (a fault that needs no concurrency)."""
         everything = [*self.cases, *self.control]
         if not everything:
             return
         n, seed, width = len(everything), self.config.seed, pool.threads
+        # every third window of calls (and every third aligned round) draws from one variant
+        # kind at a time; the self-race rounds take the cases past the size thresholds first
+        groups = variant_groups(self.cases)  # (sampling.py)
+        big = {c.id for c in thresholds(self.cases)}
+        alone = sorted(self.cases, key=lambda c: c.id not in big)
 
         def free(worker: Worker, k: int) -> None:  # k numbers the calls as they start
-            self._call("burst", worker, k // width, self._opening_pick(seed, k))
+            w = k // width  # a window: as many calls as threads
+            group = groups[(w // 3) % len(groups)] if w % 3 == 1 and groups else None
+            self._call("burst", worker, w, self._opening_pick(seed, k, group))
 
         opening, rest = split_budget(phase_budget(self.config), BURST_OPENING)
         offset = pool.run_free(free, self._budget(opening))
-
-        # the self-race rounds take the cases past the size thresholds first, the variant
-        # rounds draw from one variant kind at a time (sampling.py)
-        big = {c.id for c in thresholds(self.cases)}
-        alone = sorted(self.cases, key=lambda c: c.id not in big)
-        groups = variant_groups(self.cases)
 
         def pick(worker: Worker, rnd: int) -> Case:
             if rnd % 3 == 2:  # a self-race round: one case on every thread
@@ -79,12 +81,13 @@ class BurstPhase:
 
         pool.run(serial, Budget(rounds=1), threads=1)
 
-    def _opening_pick(self, seed: int, k: int) -> Case:
-        """The case of the burst's free-running call ``k``: a corpus case, or with probability
+    def _opening_pick(self, seed: int, k: int, group: Sequence[Case] | None = None) -> Case:
+        """The case of the burst's free-running call ``k``: one of ``group`` when given (a
+        window drawn from one variant kind), else a corpus case, or with probability
         :data:`OPENING_CONTROL_SHARE` a control case (the control runs alongside; its cheap
         calls would otherwise thin out the corpus's overlaps)."""
         rng = np.random.default_rng([seed, 7, k])
-        pool = self.cases
-        if not pool or (self.control and rng.random() < OPENING_CONTROL_SHARE):
+        pool = group or self.cases
+        if not pool or (not group and self.control and rng.random() < OPENING_CONTROL_SHARE):
             pool = self.control
         return pool[int(rng.integers(len(pool)))]
