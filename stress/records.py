@@ -20,12 +20,14 @@ from typing import Any, ClassVar, TypeVar
 from stress.errors import ConfigError
 from stress.files import load_json
 from stress.record_json import emit, json_fields, member, names, parse
-from stress.report_sections import Interference, PairCell, Reproducer, Timing
+from stress.report_sections import Interference, ModeSplit, PairCell, Reproducer, Timing
 from stress.vocabulary import Diagnosis, PhaseStatus, RunVerdict, Status, Verdict, is_failure
 
 __all__ = [
+    "BEGIN",
     "CALL",
     "PHASE_END",
+    "CallBegin",
     "CallRecord",
     "CaseVerdict",
     "Interference",
@@ -43,6 +45,7 @@ __all__ = [
 CALL = "call"  # the ``type`` of a call record
 PHASE_END = "phase-end"  # the ``type`` of a phase's end record
 RECORDED = "recorded"  # the ``type`` of a recording child's line per case
+BEGIN = "begin"  # the ``type`` of a child's line for a call that started
 _parse, _emit, _member = parse, emit, member
 R = TypeVar("R")
 
@@ -104,7 +107,16 @@ class CallRecord:
         return is_failure(self)
 
     def replace(self, **changes: Any) -> CallRecord:
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes``: the fields copied in one ``__dict__`` update, not through
+        the frozen ``__init__`` (the parent stamps every call record the child sends)."""
+        if not _CALL_FIELDS.issuperset(changes):
+            unknown = sorted(changes.keys() - _CALL_FIELDS)
+            raise TypeError(f"CallRecord has no field {unknown[0]!r}")
+        new = object.__new__(CallRecord)
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields.update(changes)
+        return new
 
     def to_json(self) -> dict[str, Any]:
         """The journal line's object: the known keys that are set, then the unknown ones."""
@@ -114,6 +126,9 @@ class CallRecord:
     def from_json(cls, data: Mapping[str, Any]) -> CallRecord:
         """A record from a journal line (``ValueError`` naming the field when it is not one)."""
         return _parse(cls, data, CALL, {"status": Status})
+
+
+_CALL_FIELDS = json_fields(CallRecord) | {"extra"}  # what CallRecord.replace may change
 
 
 @dataclass(frozen=True)
@@ -174,6 +189,34 @@ class RecordedCase:
         return _parse(cls, data, RECORDED, {"status": Status})
 
 
+@dataclass(frozen=True)
+class CallBegin:
+    """A call started on ``worker`` (a child's ``begin`` line): it is in flight until its
+    record arrives, and what a crash or a hang of the child is charged to. ``launches``: how
+    many launches the call makes (a repeatable executor's), for the hang rule."""
+
+    worker: int = 0
+    case: str | None = None
+    aggressor: str | None = None
+    round: int | None = None
+    launches: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def flying(self) -> dict[str, Any]:
+        """The fields a record of the call that never ended takes from this one, in the order
+        a phase-end line's ``in_flight`` lists them."""
+        said = {"worker": self.worker, "case": self.case}
+        said.update(aggressor=self.aggressor, round=self.round)
+        return {k: v for k, v in said.items() if v is not None}
+
+    def to_json(self) -> dict[str, Any]:
+        return _emit(self, BEGIN, ())
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CallBegin:
+        return _parse(cls, data, BEGIN, {})
+
+
 # -- graded results (stress.grading.verdicts computes them; report.json holds their JSON) -------
 @dataclass(frozen=True)
 class CaseVerdict:
@@ -191,8 +234,10 @@ class CaseVerdict:
     prefill: str = ""
     # a case failing only on later launches of its repeatable executor (stress.grading.reuse)
     reuse: str = ""
-    # a case failing only in one API mode, its plain calls passing (stress.grading.mode_split)
+    # a case failing only in one API mode, its plain calls passing (stress.grading.mode_split):
+    # the sentence, and the counts the diagnosis weighs (grading's; report.json has the sentence)
     mode_dependence: str = ""
+    mode_split: ModeSplit | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -11,6 +11,7 @@ import pytest
 
 from stress.engine.isolation.supervise import run_child
 from stress.engine.run.early import Ahead, EarlyStart, first_job
+from stress.records import CallRecord
 from stress.vocabulary import PhaseStatus
 
 #: A stand-in phase child: it holds as a phase child does (jobs._hold), then sends one call
@@ -19,14 +20,16 @@ _CHILD = """
 import sys, time
 from stress.engine.isolation.child import child_main
 from stress.engine.isolation.jobs import _hold
+from stress.engine.isolation.messages import ChildEnd
+from stress.vocabulary import ChildStatus
 
 def run(job, send):
     send({"type": "ready"})
     _hold(send)
-    for case in job.get("cases", ["c"]):
-        send({"type": "call", "case": case, "went": time.time()})
+    for case in job.extra.get("cases", ["c"]):
+        send({"type": "call", "phase": "burst", "case": case, "status": "ok", "went": time.time()})
         time.sleep(0.2)
-    return "done", "", {}
+    return ChildEnd(ChildStatus.DONE)
 
 child_main(sys.argv[1], int(sys.argv[2]), run)
 """
@@ -54,11 +57,11 @@ def test_the_step_taken_as_its_own_job_goes_then_and_passes_its_records_on():
     ahead = early.take_ahead(dict(JOB))
     assert ahead is not None and early.ahead is None
     took = time.time()
-    records: list[tuple[dict, float]] = []
+    records: list[tuple[CallRecord, float]] = []
     result = ahead.drain(lambda rec, at: records.append((rec, at)))
     assert result.status == PhaseStatus.DONE
-    assert [r["case"] for r, _ in records] == ["c"]
-    assert records[0][0]["went"] >= took  # it made its call only once taken
+    assert [r.case for r, _ in records] == ["c"]
+    assert records[0][0].extra["went"] >= took  # it made its call only once taken
 
 
 def test_another_job_cancels_the_step_started_ahead():
@@ -85,7 +88,7 @@ def test_an_interrupt_while_taking_it_lets_the_calls_in_flight_end_and_be_record
     seen: list[str] = []
 
     def on_record(rec, at):
-        seen.append(rec["case"])
+        seen.append(rec.case)
         if len(seen) == 1:
             raise KeyboardInterrupt
 

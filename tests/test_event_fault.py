@@ -46,6 +46,7 @@ import json
 from stress import acl
 from stress.corpus.parse import load_corpus
 from stress.engine.call.event_mode import run_event
+from stress.engine.call.opening import CallSite
 from stress.engine.call.execute import run_call
 from stress.engine.call.inputs import InputCache
 
@@ -56,7 +57,7 @@ stream = ctx.create_stream()
 case = next(c for c in load_corpus(["corpus/ops/cat.toml"]) if c.id == "cat-f32")
 ins = InputCache(ctx, stream).get(case)
 plain = run_call(ctx, stream, case, ins)
-event = run_event(ctx, stream, case, ins)
+event = run_event(CallSite(ctx, stream, case, ins))
 again = run_call(ctx, stream, case, ins)
 out = lambda o: o.outputs["out"]
 print("RESULT " + json.dumps({

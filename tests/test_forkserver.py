@@ -60,7 +60,7 @@ def test_a_forked_job_gets_its_environment_and_the_server_never_loads_the_backen
     result = run_child(INFO, lambda r: None, silence_timeout=60, server=server,
                        env={"ACLSIM_FAULTS": "crash"})  # fmt: skip
     assert result.status == PhaseStatus.DONE, result
-    assert result.end["fingerprint"]["faults"] == ["crash"]  # applied before the backend loaded
+    assert result.end.fingerprint["faults"] == ["crash"]  # applied before the backend loaded
     child, (ppid, pgrp) = started
     assert ppid == server._proc.pid and pgrp == child.pid  # forked, in its own process group
     assert child.returncode == 0

@@ -9,7 +9,7 @@ from stress import ops
 from stress.errors import ConfigError
 from stress.files import load_toml
 from stress.ops.declaration import parse_declaration
-from stress.ops.declared_strategies import draw_cases
+from stress.ops.declared_strategies import declared_bounds, draw_cases, violations_of
 
 
 def _with(op: str, generate: dict) -> dict:
@@ -36,7 +36,7 @@ def test_built_in_declarations_hold_the_generators_specifics():
 def test_every_declared_violation_is_drawn_and_breaks_only_its_setting():
     decl = ops.declaration_of("mhc_pre_sinkhorn")
     seen = {}
-    for case, name in draw_cases(decl, 60, 3, invalid=True):
+    for case, name in draw_cases(decl, 60, 3, declared_bounds(decl), violations_of(decl)):
         seen[name] = case
         assert case.expect == 161002 and case.description.startswith("violates: ")
     assert set(seen) == {v.name for v in decl.generation.violations}
@@ -48,9 +48,11 @@ def test_every_declared_violation_is_drawn_and_breaks_only_its_setting():
 
 
 def test_a_limit_bounds_the_drawn_dimensions_and_mixing_is_drawn():
-    for case, _ in draw_cases(ops.declaration_of("mhc_pre_sinkhorn"), 80, 5):
+    mhc = ops.declaration_of("mhc_pre_sinkhorn")
+    for case, _ in draw_cases(mhc, 80, 5, declared_bounds(mhc)):
         assert case.dims["B"] * case.dims["S"] <= 512
-    add = [c for c, _ in draw_cases(ops.declaration_of("add"), 80, 5)]
+    add_decl = ops.declaration_of("add")
+    add = [c for c, _ in draw_cases(add_decl, 80, 5, declared_bounds(add_decl))]
     assert any("other_dtype" in c.dtypes for c in add)
     assert any(c.shapes.get("other_shape") == (1,) for c in add)
     assert any(len(c.shapes.get("other_shape", ())) < len(c.shapes["shape"]) for c in add)

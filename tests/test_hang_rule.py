@@ -15,10 +15,11 @@ import pytest
 from stress.baseline.store import Baseline, CaseBaseline
 from stress.config import RunConfig
 from stress.engine.call.repeatable import LAUNCHES
-from stress.engine.replay.hang_rule import CallState, HangRule, Slowdown, hang_rule_for
+from stress.engine.replay.hang_rule import CallState, HangReport, HangRule, Slowdown, hang_rule_for
 from stress.engine.replay.phase_budget import Budget
 from stress.engine.replay.pool import PoolAborted, WorkerPool
 from stress.errors import ConfigError
+from stress.records import CallBegin
 from stress.vocabulary import Diagnosis, Status
 
 RULE = HangRule(ceiling_s=10.0, floor_s=0.5, factor=50.0, expected={"ms": 0.002, "slow": 0.05})
@@ -73,10 +74,10 @@ def test_a_case_without_a_recorded_time_waits_the_call_timeout_only():
 
 
 def test_what_is_in_flight_is_timed_by_its_cases():
-    assert RULE.expected_s({"case": "ms", "round": 3}) == pytest.approx(0.002)
-    assert RULE.expected_s({"case": "ms", "aggressor": "slow"}) == pytest.approx(0.052)
-    assert RULE.expected_s({"case": "ms", "aggressor": "unknown"}) is None
-    assert HangRule(ceiling_s=10.0).expected_s({"case": "ms"}) is None
+    assert RULE.expected_s(CallBegin(0, "ms", round=3)) == pytest.approx(0.002)
+    assert RULE.expected_s(CallBegin(0, "ms", aggressor="slow")) == pytest.approx(0.052)
+    assert RULE.expected_s(CallBegin(0, "ms", aggressor="unknown")) is None
+    assert HangRule(ceiling_s=10.0).expected_s(CallBegin(0, "ms")) is None
 
 
 def test_the_slowdown_is_the_median_ratio_of_finished_calls_at_least_one():
@@ -100,7 +101,7 @@ def test_the_run_rule_takes_the_twins_time_and_the_options():
     rule = hang_rule_for(config, cases, SimpleNamespace(cases=recorded))
     assert (rule.ceiling_s, rule.floor_s, rule.factor) == (7.0, 0.25, 20.0)
     assert rule.expected == {"a": 0.03, "a@pad": 0.03}
-    assert rule.limit(rule.expected_s({"case": "a@pad"})) == pytest.approx(0.6)
+    assert rule.limit(rule.expected_s(CallBegin(0, "a@pad"))) == pytest.approx(0.6)
     assert hang_rule_for(config, cases, None).expected == {}
 
 
@@ -184,8 +185,8 @@ def _repo():
 # ---- the watchdog applies it -----------------------------------------------------------------
 
 
-def _hang_of(device, task, rule: HangRule, threads: int = 2) -> dict:
-    hangs: list[dict] = []
+def _hang_of(device, task, rule: HangRule, threads: int = 2) -> HangReport:
+    hangs: list[HangReport] = []
     with WorkerPool(device, threads, hang_rule=rule, on_hang=hangs.append) as pool:
         with pytest.raises(PoolAborted) as err:
             pool.run_free(task, Budget(seconds=30))
@@ -205,9 +206,9 @@ def test_a_stalled_pool_is_hung_at_twice_the_cases_limit(device):
         hang = _hang_of(device, task, rule)
     finally:
         release.set()
-    assert hang["timeout_s"] == pytest.approx(0.1)  # L = 0.05, confirmed after L again
-    assert hang["progressed"] is False
-    assert {s["limit_s"] for s in hang["stuck"]} == {0.05}
+    assert hang.timeout_s == pytest.approx(0.1)  # L = 0.05, confirmed after L again
+    assert hang.progressed is False
+    assert {s.limit_s for s in hang.stuck} == {0.05}
 
 
 def test_a_call_stuck_while_others_finish_waits_the_stretched_confirmation(device):
@@ -225,10 +226,10 @@ def test_a_call_stuck_while_others_finish_waits_the_stretched_confirmation(devic
         hang = _hang_of(device, task, rule)
     finally:
         release.set()
-    assert hang["progressed"] is True
-    assert hang["slowdown"] >= 10
-    assert hang["timeout_s"] == pytest.approx(min(30.0, 0.05 + 0.05 * hang["slowdown"]), abs=1e-3)
-    assert [s["worker"] for s in hang["stuck"]] == [0]
+    assert hang.progressed is True
+    assert hang.slowdown >= 10
+    assert hang.timeout_s == pytest.approx(min(30.0, 0.05 + 0.05 * hang.slowdown), abs=1e-3)
+    assert [s.call.worker for s in hang.stuck] == [0]
 
 
 class _Starved:
@@ -319,7 +320,7 @@ def test_the_simulated_deadlock_is_a_hang_found_by_the_cases_limit(tmp_path):
     rule = hang_rule_for(RunConfig(), [SimpleNamespace(id=case, twin=twin)], baseline)
     # the call in flight ran in one of the API modes: plain (1 launch), event (2) or repeat (its
     # launches and the rebinding); the watchdog judges each launch (stress.engine.replay.modes)
-    limits = [rule.limit(rule.expected_s({"case": case})) * n for n in (1, 2, LAUNCHES + 1)]
+    limits = [rule.limit(rule.expected_s(CallBegin(0, case))) * n for n in (1, 2, LAUNCHES + 1)]
     assert max(limits) < RunConfig().call_timeout
     said = [f"suspect after {round(limit, 3):g} s" in first["message"] for limit in limits]
     assert any(said), first["message"]

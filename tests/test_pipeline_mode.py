@@ -10,9 +10,6 @@ runs on another thread, so only the pipeline mode sees it (`mode-dependence`).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +17,9 @@ import pytest
 from stress.config import MODES, RunConfig
 from stress.engine.run.session import Session
 from stress.grading.diagnosis import diagnose
-from stress.grading.mode_split import ModeTally, mode_of, strong
+from stress.grading.mode_split import ModeTally
 from stress.records import CallRecord, CaseVerdict, PhaseVerdict
+from stress.report_sections import ModeSplit
 from stress.sim.faults import FAULTS
 from stress.vocabulary import Diagnosis, Status, Verdict
 from tests._snippet import script_result
@@ -59,6 +57,7 @@ import json, threading
 from stress import acl
 from stress.corpus.parse import load_corpus
 from stress.engine.call.inputs import InputCache
+from stress.engine.call.opening import CallSite
 from stress.engine.call.pipeline import Launcher, run_pipeline
 from stress.engine.call.execute import run_call
 
@@ -70,7 +69,7 @@ case = next(c for c in load_corpus(["corpus/ops/reduce_sum.toml"]) if c.id == "r
 ins = InputCache(ctx, stream).get(case)
 launcher = Launcher()
 plain = run_call(ctx, stream, case, ins)
-piped = run_pipeline(ctx, stream, case, ins, launcher)
+piped = run_pipeline(CallSite(ctx, stream, case, ins), launcher)
 again = run_call(ctx, stream, case, ins)  # the worker's own ring still holds its plans
 launcher.close()
 # what the launcher's binding avoids: phase 2 on a thread with no current context
@@ -180,55 +179,32 @@ def test_mode_tally_names_the_one_mode_that_fails_while_plain_passes():
     t = ModeTally()
     for mode, match in ((None, True), ("pipeline", False), ("event", True), ("pipeline", False)):
         t.add(_rec(mode, match))
-    assert "2 of 2 calls in the pipeline mode" in t.evidence()
-    assert mode_of(t.evidence()) == "pipeline"
+    split = t.split()
+    assert split is not None and "2 of 2 calls in the pipeline mode" in split.evidence
+    assert (split.mode, split.failed, split.calls, split.plain) == ("pipeline", 2, 2, 1)
     t.add(_rec("event", False))  # a second failing mode: not one mode's
-    assert t.evidence() == "" and mode_of("") == ""
+    assert t.split() is None
     plain_fails = ModeTally()
     plain_fails.add(_rec(None, False))
     plain_fails.add(_rec("pipeline", False))
-    assert plain_fails.evidence() == ""
+    assert plain_fails.split() is None
     no_plain = ModeTally()
     no_plain.add(_rec("pipeline", False))
-    assert no_plain.evidence() == ""  # nothing to compare with
+    assert no_plain.split() is None  # nothing to compare with
 
 
-def _script(path: Path, faults: str) -> subprocess.CompletedProcess:
-    from stress import sim
-
-    env = {k: v for k, v in os.environ.items() if k not in ("ACLSIM_FAULTS", "PYTHONPATH")}
-    env.update(ASCEND_HOME_PATH=str(sim.root()), ACLSIM_FAULTS=faults)
-    return subprocess.run([sys.executable, str(path), "2"], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=path.parent)  # fmt: skip
-
-
-def test_the_standalone_reproducer_launches_from_another_thread_too(tmp_path):
-    report = _run(tmp_path, RSUM, {"ACLSIM_FAULTS": FAULT})
-    assert report["diagnosis"] == "mode-dependence", report["explanation"]
-    from _cli import stress_cli
-
-    script = tmp_path / "reproduce.py"
-    proc = stress_cli("reproduce", str(tmp_path / "run"), "-o", str(script), cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "PIPELINE = True" in script.read_text()
-    faulty = _script(script, FAULT)
-    assert faulty.returncode == 1, faulty.stdout + faulty.stderr
-    assert "digest differs from the baseline's" in faulty.stdout
-    clean = _script(script, "")
-    assert clean.returncode == 0, clean.stdout + clean.stderr
-
-
-def _evidence(failed: int, calls: int, plain: int, mode: str = "pipeline") -> str:
+def _evidence(failed: int, calls: int, plain: int, mode: str = "pipeline") -> ModeSplit | None:
     t = ModeTally()
     for i in range(calls):
         t.add(_rec(mode, i >= failed))
     for _ in range(plain):
         t.add(_rec(None, True))
-    return t.evidence()
+    return t.split()
 
 
-def _phase(name: str, evidence: str, verdict=Verdict.MISMATCH_STABLE) -> PhaseVerdict:
-    case = CaseVerdict("c", verdict, 10, mode_dependence=evidence)
+def _phase(name: str, split: ModeSplit | None, verdict=Verdict.MISMATCH_STABLE) -> PhaseVerdict:
+    evidence = "" if split is None else split.evidence
+    case = CaseVerdict("c", verdict, 10, mode_dependence=evidence, mode_split=split)
     return PhaseVerdict(name, verdict, (case,))
 
 
@@ -237,18 +213,18 @@ def test_the_diagnosis_needs_stronger_mode_evidence_on_many_threads():
     assert diagnose(serial)[0] == Diagnosis.MODE_DEPENDENCE
     assert "pipeline mode" in diagnose(serial)[1] and "serially" in diagnose(serial)[1]
     # serial sampled under --budget without the case: shuffled's calls on one thread decide
-    shuffled = [_phase("serial", "", Verdict.PASS), _phase("shuffled", _evidence(1, 1, 1))]
+    shuffled = [_phase("serial", None, Verdict.PASS), _phase("shuffled", _evidence(1, 1, 1))]
     assert diagnose(shuffled)[0] == Diagnosis.MODE_DEPENDENCE
-    plain_fails = [_phase("serial", "", Verdict.PASS), _phase("shuffled", "")]
+    plain_fails = [_phase("serial", None, Verdict.PASS), _phase("shuffled", None)]
     assert diagnose(plain_fails)[0] == Diagnosis.ORDER_DEPENDENCE  # no mode evidence: as before
-    strong_iso = [_phase("serial", "", Verdict.PASS), _phase("isolated", _evidence(5, 6, 7))]
+    strong_iso = [_phase("serial", None, Verdict.PASS), _phase("isolated", _evidence(5, 6, 7))]
     assert diagnose(strong_iso)[0] == Diagnosis.MODE_DEPENDENCE
     assert "on many threads" in diagnose(strong_iso)[1]
     # one failing call, or too few plain calls beside it: a race may have hit one mode by chance
     for weak in (_evidence(1, 2, 7), _evidence(5, 6, 3), _evidence(2, 6, 7)):
-        assert not strong(weak) and weak
-        phases = [_phase("serial", "", Verdict.PASS), _phase("isolated", weak)]
+        assert weak is not None and not weak.strong
+        phases = [_phase("serial", None, Verdict.PASS), _phase("isolated", weak)]
         assert diagnose(phases)[0] == Diagnosis.SELF_RACE, weak
     # the burst alone does not decide it (its calls per mode are few)
-    burst = [_phase("serial", "", Verdict.PASS), _phase("burst", _evidence(5, 6, 7))]
+    burst = [_phase("serial", None, Verdict.PASS), _phase("burst", _evidence(5, 6, 7))]
     assert diagnose(burst)[0] == Diagnosis.CROSS_CALL_CONTAMINATION

@@ -43,7 +43,7 @@ def test_free_workers_do_not_wait_for_each_other(device):
 
 
 def test_a_free_running_hang_is_reported(device):
-    hangs: list[dict] = []
+    hangs: list = []
 
     def task(worker, n):
         worker.begin(case="stuck", round=n)
@@ -54,7 +54,7 @@ def test_a_free_running_hang_is_reported(device):
         with pytest.raises(PoolAborted) as err:
             pool.run_free(task, Budget(seconds=5))
     assert err.value.reason == Status.HANG
-    assert [s["worker"] for s in hangs[0]["stuck"]] == [0]
+    assert [s.call.worker for s in hangs[0].stuck] == [0]
 
 
 def test_an_error_in_one_free_worker_stops_them_all(device):

@@ -7,12 +7,15 @@ import pytest
 from test_baseline import BACKEND, _baseline, _corpus
 
 from stress.config import RunConfig
+from stress.engine.isolation.messages import BackendInfo
 from stress.engine.run.baseline_step import record_missing, run_baseline
 from stress.engine.run.header import run_header
 from stress.engine.run.rundir import claim_baseline
 from stress.engine.run.session import Session, SessionUI
 from stress.errors import ConfigError
 from stress.journal.results import RESULTS_SCHEMA
+from stress.records import RecordedCase
+from stress.vocabulary import Status
 
 
 class _Said(SessionUI):
@@ -35,8 +38,7 @@ def _recorder(session, cases, seen):
     def record(path, on_case):
         seen.append(session.recording)  # named while it records (an interrupt says so)
         _baseline(cases).save(path)
-        on_case({"type": "recorded", "case": "b", "status": "ok", "code": 0,
-                 "grading": "digest", "bit_deterministic": True})  # fmt: skip
+        on_case(RecordedCase("b", Status.OK, 0, "digest", True))
         return path
 
     return record
@@ -85,7 +87,7 @@ def test_run_header_holds_what_rerendering_needs(tmp_path, monkeypatch):
     s = _session(tmp_path, env={"ACLSIM_FAULTS": "tiling-race"})
     path = tmp_path / "base.json"
     baseline = _baseline(s.cases)
-    info = {"fingerprint": BACKEND, "info": {"device_count": 2}}
+    info = BackendInfo(BACKEND, {"device_count": 2})
     typed = run_header(s.config, (s.corpus, s.control), (s.cases, []), s.env, info, path, baseline)
     header = typed.to_json()  # the journal's first line
     assert header["type"] == "run" and header["schema"] == RESULTS_SCHEMA

@@ -21,6 +21,7 @@ from stress.engine.replay.twins import twin_pairs
 from stress.engine.run.session import Session
 from stress.grading.twin_field import describe, differing_field, twin_findings
 from stress.ops.spec import dtype_of
+from stress.report_sections import TwinPair
 from stress.vocabulary import variant_kind
 
 REPO = Path(__file__).resolve().parents[1]
@@ -115,14 +116,7 @@ def test_the_differing_field_is_named():
     assert differing_field("s", "s@attr-dim=0", params) == "attr dim 0 vs its default"
     assert differing_field("s", "other@dtype-T=float16", params) == ""
     found = twin_findings(["s@dtype-T=float16", "s", "x"], [{"id": "s", "params": params["s"]}])
-    assert found == [
-        {
-            "case": "s",
-            "twin": "s@dtype-T=float16",
-            "field": "dtype T float16 vs float32",
-            "both_failed": True,
-        }
-    ]
+    assert found == [TwinPair("s", "s@dtype-T=float16", "dtype T float16 vs float32", True)]
     assert "same shape, dtype T float16 vs float32 in flight" in describe(found)
     assert describe([]) == ""
 

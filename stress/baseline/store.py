@@ -27,6 +27,7 @@ from stress.config import CANARY
 from stress.corpus.parse import Case
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes, load_json
+from stress.report_sections import Fingerprint
 from stress.vocabulary import Status, schema
 
 __all__ = [
@@ -341,10 +342,7 @@ def _restore(arr: np.ndarray, dtype_name: str) -> np.ndarray:
 def backend_tag(fingerprint: Mapping[str, Any]) -> str:
     """The backend part of a baseline file name: ``cann``, ``sim``, or ``sim-<fault>+<fault>``
     when simulator faults are on (baselines of different fault sets must not mix)."""
-    tag = "sim" if fingerprint.get("simulator") else fingerprint.get("kind", "cann")
-    if fingerprint.get("faults"):
-        tag += "-" + "+".join(fingerprint["faults"])
-    return tag
+    return Fingerprint.from_json(fingerprint).tag
 
 
 def default_baseline_path(corpus_paths: Iterable[str | Path], backend_kind: str) -> Path:

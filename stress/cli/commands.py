@@ -15,7 +15,7 @@ from stress import __version__
 from stress.config import RunConfig
 from stress.errors import ConfigError
 from stress.files import output_file
-from stress.records import RECORDED, RecordedCase, RunReport
+from stress.records import RecordedCase, RunReport
 from stress.vocabulary import RunVerdict, Status
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INCOMPLETE = 0, 1, 2, 3
@@ -270,15 +270,14 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     if args.out or args.baseline:  # where `run --baseline` will look for it
         path = Path(args.out or args.baseline)
     else:
-        path = session.default_baseline(session.backend_info()["fingerprint"])
+        path = session.default_baseline(session.backend_info().fingerprint)
     table = Table(title=f"recording {path}")
     for col in ("case", "status", "grading", "reference", "unwritten"):
         table.add_column(col)
 
-    def on_case(data: dict) -> None:
-        if data.get("type") != RECORDED:
+    def on_case(rec: object) -> None:
+        if not isinstance(rec, RecordedCase):
             return
-        rec = RecordedCase.from_json(data)
         ref_txt = _REFERENCE[(rec.reference or {}).get("ok")]
         status = _status_text(rec.status, rec.code)
         console.print(
@@ -312,9 +311,11 @@ def _status_text(status: str, code: int | None) -> str:
 def _print_baseline(console, baseline) -> None:
     from rich.table import Table
 
-    b = baseline.backend
+    from stress.report_sections import Fingerprint
+
+    b = Fingerprint.from_json(baseline.backend)
     console.print(
-        f"{baseline.path}: backend {b.get('kind')} {b.get('soc')} {b.get('version')}, "
+        f"{baseline.path}: backend {b.kind} {b.soc} {b.version}, "
         f"deterministic {'on' if baseline.deterministic else 'off'}, {baseline.repeats} repeats, "
         f"recorded {baseline.created}"
     )

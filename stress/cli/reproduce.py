@@ -52,9 +52,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         output_file(args.output, "-o")
     repro = write_script(args.run_dir, args.output, args.case, args.iterations, args.backend)
     side = f", {repro.bytes_side} in {repro.side_file}" if repro.side_file else ""
+    replaying = f", {repro.replaying()}" if repro.replaying() else ""
     print(
         f"{repro.path}: {repro.phase} reproducer of {', '.join(repro.cases)} "
-        f"({repro.bytes_embedded} bytes of inputs embedded{side}); run it with "
+        f"({repro.bytes_embedded} bytes of inputs embedded{side}{replaying}); run it with "
         f"ASCEND_HOME_PATH=<CANN root> python3 {repro.path}"
     )
     return 0
@@ -74,4 +75,5 @@ def after_run(out: Path | None, backend: str | None, *, quiet: bool = False) -> 
         print(f"no standalone reproducer: {exc}", file=sys.stderr)
         return
     if not quiet:
-        print(f"standalone reproducer ({', '.join(repro.cases)}): python3 {repro.path}")
+        replaying = f", {repro.replaying()}" if repro.replaying() else ""
+        print(f"standalone reproducer ({', '.join(repro.cases)}{replaying}): python3 {repro.path}")

@@ -12,6 +12,7 @@ from stress import ops
 from stress.errors import ConfigError
 from stress.ops.declaration import OpDeclaration
 from stress.ops.declared_draw import DeclaredBounds
+from stress.ops.generation import Violation
 
 __all__ = [
     "BoundsError",
@@ -70,13 +71,14 @@ def violations_of(op: str) -> dict[str, tuple[str, int]]:
     return {v.name: (v.what, v.status) for v in declaration(op).generation.violations}
 
 
-def check_violations(op: str, violations: Sequence[str] | None) -> tuple[str, ...]:
-    """The violation names to draw from (all of ``op``'s when None)."""
+def check_violations(op: str, violations: Sequence[str] | None) -> tuple[Violation, ...]:
+    """The declared violations to draw from (all of ``op``'s when None); BoundsError naming an
+    unknown one."""
     from hypothesis.errors import InvalidArgument
 
     from stress.ops.declared_strategies import violations_of as declared
 
     try:
-        return tuple(v.name for v in declared(declaration(op), violations))
+        return declared(declaration(op), violations)
     except InvalidArgument as exc:
         raise BoundsError(str(exc)) from None

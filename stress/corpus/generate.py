@@ -184,12 +184,11 @@ def generate_cases(
     check_int("count", count, 1)
     check_int("seed", seed, 0)
     decl = declaration(op)
-    make_bounds(op, **bounds)  # BoundsError naming a bad bound
-    if invalid:
-        check_violations(op, violations)
-    elif violations is not None:
+    b = make_bounds(op, **bounds)  # BoundsError naming a bad bound
+    if violations is not None and not invalid:
         raise BoundsError("violations: only for invalid cases")
-    drawn = draw_cases(decl, count, seed, invalid=invalid, violations=violations, **bounds)
+    chosen = check_violations(op, violations) if invalid else ()
+    drawn = draw_cases(decl, count, seed, b, chosen)
     out = []
     for i, (case, violation) in enumerate(drawn):
         cid = f"{op}-s{seed}-{i:03d}" + (f"-{violation}" if violation else "")

@@ -15,7 +15,7 @@ from stress.grading.variants import variants_summary
 from stress.journal.lines import RunHeader
 from stress.journal.results import read_results
 from stress.records import RunReport
-from stress.report_sections import Timing
+from stress.report_sections import Timing, TwinPair
 from stress.vocabulary import Diagnosis, PhaseStatus, Verdict, schema
 
 __all__ = ["REPORT_SCHEMA", "build_report", "grade_journal", "read_tally", "report_from"]
@@ -72,14 +72,14 @@ def report_from(tally: JournalTally, *, final: bool = True) -> RunReport:
         "coverage": tally.coverage.result(header),
     }
     if pairs:
-        document["twins"] = pairs
+        document["twins"] = [p.to_json() for p in pairs]
     variants = variants_summary(phases, header.config)
     if "variants" in header.config or variants["kinds"]:  # (not in older runs)
         document["variants"] = variants
     return RunReport.from_json(document)
 
 
-def _twin_pairs(phases: Any, header: RunHeader) -> list[dict[str, Any]]:
+def _twin_pairs(phases: Any, header: RunHeader) -> list[TwinPair]:
     """The failing (case, twin) pairs of the concurrent phases, with their differing field."""
     concurrent = ("mixed", "interleaved", "burst", "isolated")
     failing = [

@@ -31,7 +31,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 from stress.grading.address import address_dependent
-from stress.grading.mode_split import mode_of, strong
 from stress.grading.prefill import prefill_dependent
 from stress.records import CaseVerdict, PhaseVerdict
 from stress.vocabulary import Diagnosis, Verdict, split_view
@@ -144,13 +143,14 @@ def _mode_dependence(ph: _Phases, concurrent: bool = False) -> str:
     otherwise."""
     if concurrent:  # the diagnostic phases, as for a self-race (the burst's are too few)
         failing = [c for n, c in ph.all_cases if n in _MANY and _failed(c.verdict)]
-        if any(not strong(c.mode_dependence) for c in failing):
+        if any(c.mode_split is None or not c.mode_split.strong for c in failing):
             return ""
     else:
         failing = _one_thread_failing(ph)
-    if not failing or any(not c.mode_dependence for c in failing):
+    splits = [c.mode_split for c in failing]
+    if not splits or any(s is None for s in splits):
         return ""
-    modes = {mode_of(c.mode_dependence) for c in failing}
+    modes = {s.mode for s in splits if s is not None}
     if len(modes) != 1:
         return ""
     shown = [f"{c.id}: {c.mode_dependence}" for c in failing[:3]]

@@ -63,6 +63,24 @@ class Outcome:
             duration=time.perf_counter() - start,
         )
 
+    @classmethod
+    def of_error(cls, exc: AclError | MemoryError, start: float) -> Outcome:
+        """A call stopped by ``exc``: :meth:`host_out_of_memory` for a host ``MemoryError``,
+        :meth:`failed` for an ACL status."""
+        if isinstance(exc, MemoryError):
+            return cls.host_out_of_memory(exc, start)
+        return cls.failed(exc, start)
+
+    @classmethod
+    def collected(cls, outputs: dict[str, np.ndarray], start: float, workspace: int) -> Outcome:
+        """A call that ran to its download: ``outputs``, timed from ``start`` to now."""
+        return cls(
+            outputs=outputs,
+            start=start,
+            duration=time.perf_counter() - start,
+            workspace=workspace,
+        )
+
 
 def close_enough(
     actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float
@@ -99,57 +117,48 @@ def judge(
     """One call's record: status, digests, unwritten elements, baseline match; ``where`` are
     the record's other fields (seq, worker, round, rep, aggressor, ...). ``canary`` is the byte
     the call's outputs were prefilled with, ``run_canary`` the run's (the baseline's) when the
-    call used the second one (:mod:`stress.grading.canaries`)."""
-    rec: dict[str, Any] = {"case": case.id, "status": outcome.status}
-    rec.update(_judged(case, outcome, baseline, canary, run_canary))
-    rec["t"] = round(outcome.start, 6)
-    rec["dur"] = round(outcome.duration, 6)
-    return CallRecord(phase=phase, **rec, **where)
-
-
-def _judged(
-    case: Case,
-    outcome: Outcome,
-    baseline: CaseBaseline | None,
-    canary: int,
-    run_canary: int | None = None,
-) -> dict[str, Any]:
-    """The judged fields of a call record (see :func:`judge`)."""
-    # every call names its prefill byte (outputs and workspace): the grader groups a case's
-    # results by it (stress.grading.prefill)
-    rec: dict[str, Any] = {"canary": canary}
-    if outcome.workspace:
-        rec["workspace"] = outcome.workspace
+    call used the second one (:mod:`stress.grading.canaries`). Every call names its prefill
+    byte (outputs and workspace): the grader groups a case's results by it
+    (stress.grading.prefill)."""
+    timing = {"t": round(outcome.start, 6), "dur": round(outcome.duration, 6)}
+    base = {"phase": phase, "case": case.id, "status": outcome.status, "canary": canary}
+    base.update(timing, workspace=outcome.workspace or None, **where)
     if outcome.status != Status.OK:
-        rec.update(code=outcome.code, api=outcome.api, message=outcome.message)
-        rec["match"] = bool(case.expect and outcome.code == case.expect.status)
-        return rec
+        match = bool(case.expect and outcome.code == case.expect.status)
+        return CallRecord(**base, code=outcome.code, api=outcome.api, message=outcome.message,
+                          match=match)  # fmt: skip
     digests = {name: digest(arr) for name, arr in outcome.outputs.items()}
-    rec["digest"] = call_digest(digests)
-    rec["outputs"] = digests
+    whole = call_digest(digests)
     run_canary = canary if run_canary is None else run_canary
     left = survivors(outcome.outputs, baseline, canary, run_canary)
-    if left.unwritten:
-        rec["unwritten"] = left.unwritten
-    if left.kept:  # not confirmed by the second canary: graded per phase (stress.grading.canaries)
-        rec["kept"] = left.kept
-    if case.expect is not None:
-        rec["match"] = False  # a negative case succeeded
-        rec["message"] = f"expected status {case.expect.status}, the call succeeded"
-    elif baseline is None:
-        rec["match"] = None
-    elif baseline.status != Status.OK:
-        rec["match"] = False
-    elif baseline.grading == "digest":
-        rec["match"] = rec["digest"] == baseline.call_digest
-    else:
-        worst = 0.0
-        ok = True
-        for name, arr in outcome.outputs.items():
-            rtol, atol = case.spec.tolerances(case.params, name)
-            good, ratio = close_enough(arr, baseline.arrays[name], rtol, atol)
-            ok &= good
-            worst = max(worst, ratio)
-        rec["match"] = ok
-        rec["tolerance_ratio"] = round(worst, 4)
-    return rec
+    # leftover canaries the second canary did not confirm (kept) are graded per phase
+    # (stress.grading.canaries)
+    marks = {"unwritten": left.unwritten or None, "kept": left.kept or None}
+    if case.expect is not None:  # a negative case succeeded
+        message = f"expected status {case.expect.status}, the call succeeded"
+        return CallRecord(**base, digest=whole, outputs=digests, **marks, match=False,
+                          message=message)  # fmt: skip
+    match, ratio = _matched(case, outcome, baseline, whole)
+    return CallRecord(**base, digest=whole, outputs=digests, **marks, match=match,
+                      tolerance_ratio=ratio)  # fmt: skip
+
+
+def _matched(
+    case: Case, outcome: Outcome, baseline: CaseBaseline | None, whole: str
+) -> tuple[bool | None, float | None]:
+    """Whether an ok call matches its baseline (None: no baseline), and its worst tolerance
+    ratio (cases graded by tolerance)."""
+    if baseline is None:
+        return None, None
+    if baseline.status != Status.OK:
+        return False, None
+    if baseline.grading == "digest":
+        return whole == baseline.call_digest, None
+    worst = 0.0
+    ok = True
+    for name, arr in outcome.outputs.items():
+        rtol, atol = case.spec.tolerances(case.params, name)
+        good, ratio = close_enough(arr, baseline.arrays[name], rtol, atol)
+        ok &= good
+        worst = max(worst, ratio)
+    return ok, round(worst, 4)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from stress.corpus.twins import parse_twin
+from stress.report_sections import TwinPair
 
 __all__ = ["describe", "differing_field", "twin_findings"]
 
@@ -32,7 +33,7 @@ def differing_field(a: str, b: str, params: Mapping[str, Mapping[str, Any]]) -> 
 
 def twin_findings(
     failing: Iterable[str], header_cases: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
+) -> list[TwinPair]:
     """Each (case, twin) pair among the ``failing`` case ids of the concurrent phases — a
     failing twin whose case ran — with the field they differ in."""
     params = {str(c.get("id")): c.get("params") or {} for c in header_cases}
@@ -44,15 +45,15 @@ def twin_findings(
             continue
         field = differing_field(t.case, twin, params)
         both = t.case in failing
-        out.append({"case": t.case, "twin": twin, "field": field, "both_failed": both})
+        out.append(TwinPair(t.case, twin, field, both))
     return out
 
 
-def describe(findings: Sequence[Mapping[str, Any]]) -> str:
+def describe(findings: Sequence[TwinPair]) -> str:
     """The diagnosis's clause: "same shape, dtype T float16 vs float32 in flight (softmax-f32
     and softmax-f32@dtype-T=float16)"; "" for none."""
     if not findings:
         return ""
-    shown = [f"same shape, {f['field']} in flight ({f['case']} and {f['twin']})" for f in findings]
+    shown = [f"same shape, {f.field} in flight ({f.case} and {f.twin})" for f in findings]
     more = f" and {len(shown) - 3} more pairs" if len(shown) > 3 else ""
     return "a case and its twin fail: " + "; ".join(shown[:3]) + more

@@ -153,6 +153,7 @@ class CaseTally:
                 )
             if self.first_mismatch.message:
                 detail = self.first_mismatch.message
+        split = self.modes.split()
         return CaseVerdict(
             case_id,
             verdict,
@@ -164,7 +165,8 @@ class CaseTally:
             detail,
             "" if verdict in (Verdict.PASS, Verdict.UNWRITTEN) else dependence(self.prefill),
             self.reuse.evidence(),
-            self.modes.evidence(),
+            "" if split is None else split.evidence,
+            split,
         )
 
     def confirmed_unwritten(self) -> dict[str, int]:

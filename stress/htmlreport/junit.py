@@ -14,6 +14,7 @@ from pathlib import Path
 
 from stress.htmlreport.load import Run, load_run
 from stress.records import CaseVerdict, PhaseVerdict
+from stress.report_sections import Fingerprint
 from stress.vocabulary import PhaseStatus, Verdict
 
 __all__ = ["junit_tree", "write_junit"]
@@ -67,7 +68,7 @@ def junit_tree(run: Run) -> ET.ElementTree:
         ("diagnosis", run.diagnosis),
         ("explanation", run.explanation),
         ("seed", str(run.seed)),
-        ("backend", str(run.backend.get("kind"))),
+        ("backend", str(Fingerprint.from_json(run.backend).kind)),
         ("faults", run.faults),
         ("status", run.status),
     ):

@@ -209,20 +209,16 @@ def draw_cases(
     decl: OpDeclaration,
     n: int,
     seed: int,
-    *,
-    invalid: bool = False,
-    violations: Sequence[str] | None = None,
-    **bounds: Any,
+    bounds: DeclaredBounds,
+    violations: Sequence[Violation] = (),
 ) -> list[tuple[DeclaredCase, str | None]]:
-    """``n`` cases (with the violation each breaks) from ``random.Random(seed)``: the same
-    arguments give the same cases. ConfigError for bad bounds or too narrow ranges."""
+    """``n`` cases within ``bounds`` (:func:`declared_bounds`), each breaking one of
+    ``violations`` (:func:`violations_of`; none: valid cases), with the violation's name, from
+    ``random.Random(seed)``: the same arguments give the same cases. The callers validate what
+    they were given (each with its own error) and pass the result; ConfigError for too narrow
+    ranges."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ConfigError(f"generate_cases: n must be an int >= 0, got {n!r}")
-    try:
-        b = declared_bounds(decl, **bounds)
-        chosen = violations_of(decl, violations) if invalid else ()
-    except InvalidArgument as exc:
-        raise ConfigError(f"{decl.source}: {exc}") from None
     draw = RandomDraw(seed)
     out: list[tuple[DeclaredCase, str | None]] = []
     attempts = 0
@@ -231,21 +227,35 @@ def draw_cases(
         if attempts > 100 * (n + 10):
             raise ConfigError(f"{decl.source}: only {len(out)} of {n} valid cases found in the "
                               "declared ranges; widen [dims] or raise max_elements")  # fmt: skip
-        v = draw.choice(chosen) if invalid else None
-        case = build_violation(decl, b, draw, v) if v else build_valid(decl, b, draw)
+        v = draw.choice(violations) if violations else None
+        case = build_violation(decl, bounds, draw, v) if v else build_valid(decl, bounds, draw)
         if case is not None:
             out.append((case, v.name if v else None))
     return out
 
 
-def generate_cases(decl: OpDeclaration, n: int, seed: int, **kwargs: Any) -> list[DeclaredCase]:
+def generate_cases(
+    decl: OpDeclaration,
+    n: int,
+    seed: int,
+    *,
+    invalid: bool = False,
+    violations: Sequence[str] | None = None,
+    **bounds: Any,
+) -> list[DeclaredCase]:
     """``n`` distinct cases, the same for the same arguments (for ``corpus generate
-    --declaration``); ``kwargs`` as :func:`draw_cases`."""
+    --declaration``): ``bounds`` as :func:`declared_bounds`, ``violations`` (with ``invalid``;
+    all when None) as :func:`violations_of`; ConfigError naming the file for a bad one."""
+    try:
+        b = declared_bounds(decl, **bounds)
+        chosen = violations_of(decl, violations) if invalid else ()
+    except InvalidArgument as exc:
+        raise ConfigError(f"{decl.source}: {exc}") from None
     out: dict[str, DeclaredCase] = {}
     batch = n
     while len(out) < n and batch <= 100 * (n + 10):
         out = {}
-        for case, _ in draw_cases(decl, batch, seed, **kwargs):
+        for case, _ in draw_cases(decl, batch, seed, b, chosen):
             out.setdefault(case.id, case)
         batch *= 2
     if len(out) < n:

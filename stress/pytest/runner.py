@@ -76,7 +76,7 @@ class StressRunner:
                 from stress.engine.run.session import Session
 
                 info = Session(self.config, [], backend=self.backend).backend_info()
-                self._fingerprint = info["fingerprint"]
+                self._fingerprint = dict(info.fingerprint)
             else:
                 from stress import acl
                 from stress.engine.replay.baseline import backend_fingerprint

@@ -109,13 +109,14 @@ class State:
         from stress.baseline.store import backend_tag
         from stress.errors import ConfigError
         from stress.pytest.runner import StressRunner
+        from stress.report_sections import Fingerprint
 
         try:
             if self.isolate:
                 from stress.engine.run.session import Session
 
                 info = Session(self.run_config, [], backend=self.backend).backend_info()
-                fingerprint, count = info["fingerprint"], int(info["info"]["device_count"])
+                fingerprint, count = info.fingerprint, int(info.info["device_count"])
             else:
                 from stress import acl
                 from stress.engine.replay.baseline import backend_fingerprint
@@ -128,7 +129,7 @@ class State:
         if count < 1:
             pytest.fail("stress: the backend reports no devices", pytrace=False)
         device = (self.device_base + self.worker_index) % count
-        kind = "sim" if fingerprint.get("simulator") else fingerprint.get("kind", "cann")
+        kind = Fingerprint.from_json(fingerprint).family("cann")
         store = BaselineStore(self.baseline_path(backend_tag(fingerprint)))
         runner = StressRunner(
             backend=self.backend,

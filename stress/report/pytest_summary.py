@@ -18,6 +18,7 @@ from typing import Any
 
 from stress.files import atomic_write_bytes
 from stress.record_json import emit, parse
+from stress.report_sections import Fingerprint
 from stress.vocabulary import Diagnosis, RunVerdict, schema
 
 __all__ = [
@@ -36,7 +37,7 @@ SUMMARY_SCHEMA = schema("pytest-summary")
 
 def backend_label(backend: Mapping[str, Any]) -> str:
     """``sim``, or the backend fingerprint's kind."""
-    return "sim" if backend.get("simulator") else str(backend.get("kind", "?"))
+    return Fingerprint.from_json(backend).family("?")
 
 
 @dataclass(frozen=True)

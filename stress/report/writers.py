@@ -20,6 +20,7 @@ from stress.grading.tally import JournalTally
 from stress.grading.variants import describe_variants
 from stress.journal.results import RESULTS_FILE
 from stress.records import RunReport
+from stress.report_sections import Fingerprint, TwinPair
 from stress.vocabulary import Diagnosis, Verdict
 
 __all__ = ["live_tally", "render_console", "render_markdown", "write_reports"]
@@ -27,15 +28,15 @@ __all__ = ["live_tally", "render_console", "render_markdown", "write_reports"]
 
 def render_markdown(report: RunReport) -> str:
     """A Markdown report: summary, per-phase verdict tables, interference matrix."""
-    b = report.backend
+    b = Fingerprint.from_json(report.backend)
     cfg = report.config
     lines = [
         "# aclnn-stress report",
         "",
         f"**Diagnosis: `{report.diagnosis}`** — {report.explanation}",
         "",
-        f"- backend: {b.get('kind')}{' (simulator)' if b.get('simulator') else ''}, "
-        f"SoC {b.get('soc')}, version {b.get('version')}",
+        f"- backend: {b.kind}{' (simulator)' if b.simulator else ''}, "
+        f"SoC {b.soc}, version {b.version}",
         f"- seed {report.seed}, threads {cfg.get('threads')}, context {cfg.get('context')}, "
         f"streams {', '.join(cfg.get('streams', []))}, deterministic "
         f"{'on' if cfg.get('deterministic') else 'off'}",
@@ -53,8 +54,8 @@ def render_markdown(report: RunReport) -> str:
     lines += [f"- coverage: {line}" for line in describe(report.extra.get("coverage") or {})]
     lines += [f"- {line}" for line in describe_variants(report.extra.get("variants"))]
     lines += [  # a case and its twin failing in flight (stress.grading.twin_field)
-        f"- twins in flight: {t['case']} and {t['twin']}: same shape, {t['field']}"
-        for t in report.extra.get("twins") or []
+        f"- twins in flight: {t.case} and {t.twin}: same shape, {t.field}"
+        for t in map(TwinPair.from_json, report.extra.get("twins") or [])
     ]
     for p in report.phases:
         lines += ["", f"## {p.title} — {p.verdict}", ""]

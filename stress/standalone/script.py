@@ -21,9 +21,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import pprint
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,12 @@ from stress.engine.call.layout import ArraySlot, ScalarSlot, TensorSlot, layout
 from stress.engine.call.views import storage_bytes
 from stress.errors import ConfigError
 from stress.files import atomic_write_bytes
+from stress.grading.canaries import second_canary
 from stress.journal.lines import RunHeader
 from stress.journal.results import read_results
 from stress.records import Reproducer, RunReport, load_report
-from stress.vocabulary import VERSION, Diagnosis, Status, Verdict
+from stress.standalone.replay import ReplayModes, replay_modes
+from stress.vocabulary import VERSION, Status, Verdict
 
 __all__ = ["Reproduction", "choose_cases", "render_script", "write_script"]
 
@@ -62,6 +65,13 @@ class Reproduction:
     bytes_embedded: int  # of the script's encoded inputs
     side_file: Path | None = None  # the .npz holding the inputs over EMBED_LIMIT bytes
     bytes_side: int = 0  # raw input bytes in the side file
+    replay: ReplayModes = field(default_factory=ReplayModes)  # modes, memory it replays
+
+    def replaying(self) -> str:
+        """What it replays besides plain calls, for a line of output ("" for nothing)."""
+        what = [f"the {m} mode" for m in self.replay.modes]
+        what += ["recycled memory"] if self.replay.recycle else []
+        return f"replaying {', '.join(what)}" if what else ""
 
 
 def _read_run(run_dir: Path) -> tuple[RunReport, RunHeader]:
@@ -184,7 +194,7 @@ def _call(rt: acl.Runtime, case: Case, inputs: Mapping[str, np.ndarray], baselin
     slots = layout(spec, case.params, case.key, case.view)
     status, expect = _expect(case, baseline)
     call = {"case": case.id, "function": spec.function, "argtypes": ctypes_, "status": status,
-            "expect": expect,
+            "expect": expect, "not_repeatable": spec.not_repeatable,
             "args": [_arg(k, s, c) for (k, s), c in zip(slots, ctypes_, strict=True)]}  # fmt: skip
     views = _views(slots)
     blobs = {
@@ -227,12 +237,35 @@ def _environment() -> jinja2.Environment:
         autoescape=False,  # Python source, not HTML: values go through pyrepr only
     )
     env.filters["pyrepr"] = repr
+    env.filters["pyformat"] = lambda value: pprint.pformat(value, width=100, sort_dicts=False)
     return env
 
 
 def render_script(context: Mapping[str, Any]) -> str:
     """The script's source for the template ``context``."""
     return _environment().get_template("reproducer.py.j2").render(**context)
+
+
+def _calls(
+    backend: str | None, config: RunConfig, cases: Sequence[Case], baseline: Baseline
+) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
+    """Each case's call description and input bytes, its inputs generated on ``backend`` as the
+    engine generates them (a backward's saved tensors come from running its forward)."""
+    rt = acl.runtime(backend)
+    rt.set_deterministic(config.deterministic)  # as the baseline was recorded
+    context = rt.device(config.device).default_context
+    context.bind()
+    stream = context.create_stream()
+    calls: list[dict[str, Any]] = []
+    inputs: dict[str, bytes] = {}
+    try:
+        for case in cases:
+            call, blobs = _call(rt, case, generate_inputs(case, context, stream), baseline)
+            calls.append(call)
+            inputs.update(blobs)
+    finally:
+        stream.close()
+    return calls, inputs
 
 
 def write_script(
@@ -255,34 +288,19 @@ def write_script(
         raise ConfigError(f"--case {unknown[0]}: not a case of the run ({', '.join(cases)})")
     if not report.baseline:
         raise ConfigError(f"{run_dir / 'report.json'}, field 'baseline': none; nothing to compare")
-    baseline = Baseline.load(report.baseline)
     config = RunConfig.from_json(header.config)
-    rt = acl.runtime(backend)
-    rt.set_deterministic(config.deterministic)  # as the baseline was recorded
-    context = rt.device(config.device).default_context
-    context.bind()
-    stream = context.create_stream()
-    calls, inputs = [], {}
-    try:
-        for cid in ids:
-            call, blobs = _call(rt, cases[cid], generate_inputs(cases[cid], context, stream),
-                                baseline)  # fmt: skip
-            calls.append(call)
-            inputs.update(blobs)
-    finally:
-        stream.close()
+    calls, inputs = _calls(backend, config, [cases[i] for i in ids], Baseline.load(report.baseline))
     path = Path(out) if out else run_dir / "repro" / SCRIPT_NAME
     split = _split_inputs(inputs, embed_limit)
     side_path = path.with_suffix(".npz") if split.side else None
+    replay = replay_modes(run_dir / "results.jsonl", ids, config, str(report.diagnosis))
     source = render_script({
         "version": VERSION, "run_dir": str(run_dir.resolve()), "phase": phase,
         "case_ids": ids, "faults": header.faults or "", "filename": path.name,
-        "canary": config.canary, "device": config.device,
-        "deterministic": config.deterministic, "iterations": iterations,
-        "threads": 2, "calls": calls, "inputs": split.embedded,
-        "recycle": report.diagnosis == Diagnosis.ADDRESS_DEPENDENCE
-        or config.allocator == "recycle",
-        "pipeline": "pipeline" in config.modes,
+        "canary": config.canary, "second_canary": second_canary(config.canary),
+        "device": config.device, "deterministic": config.deterministic,
+        "iterations": iterations, "threads": 2, "calls": calls, "inputs": split.embedded,
+        "recycle": replay.recycle, "modes": list(replay.modes), "seen": list(replay.seen),
         "side_file": side_path.name if side_path else None,
         "side_inputs": [[k, split.digests[k]] for k in split.side],
     })  # fmt: skip
@@ -292,4 +310,4 @@ def write_script(
     atomic_write_bytes(path, source.encode("utf-8"))
     path.chmod(0o755)
     return Reproduction(path, phase, tuple(ids), sum(len(b) for b in split.embedded.values()),
-                        side_path, sum(len(b) for b in split.side.values()))  # fmt: skip
+                        side_path, sum(len(b) for b in split.side.values()), replay)  # fmt: skip

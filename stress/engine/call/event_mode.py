@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import ctypes
 import time
-from collections.abc import Mapping
 
 import numpy as np
 
 from stress import acl
 from stress.acl.enums import MemcpyKind
-from stress.corpus.parse import Case
 from stress.engine.call.execute import CallTimeout, _settle, _sync
-from stress.engine.call.opening import open_call
+from stress.engine.call.opening import CallSite
 from stress.engine.call.prepared import OpCall
-from stress.grading.digest import DEFAULT_CANARY
 from stress.grading.judge import Outcome
 
 __all__ = ["run_event"]
@@ -68,26 +65,19 @@ def _download(call: OpCall, copies: list) -> dict[str, np.ndarray]:
     return out
 
 
-def run_event(
-    context: acl.Context,
-    stream: acl.Stream,
-    case: Case,
-    inputs: Mapping[str, np.ndarray],
-    *,
-    canary: int = DEFAULT_CANARY,
-    timeout_ms: int | None = None,
-) -> Outcome:
+def run_event(site: CallSite) -> Outcome:
     """One call in the event mode (see the module's docstring); raises :class:`CallTimeout` as
     :func:`stress.engine.call.execute.run_call` does."""
     start = time.perf_counter()
-    call = open_call(OpCall, context, case, inputs, start, canary=canary)
+    call = site.open(OpCall, start)
     if isinstance(call, Outcome):
         return call
+    stream, timeout_ms = site.stream, site.timeout_ms
     side, failed, abandoned = None, None, False
     try:
         call.phase1()
         call.phase2(stream)
-        side = context.create_stream()
+        side = site.context.create_stream()
         copies = _consume(call, stream, side)
         _sync(side, timeout_ms)  # the consumer's stream only: the event orders the kernel first
         outputs = _download(call, copies)
@@ -96,8 +86,7 @@ def run_event(
         _settle(stream, timeout_ms)
         if side is not None:
             _settle(side, timeout_ms)
-        mem = isinstance(exc, MemoryError)
-        failed = Outcome.host_out_of_memory(exc, start) if mem else Outcome.failed(exc, start)
+        failed = Outcome.of_error(exc, start)
     except CallTimeout:
         abandoned = True
         call.abandon()  # its kernel or copies may still be running: leave its memory alone
@@ -108,9 +97,4 @@ def run_event(
     call.close()
     if failed is not None:
         return failed
-    return Outcome(
-        outputs=outputs,
-        start=start,
-        duration=time.perf_counter() - start,
-        workspace=call.workspace_size,
-    )
+    return Outcome.collected(outputs, start, call.workspace_size)

@@ -82,19 +82,12 @@ def run_opened(
     except (acl.AclError, MemoryError) as exc:
         _settle(stream, timeout_ms)
         call.close()
-        if isinstance(exc, MemoryError):
-            return Outcome.host_out_of_memory(exc, start)
-        return Outcome.failed(exc, start)
+        return Outcome.of_error(exc, start)
     except CallTimeout:
         call.abandon()
         raise
     call.close()
-    return Outcome(
-        outputs=outputs,
-        start=start,
-        duration=time.perf_counter() - start,
-        workspace=call.workspace_size,
-    )
+    return Outcome.collected(outputs, start, call.workspace_size)
 
 
 def _settle(stream: acl.Stream, timeout_ms: int | None) -> None:

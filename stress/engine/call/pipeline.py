@@ -28,17 +28,12 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from stress import acl
-from stress.corpus.parse import Case
 from stress.engine.call.execute import CallTimeout, run_opened
-from stress.engine.call.opening import open_call
+from stress.engine.call.opening import CallSite
 from stress.engine.call.prepared import OpCall
-from stress.grading.digest import DEFAULT_CANARY
 from stress.grading.judge import Outcome
 
 __all__ = ["Launcher", "run_pipeline"]
@@ -110,22 +105,14 @@ class Launcher:
             thread.join(timeout=5.0)
 
 
-def run_pipeline(
-    context: acl.Context,
-    stream: acl.Stream,
-    case: Case,
-    inputs: Mapping[str, np.ndarray],
-    launcher: Launcher,
-    *,
-    canary: int = DEFAULT_CANARY,
-    timeout_ms: int | None = None,
-) -> Outcome:
+def run_pipeline(site: CallSite, launcher: Launcher) -> Outcome:
     """One call in the pipeline mode (see the module's docstring): build and phase 1 here, the
-    launch on ``launcher``, then synchronize ``stream`` and download here. Raises
+    launch on ``launcher``, then synchronize the site's stream and download here. Raises
     :class:`CallTimeout` as :func:`stress.engine.call.execute.run_call` does."""
     start = time.perf_counter()
-    call = open_call(OpCall, context, case, inputs, start, canary=canary)
+    call = site.open(OpCall, start)
     if isinstance(call, Outcome):
         return call
+    stream, timeout_ms = site.stream, site.timeout_ms
     limit = None if timeout_ms is None else timeout_ms / 1000
     return run_opened(call, stream, start, timeout_ms, lambda: launcher.launch(call, stream, limit))

@@ -162,6 +162,17 @@ class OpCall:
             raise acl.AclNullHandleError("aclCreateScalar", self._api.recent_error_message())
         return handle
 
+    def _upload(self, slot: TensorSlot, ptr: int, host: np.ndarray) -> None:
+        """Copy ``host`` (contiguous, checked against the slot) to the device at ``ptr``."""
+        if slot.view is not None:  # a view variant: its storage, laid out
+            host = storage_bytes(host, slot.view)
+        self._check(
+            self._raw.aclrtMemcpy(
+                ptr, host.nbytes, host.ctypes.data, host.nbytes, MemcpyKind.HOST_TO_DEVICE
+            ),
+            "aclrtMemcpy",
+        )
+
     def _tensor(self, slot: TensorSlot, host_inputs: Mapping[str, np.ndarray]) -> int:
         """Device memory (canary-filled for an output, uploaded otherwise) and its aclTensor."""
         raw = self._raw
@@ -180,14 +191,7 @@ class OpCall:
                         f"{self.spec.name}: input {slot.name} is {host.dtype}"
                         f"{list(host.shape)}, the layout wants {slot.dtype}{list(slot.shape)}"
                     )
-                if slot.view is not None:  # a view variant: its storage, laid out
-                    host = storage_bytes(host, slot.view)
-                self._check(
-                    raw.aclrtMemcpy(
-                        ptr, host.nbytes, host.ctypes.data, host.nbytes, MemcpyKind.HOST_TO_DEVICE
-                    ),
-                    "aclrtMemcpy",
-                )
+                self._upload(slot, ptr, host)
         ndim = len(slot.shape)
         offset, storage, nstorage = 0, slot.dims, ndim
         if slot.view is not None:

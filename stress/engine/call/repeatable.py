@@ -31,22 +31,16 @@ import ctypes
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from stress import acl
-from stress.acl.enums import MemcpyKind
 from stress.acl.twostage import launch
-from stress.corpus.parse import Case
 from stress.engine.call.execute import CallTimeout, _settle, _sync
 from stress.engine.call.layout import TensorSlot
-from stress.engine.call.opening import open_call
+from stress.engine.call.opening import CallSite
 from stress.engine.call.prepared import OpCall
-from stress.engine.call.views import storage_bytes
-from stress.grading.digest import DEFAULT_CANARY
 from stress.grading.judge import Outcome
-from stress.ops.spec import OpSpec, Params
 
 __all__ = ["LAUNCHES", "POISON", "Launch", "RepeatableCall", "run_repeat"]
 
@@ -71,17 +65,10 @@ class RepeatableCall(OpCall):
     """An :class:`OpCall` that remembers each tensor it bound (slot, handle, address), so that
     its executor can be launched again and rebound to other buffers."""
 
-    def __init__(
-        self,
-        context: acl.Context,
-        spec: OpSpec,
-        params: Params,
-        host_inputs: Mapping[str, np.ndarray],
-        **kwargs: Any,
-    ) -> None:
+    def _build(self, layout: tuple, host_inputs: Mapping[str, np.ndarray]) -> None:
         self._bound: list[tuple[TensorSlot, int, int | None]] = []
-        self._host = host_inputs
-        super().__init__(context, spec, params, host_inputs, **kwargs)
+        self._host = host_inputs  # uploaded again into a fresh set
+        super()._build(layout, host_inputs)
 
     def _tensor(self, slot: TensorSlot, host_inputs: Mapping[str, np.ndarray]) -> int:
         handle = super()._tensor(slot, host_inputs)
@@ -99,17 +86,6 @@ class RepeatableCall(OpCall):
             self._api.recent_error_message()  # clear the thread's message
         return status
 
-    def _upload(self, slot: TensorSlot, ptr: int) -> None:
-        host = np.ascontiguousarray(self._host[slot.name])
-        if slot.view is not None:
-            host = storage_bytes(host, slot.view)
-        self._check(
-            self._raw.aclrtMemcpy(
-                ptr, host.nbytes, host.ctypes.data, host.nbytes, MemcpyKind.HOST_TO_DEVICE
-            ),
-            "aclrtMemcpy",
-        )
-
     def refill(self, ptrs: list[int | None]) -> None:
         """Prefill outputs (and the workspace) with the canary, upload in-out tensors again."""
         for (slot, _, _), ptr in zip(self._bound, ptrs, strict=True):
@@ -120,7 +96,7 @@ class RepeatableCall(OpCall):
                     self._raw.aclrtMemset(ptr, slot.nbytes, self.canary, slot.nbytes), "aclrtMemset"
                 )
             else:
-                self._upload(slot, ptr)
+                self._upload(slot, ptr, np.ascontiguousarray(self._host[slot.name]))
         if self._workspace is not None:
             size = self.workspace_size
             self._check(
@@ -145,7 +121,7 @@ class RepeatableCall(OpCall):
             new = self._malloc(slot.alloc_nbytes)
             self._frees.append(new)
             if not slot.output:
-                self._upload(slot, new)
+                self._upload(slot, new, np.ascontiguousarray(self._host[slot.name]))
             ptrs.append(new)
         return ptrs
 
@@ -201,12 +177,7 @@ def _refusal(
         return [Launch(Outcome.failed(exc, start), 0, False)]
     call.phase2(stream)  # refused: single-use, launched once
     _sync(stream, timeout_ms)
-    outcome = Outcome(
-        outputs=call.collect(),
-        start=start,
-        duration=time.perf_counter() - start,
-        workspace=call.workspace_size,
-    )
+    outcome = Outcome.collected(call.collect(), start, call.workspace_size)
     note = f"aclSetAclOpExecutorRepeatable refused it ({status}, as declared: {reason})"
     return [Launch(outcome, 0, False, note if status == _REFUSED else note + "; CANN: 561000")]
 
@@ -231,37 +202,24 @@ def _launches(
         call.refill(current)
         call.relaunch(stream)
         _sync(stream, timeout_ms)
-        outcome = Outcome(
-            outputs=call.collect_from(current),
-            start=start,
-            duration=time.perf_counter() - start,
-            workspace=call.workspace_size,
-        )
+        outcome = Outcome.collected(call.collect_from(current), start, call.workspace_size)
         out.append(Launch(outcome, i, rebound))
 
 
-def run_repeat(
-    context: acl.Context,
-    stream: acl.Stream,
-    case: Case,
-    inputs: Mapping[str, np.ndarray],
-    *,
-    canary: int = DEFAULT_CANARY,
-    timeout_ms: int | None = None,
-    launches: int = LAUNCHES,
-) -> list[Launch]:
+def run_repeat(site: CallSite, launches: int = LAUNCHES) -> list[Launch]:
     """One call in the repeat mode: the outcome of every launch (one failed outcome when
     building, phase 1 or marking fails; the launches so far and the failure when a launch
     fails). Raises :class:`CallTimeout` as :func:`stress.engine.call.execute.run_call` does."""
     start = time.perf_counter()
-    call = open_call(RepeatableCall, context, case, inputs, start, canary=canary)
+    call = site.open(RepeatableCall, start)
     if isinstance(call, Outcome):
         return [Launch(call, 0, False)]
+    stream, timeout_ms = site.stream, site.timeout_ms
     done: list[Launch] = []
     try:
         call.phase1()
         status = call.mark()
-        if case.spec.not_repeatable:
+        if call.spec.not_repeatable:
             return _refusal(call, status, stream, timeout_ms, start)
         if status:
             call._api.check(status, "aclSetAclOpExecutorRepeatable")
@@ -269,11 +227,7 @@ def run_repeat(
         return done
     except (acl.AclError, MemoryError) as exc:
         _settle(stream, timeout_ms)
-        failed = (
-            Outcome.host_out_of_memory(exc, start)
-            if isinstance(exc, MemoryError)
-            else Outcome.failed(exc, start)
-        )
+        failed = Outcome.of_error(exc, start)
         return [*done, Launch(failed, len(done), len(done) >= 2)]
     except CallTimeout:
         call.abandon()

@@ -17,25 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from stress.engine.isolation.messages import PHASE, ChildEnd, ChildError, Job
 from stress.vocabulary import ChildStatus
 
 __all__ = ["PARENT_ENV", "child_main", "die_with_parent"]
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 PARENT_ENV = "ACLNN_STRESS_PARENT_PID"  # the child checks it still has this parent
-
-
-def _error_object(exc: BaseException) -> dict[str, Any]:
-    """An exception as data for the parent: its type, status code (ACL errors), message, and
-    whether it is the user's to fix (a :class:`~stress.errors.ConfigError`)."""
-    from stress.errors import ConfigError
-
-    return {
-        "type": type(exc).__name__,
-        "code": getattr(exc, "code", None),
-        "message": str(exc),
-        "user": isinstance(exc, ConfigError),
-    }
 
 
 def die_with_parent() -> None:
@@ -51,42 +39,38 @@ def die_with_parent() -> None:
         os._exit(4)
 
 
-def child_main(job_path: str, fd: int, run: Callable[..., Any] | None = None) -> None:
+def child_main(job_path: str, fd: int, run: Callable[..., ChildEnd] | None = None) -> None:
     """The child's side: run the job (``run(job, send)``, default
-    :func:`stress.engine.isolation.jobs.run_job`), send its records and a ``child-end`` record down
-    ``fd``, exit without teardown."""
+    :func:`stress.engine.isolation.jobs.run_job`), send its records and its
+    :class:`~stress.engine.isolation.messages.ChildEnd` down ``fd``, exit without teardown."""
     die_with_parent()
     out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
 
     def send(rec: dict[str, Any]) -> None:
         out.write(json.dumps(rec, separators=(",", ":")) + "\n")
 
-    job = json.loads(Path(job_path).read_text())
-    if job.get("kind") == "phase":  # a phase ends its round on SIGTERM; a recording just dies
+    job = Job.from_json(json.loads(Path(job_path).read_text()))
+    if job.kind == PHASE:  # a phase ends its round on SIGTERM; a recording just dies
         from stress.engine.replay import stop
 
         stop.listen()
-    status, detail, extra = ChildStatus.DONE, "", {}
     try:
         if run is None:
             from stress.engine.isolation.jobs import run_job as run
-        status, detail, extra = run(job, send)
+        end = run(job, send)
     except Exception as exc:
-        from stress.errors import ConfigError
-
-        status = ChildStatus.ERROR
-        detail = f"{type(exc).__name__}: {exc}"
-        extra = {"error": _error_object(exc)}
-        if not isinstance(exc, ConfigError):
+        error = ChildError.of(exc)
+        end = ChildEnd(ChildStatus.ERROR, f"{type(exc).__name__}: {exc}", error)
+        if not error.user:
             import traceback
 
             traceback.print_exc()
-    send({"type": "child-end", "status": status, "detail": detail, **extra})
+    send(end.to_json())
     out.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: stuck worker threads (after a hang) must not block the exit,
     # and CANN must not be finalised from exit handlers.
-    os._exit(0 if status in (ChildStatus.DONE, ChildStatus.HUNG) else 3)
+    os._exit(0 if end.status in (ChildStatus.DONE, ChildStatus.HUNG) else 3)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,12 @@ from stress.baseline.store import Baseline
 from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus import preload
 from stress.corpus.variants import recorded_cases, run_variants
+from stress.engine.isolation.messages import INFO, PHASE, RECORD, ChildEnd, Holding, Job, Ready
 from stress.engine.replay.baseline import backend_fingerprint, record_baseline
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.replay.phases import PhaseRunner
-from stress.records import CallRecord, RecordedCase
-from stress.vocabulary import PhaseStatus
+from stress.records import CallBegin, CallRecord, RecordedCase
+from stress.vocabulary import ChildStatus
 
 __all__ = ["run_job"]
 
@@ -48,20 +49,20 @@ def _device_memory(rt: acl.Runtime, device: int) -> tuple[int | None, int | None
     return int(total.value) or None, int(free.value) if total.value else None
 
 
-def _info(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
-    rt = acl.runtime(job.get("backend"))
-    send({"type": "ready"})
-    total, free = _device_memory(rt, int(job.get("device", 0)))
+def _info(job: Job, send: Send) -> ChildEnd:
+    rt = acl.runtime(job.backend)
+    send(Ready().to_json())
+    total, free = _device_memory(rt, job.device)
     info = {**rt.info(), "device_memory": total, "device_memory_free": free}
-    return PhaseStatus.DONE, "", {"fingerprint": backend_fingerprint(rt), "info": info}
+    return ChildEnd(ChildStatus.DONE, fingerprint=backend_fingerprint(rt), info=info)
 
 
-def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
-    rt = acl.runtime(job.get("backend"))
-    config = RunConfig.from_json(job["config"])
+def _record(job: Job, send: Send) -> ChildEnd:
+    rt = acl.runtime(job.backend)
+    config = RunConfig.from_json(job.config)
     # the corpus and every size variant of it: each is a case with a baseline of its own
-    cases = recorded_cases(preload.load(job["corpus"], config.include_dirs), config)
-    send({"type": "ready"})
+    cases = recorded_cases(preload.load(job.corpus, config.include_dirs), config)
+    send(Ready().to_json())
 
     def progress(case, cb) -> None:
         unwritten = {k: o.unwritten for k, o in cb.outputs.items() if o.unwritten}
@@ -83,41 +84,39 @@ def _record(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
             call_timeout_ms=config.call_timeout_ms,
             progress=progress,
             recycle=config.allocator != "fresh",
-            begin=lambda case: send({"type": "begin", "worker": 0, "case": case.id}),
+            begin=lambda case: send(CallBegin(0, case.id).to_json()),
         )
     except OrderDependence as exc:  # a finding: the parent raises it again (exit 1), unsaved
-        return PhaseStatus.DONE, "", {"order_dependence": str(exc)}
-    path = baseline.save(job["out"])
-    return PhaseStatus.DONE, "", {"path": str(path)}
+        return ChildEnd(ChildStatus.DONE, order_dependence=str(exc))
+    path = baseline.save(job.out)
+    return ChildEnd(ChildStatus.DONE, path=str(path))
 
 
-def _phase(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
-    rt = acl.runtime(job.get("backend"))
-    config = RunConfig.from_json(job["config"])
+def _phase(job: Job, send: Send) -> ChildEnd:
+    rt = acl.runtime(job.backend)
+    config = RunConfig.from_json(job.config)
     # the cases the fork server parsed before forking this child (preload), else parsed now
-    cases = run_variants(preload.load(job["corpus"], config.include_dirs), config)
-    control = preload.load(job["control"], config.include_dirs) if job.get("control") else []
-    baseline = Baseline.load(job["baseline"]) if job.get("baseline") else None
+    cases = run_variants(preload.load(job.corpus, config.include_dirs), config)
+    control = preload.load(job.control, config.include_dirs) if job.control else []
+    baseline = Baseline.load(job.baseline) if job.baseline else None
 
-    def sink(rec: CallRecord | dict[str, Any]) -> None:  # records cross to the parent as JSON
-        send(rec.to_json() if isinstance(rec, CallRecord) else rec)
+    def sink(rec: CallRecord | CallBegin) -> None:  # records cross to the parent as JSON
+        send(rec.to_json())
 
-    runner = PhaseRunner(
-        rt, config, cases, control, baseline, sink=sink, announce=job.get("announce", True)
-    )
-    phase = job["phase"]
+    runner = PhaseRunner(rt, config, cases, control, baseline, sink=sink, announce=job.announce)
+    phase = job.phase
     # a sampled one-thread or case-by-case phase makes a case's inputs when it reaches it (it
     # may reach a few of a big corpus); the others make all before any concurrency
     if config.budget_s is None or phase not in ("serial", "shuffled", "isolated"):
         runner.prepare_inputs(
             control if phase == "control" else [*cases, *control] if phase == "burst" else cases
         )
-    send({"type": "ready"})
-    if job.get("hold"):
+    send(Ready().to_json())
+    if job.hold:
         _hold(send)
-    stream = job.get("stream", "shared") if phase in CONCURRENT_PHASES else "shared"
+    stream = job.stream if phase in CONCURRENT_PHASES else "shared"
     status, detail = runner.run(phase, stream)
-    return status, detail, {}
+    return ChildEnd(ChildStatus(status), detail)
 
 
 def _hold(send: Send) -> None:
@@ -129,14 +128,14 @@ def _hold(send: Send) -> None:
 
     go: list[int] = []  # a handler takes no lock: it may run inside any wait of this thread
     signal.signal(signal.SIGUSR2, lambda *_: go.append(1))
-    send({"type": "held", "pid": os.getpid()})
+    send(Holding(os.getpid()).to_json())
     while not go and not stop.requested.is_set():
         time.sleep(0.005)
 
 
-_KINDS = {"info": _info, "record": _record, "phase": _phase}
+_KINDS = {INFO: _info, RECORD: _record, PHASE: _phase}
 
 
-def run_job(job: dict[str, Any], send: Send) -> tuple[str, str, dict[str, Any]]:
-    """Run ``job``; returns (status, detail, extra fields for the child-end record)."""
-    return _KINDS[job["kind"]](job, send)
+def run_job(job: Job, send: Send) -> ChildEnd:
+    """Run ``job``; returns its ``child-end`` record."""
+    return _KINDS[job.kind](job, send)

@@ -33,6 +33,8 @@ from typing import IO, Any
 
 from stress.engine.isolation.child import PARENT_ENV
 from stress.engine.isolation.forkserver import ForkedChild, ForkServer, ForkServerGone
+from stress.engine.isolation.messages import ChildEnd, ChildError, Job, Line, Ready, read_line
+from stress.records import CallBegin, CallRecord, RecordedCase
 from stress.vocabulary import ChildStatus, PhaseStatus
 
 __all__ = ["CHILD_COMMAND", "ChildResult", "run_child", "run_in_process"]
@@ -51,8 +53,13 @@ class ChildResult:
     signal: str | None = None
     detail: str = ""
     stderr_tail: str = ""
-    in_flight: list[dict[str, Any]] = field(default_factory=list)
-    end: dict[str, Any] = field(default_factory=dict)  # the child's own "child-end" record
+    in_flight: list[dict[str, Any]] = field(default_factory=list)  # CallBegin.flying()s
+    end: ChildEnd | None = None  # the child's own last line (None: it died before it)
+
+    @property
+    def error(self) -> ChildError | None:
+        """The exception the child's job ended with, if it said."""
+        return None if self.end is None else self.end.error
 
 
 def _signal_name(returncode: int) -> str:
@@ -74,7 +81,7 @@ def _tail(fh: IO[bytes]) -> str:
 
 def run_child(
     job: dict[str, Any],
-    on_record: Callable[[dict[str, Any]], None],
+    on_record: Callable[[Line], None],
     *,
     silence_timeout: float,
     startup_timeout: float = 300.0,
@@ -84,7 +91,8 @@ def run_child(
     server: ForkServer | None = None,
     cancel: threading.Event | None = None,
 ) -> ChildResult:
-    """Run ``job`` in a child; call ``on_record`` for every record it sends (not ``begin``).
+    """Run ``job`` in a child; call ``on_record`` for every line it sends, typed
+    (:func:`~stress.engine.isolation.messages.read_line`), but ``ready``, ``begin`` and its end.
 
     ``command`` replaces ``[python, -m, stress.engine.isolation.child]`` (tests use it to stand
     in a child that misbehaves on purpose); the job file and the pipe fd are appended to it.
@@ -155,7 +163,7 @@ def _start(
     )
 
 
-def _stop(proc: Child, rfd: int, on_record: Callable[[dict[str, Any]], None], grace: float) -> None:
+def _stop(proc: Child, rfd: int, on_record: Callable[[Line], None], grace: float) -> None:
     """Ask the child to stop (SIGTERM: it ends the round, so calls in flight finish and are
     recorded), keep taking its records for at most ``grace`` seconds, then kill the group."""
     timer = threading.Timer(grace, _kill_group, (proc,))
@@ -181,13 +189,13 @@ def _kill_group(proc: Child) -> None:
 def _supervise(
     proc: Child,
     rfd: int,
-    on_record: Callable[[dict[str, Any]], None],
+    on_record: Callable[[Line], None],
     silence_timeout: float,
     startup_timeout: float,
     cancel: threading.Event | None = None,
 ) -> ChildResult:
-    in_flight: dict[Any, dict[str, Any]] = {}
-    end: dict[str, Any] = {}
+    in_flight: dict[int, CallBegin] = {}
+    end: ChildEnd | None = None
     buffer = b""
     started = False
     last = time.monotonic()
@@ -217,46 +225,44 @@ def _supervise(
             for line in lines:
                 if not line.strip():
                     continue
-                rec = json.loads(line)
-                kind = rec.get("type")
-                if kind == "ready":
+                rec = read_line(json.loads(line))
+                if isinstance(rec, Ready):
                     started = True
-                elif kind == "begin":
-                    in_flight[rec.get("worker")] = rec
-                elif kind == "child-end":
+                elif isinstance(rec, CallBegin):
+                    in_flight[rec.worker] = rec
+                elif isinstance(rec, ChildEnd):
                     end = rec
                 else:
-                    if kind in ("call", "recorded"):  # a call, or a recording child's case, ended
-                        in_flight.pop(rec.get("worker", 0), None)
+                    if isinstance(rec, CallRecord | RecordedCase):  # a call or a case ended
+                        worker = rec.worker if isinstance(rec, CallRecord) else None
+                        in_flight.pop(worker or 0, None)
                     on_record(rec)
     finally:
         sel.close()
     returncode = proc.wait()
-    flying = [
-        {k: v for k, v in r.items() if k in ("case", "worker", "round", "aggressor")}
-        for r in in_flight.values()
-    ]
-    return _ending(returncode, end, flying, silence_timeout if killed_for_silence else None)
+    begun = list(in_flight.values())
+    return _ending(returncode, end, begun, silence_timeout if killed_for_silence else None)
 
 
-def _naming(flying: list[dict[str, Any]]) -> str:
+def _naming(begun: list[CallBegin]) -> str:
     """`` in case 'a'`` (or ``cases 'a', 'b'``): what the silent child was running."""
-    cases = sorted({str(r["case"]) for r in flying if r.get("case")})
+    cases = sorted({str(b.case) for b in begun if b.case})
     if not cases:
         return ""
     return f" in case{'s' if len(cases) > 1 else ''} " + ", ".join(f"'{c}'" for c in cases)
 
 
 def _ending(
-    returncode: int, end: dict[str, Any], flying: list[dict[str, Any]], silenced: float | None
+    returncode: int, end: ChildEnd | None, begun: list[CallBegin], silenced: float | None
 ) -> ChildResult:
     """How the child ended, from its exit status and its own ``child-end`` record;
     ``silenced``: the silence (seconds) it was killed for, if it was."""
+    flying = [b.flying() for b in begun]
     if silenced is not None:
         return ChildResult(
             PhaseStatus.HUNG,
             returncode,
-            detail=f"no progress for {silenced:.0f} s{_naming(flying)}; child killed",
+            detail=f"no progress for {silenced:.0f} s{_naming(begun)}; child killed",
             in_flight=flying,
             end=end,
         )
@@ -270,26 +276,28 @@ def _ending(
             in_flight=flying,
             end=end,
         )
-    if end.get("status") == ChildStatus.HUNG:
-        return ChildResult(PhaseStatus.HUNG, returncode, detail=end.get("detail", ""), end=end)
-    if returncode != 0 or not end:
+    if end is not None and end.status == ChildStatus.HUNG:
+        return ChildResult(PhaseStatus.HUNG, returncode, detail=end.detail, end=end)
+    if returncode != 0 or end is None:
         return ChildResult(
             PhaseStatus.FAILED,
             returncode,
-            detail=end.get("detail") or f"child exited with status {returncode}",
+            detail=(end and end.detail) or f"child exited with status {returncode}",
             in_flight=flying,
             end=end,
         )
-    return ChildResult(PhaseStatus.DONE, returncode, detail=end.get("detail", ""), end=end)
+    return ChildResult(PhaseStatus.DONE, returncode, detail=end.detail, end=end)
 
 
-def run_in_process(job: dict[str, Any], on_record: Callable[[dict], None]) -> ChildResult:
+def run_in_process(job: dict[str, Any], on_record: Callable[[Line], None]) -> ChildResult:
     """``job`` run in this process (``--no-isolate``): the result a child would have sent,
     without its ``begin``/``ready`` notices; a crash or hang here ends the run itself."""
     from stress.engine.isolation import jobs
 
-    status, detail, extra = jobs.run_job(
-        job, lambda r: None if r["type"] in ("begin", "ready") else on_record(r)
-    )
-    end = {"status": status, "detail": detail, **extra}
-    return ChildResult(PhaseStatus(status), 0, detail=detail, end=end)
+    def send(data: dict[str, Any]) -> None:
+        rec = read_line(data)
+        if not isinstance(rec, Ready | CallBegin):
+            on_record(rec)
+
+    end = jobs.run_job(Job.from_json(job), send)
+    return ChildResult(PhaseStatus(end.status), 0, detail=end.detail, end=end)

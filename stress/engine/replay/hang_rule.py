@@ -40,16 +40,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from stress.config import DEFAULTS
+from stress.records import CallBegin
 
 __all__ = [
     "HANG_FACTOR",
     "HANG_FLOOR",
     "CallState",
+    "HangReport",
     "HangRule",
     "Slowdown",
-    "hang_note",
+    "StuckCall",
     "hang_rule_for",
-    "in_flight",
 ]
 
 #: Seconds: no call is suspect sooner (README "Hangs": four times the slowest millisecond call
@@ -78,17 +79,17 @@ class HangRule:
     factor: float = HANG_FACTOR
     expected: Mapping[str, float] | None = None  # case id -> recorded p99 seconds
 
-    def expected_s(self, in_flight: Mapping[str, Any]) -> float | None:
+    def expected_s(self, in_flight: CallBegin) -> float | None:
         """The recorded time of what a worker has in flight: its case (plus its aggressor, for
         an interleaved pair; times its ``launches`` for a repeatable executor launched several
         times, stress.engine.call.repeatable); None when a case has no recorded time."""
         if not self.expected:
             return None
-        ids = [in_flight[k] for k in ("case", "aggressor") if in_flight.get(k)]
+        ids = [i for i in (in_flight.case, in_flight.aggressor) if i]
         times = [self.expected.get(str(i)) for i in ids]
         if not ids or any(t is None for t in times):
             return None
-        launches = int(in_flight.get("launches") or 1)
+        launches = in_flight.launches or 1
         return float(sum(t for t in times if t is not None)) * launches
 
     def limit(self, expected_s: float | None) -> float:
@@ -165,22 +166,48 @@ def hang_rule_for(config: Any, cases: Iterable[Any], baseline: Any | None) -> Ha
     )
 
 
-def hang_note(stuck: dict[str, Any], detail: dict[str, Any]) -> str:
-    """How the adaptive limit judged the hung call ``stuck`` of a watchdog ``detail``, if it
-    did ("" when the call ran into --call-timeout itself)."""
-    if "limit_s" not in stuck or stuck["limit_s"] >= detail.get("timeout_s", 0):
-        return ""
-    starved = stuck.get("starved_s") or 0
-    why = (
-        f"calls went on finishing, the wait stretched x{detail.get('slowdown', 1):g} by the load"
-        if detail.get("progressed")
-        else "no call of the pool finished meanwhile"
-        + (f", {starved:g} s waiting for a core not counted" if starved >= 0.001 else "")
-    )
-    return f" (suspect after {stuck['limit_s']:g} s, confirmed: {why})"
+@dataclass(frozen=True)
+class StuckCall:
+    """A call in flight when a pool stopped on a hang (``call``: its worker and what it ran);
+    for a call the watchdog judged, how long it had run, the seconds its thread waited for a
+    core since it began and the adaptive limit it passed (None: it ran into --call-timeout
+    itself)."""
+
+    call: CallBegin
+    elapsed_s: float | None = None
+    starved_s: float | None = None
+    limit_s: float | None = None
 
 
-def in_flight(detail: dict[str, Any]) -> str:
-    """The calls a watchdog ``detail`` names as stuck (or in flight), for a one-line message."""
-    stuck = detail.get("stuck") or detail.get("in_flight") or []
-    return ", ".join(f"{s.get('case')} (worker {s.get('worker')})" for s in stuck) or "unknown"
+@dataclass(frozen=True)
+class HangReport:
+    """Why a pool stopped on a hang: the wait the stuck calls outlived (seconds), the calls
+    themselves and every call then in flight; the load's ``slowdown`` and whether calls went on
+    finishing (``progressed``) when the watchdog confirmed it; ``reported``: its hang records
+    are written already (a call's own timeout reports before it aborts the pool)."""
+
+    timeout_s: float
+    stuck: tuple[StuckCall, ...]
+    in_flight: tuple[StuckCall, ...] = ()
+    slowdown: float = 1.0
+    progressed: bool = False
+    reported: bool = False
+
+    def note(self, stuck: StuckCall) -> str:
+        """How the adaptive limit judged ``stuck``, if it did ("" when the call ran into
+        --call-timeout itself)."""
+        if stuck.limit_s is None or stuck.limit_s >= self.timeout_s:
+            return ""
+        starved = stuck.starved_s or 0
+        why = (
+            f"calls went on finishing, the wait stretched x{self.slowdown:g} by the load"
+            if self.progressed
+            else "no call of the pool finished meanwhile"
+            + (f", {starved:g} s waiting for a core not counted" if starved >= 0.001 else "")
+        )
+        return f" (suspect after {stuck.limit_s:g} s, confirmed: {why})"
+
+    def names(self) -> str:
+        """The stuck calls (else those in flight), for a one-line message."""
+        calls = self.stuck or self.in_flight
+        return ", ".join(f"{s.call.case} (worker {s.call.worker})" for s in calls) or "unknown"

@@ -16,16 +16,17 @@ record with ``mode``. Warm-up calls run plain.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from stress.corpus.parse import Case
 from stress.engine.call.event_mode import run_event
 from stress.engine.call.execute import CallTimeout
+from stress.engine.call.opening import CallSite
 from stress.engine.call.pipeline import Launcher, run_pipeline
 from stress.engine.call.repeatable import LAUNCHES, Launch, run_repeat
-from stress.engine.replay.pool import PoolAborted, Worker
+from stress.engine.replay.pool import Worker
 from stress.grading.judge import Outcome
-from stress.vocabulary import Status
 
 __all__ = ["ModeCalls"]
 
@@ -36,10 +37,11 @@ _MADE = threading.Lock()
 class ModeCalls:
     """Every call of the phase runner, by mode: a mixin of
     :class:`~stress.engine.replay.phases.PhaseRunner`, whose ``_plain_call`` makes a plain
-    call and whose ``config``, ``_begin``, ``_inputs``, ``_canary``, ``_emit`` and ``_hang``
-    it uses."""
+    call and whose ``config``, ``_begin``, ``_inputs``, ``_canary``, ``_emit`` and
+    ``_call_hung`` (:class:`~stress.engine.replay.timed_call.TimedCall`'s) it uses."""
 
     config: Any
+    _call_hung: Callable[..., NoReturn]
     _launcher: Launcher | None = None
 
     def launcher(self) -> Launcher:
@@ -86,14 +88,15 @@ class ModeCalls:
         self, mode: str, worker: Worker, case: Case, inputs: Any, canary: int
     ) -> list[Launch]:
         """Run one call in ``mode``: every launch's outcome (one for event and pipeline)."""
-        where = (worker.context, worker.stream, case, inputs)
-        timeout_ms = self.config.call_timeout_ms
+        site = CallSite(
+            worker.context, worker.stream, case, inputs, canary, self.config.call_timeout_ms
+        )
         if mode == "repeat":
-            return run_repeat(*where, canary=canary, timeout_ms=timeout_ms)
+            return run_repeat(site)
         if mode == "pipeline":
-            outcome = run_pipeline(*where, self.launcher(), canary=canary, timeout_ms=timeout_ms)
+            outcome = run_pipeline(site, self.launcher())
         else:
-            outcome = run_event(*where, canary=canary, timeout_ms=timeout_ms)
+            outcome = run_event(site)
         return [Launch(outcome, 0, False)]
 
     def _moded(
@@ -112,10 +115,7 @@ class ModeCalls:
         try:
             launches = self._launches(mode, worker, case, inputs, canary)
         except CallTimeout:
-            stuck = [{"worker": worker.index, "case": case.id, "round": rnd}]
-            detail = {"timeout_s": self.config.call_timeout, "stuck": stuck}
-            self._hang(phase, detail)
-            raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
+            self._call_hung(phase, worker.index, case.id, rnd)
         worker.end()
         for la in launches:
             note = {"extra": {"repeatable": la.note}} if la.note else {}

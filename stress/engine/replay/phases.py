@@ -44,7 +44,7 @@ from stress.corpus.parse import Case
 from stress.engine.call.execute import run_call
 from stress.engine.call.inputs import InputCache
 from stress.engine.replay.burst import BurstPhase
-from stress.engine.replay.hang_rule import hang_note, hang_rule_for, in_flight
+from stress.engine.replay.hang_rule import HangReport, hang_rule_for
 from stress.engine.replay.interleave import InterleavedPhase
 from stress.engine.replay.memory import RecyclingMemory
 from stress.engine.replay.modes import ModeCalls
@@ -62,14 +62,14 @@ from stress.errors import ConfigError
 from stress.grading.canaries import call_canary
 from stress.grading.judge import Outcome, judge
 from stress.pairs import epoch_rounds, mixed_pick
-from stress.records import CallRecord
+from stress.records import CallBegin, CallRecord
 from stress.vocabulary import PhaseStatus, Status
 
 __all__ = ["PhaseRunner"]
 
 
 #: Receives each call record, and with ``announce`` a ``begin`` notice (a dict) as a call starts.
-Sink = Callable[[CallRecord | dict[str, Any]], None]
+Sink = Callable[[CallRecord | CallBegin], None]
 
 
 @dataclass
@@ -149,26 +149,26 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
             hang_rule=hang_rule_for(self.config, [*self.cases, *self.control], self.baseline),
         )
 
-    def _hang(self, phase: str, detail: dict[str, Any]) -> None:
-        for stuck in detail.get("stuck", []):
+    def _hang(self, phase: str, hang: HangReport) -> None:
+        for stuck in hang.stuck:
             self.sink(
                 CallRecord(
                     phase=phase,
                     seq=next(self._seq),
-                    worker=stuck.get("worker"),
-                    round=stuck.get("round"),
-                    case=stuck.get("case"),
+                    worker=stuck.call.worker,
+                    round=stuck.call.round,
+                    case=stuck.call.case,  # type: ignore[arg-type]
                     status=Status.HANG,
                     match=False,
-                    message=f"call did not finish within {detail.get('timeout_s')} s"
-                    f"{hang_note(stuck, detail)} (in flight: {in_flight(detail)})",
+                    message=f"call did not finish within {hang.timeout_s} s"
+                    f"{hang.note(stuck)} (in flight: {hang.names()})",
                 )
             )
 
     def _begin(self, worker: Worker, **what: Any) -> None:
         worker.begin(**what)
-        if self.announce:
-            self.sink({"type": "begin", "worker": worker.index, **what})
+        if self.announce and worker.in_flight is not None:
+            self.sink(worker.in_flight)
 
     def _inputs(self, case: Case) -> dict[str, np.ndarray] | Outcome:
         """The case's inputs, or the out-of-memory outcome of generating them."""
@@ -230,10 +230,10 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
         try:
             fn(pool)
         except PoolAborted as exc:
-            if exc.reason == Status.HANG:
-                if not exc.detail.get("reported"):
-                    self._hang(phase, exc.detail)
-                return PhaseStatus.HUNG, f"a call did not finish: {in_flight(exc.detail)}"
+            if exc.reason == Status.HANG and exc.hang is not None:
+                if not exc.hang.reported:
+                    self._hang(phase, exc.hang)
+                return PhaseStatus.HUNG, f"a call did not finish: {exc.hang.names()}"
             raise
         pool.close()
         self.close_launcher()

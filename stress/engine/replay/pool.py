@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stress import acl
-from stress.engine.replay.hang_rule import CallState, HangRule, Slowdown
+from stress.engine.replay.hang_rule import CallState, HangReport, HangRule, Slowdown, StuckCall
 from stress.engine.replay.phase_budget import Budget
 from stress.engine.replay.starvation import Starvation
 from stress.errors import ConfigError
+from stress.records import CallBegin
 from stress.vocabulary import Status
 
 __all__ = ["PoolAborted", "Worker", "WorkerPool"]
@@ -40,10 +41,10 @@ STREAM_POLICIES = ("shared", "per-thread")
 class PoolAborted(Exception):
     """The pool stopped early: a hang (watchdog) or an error in a worker."""
 
-    def __init__(self, reason: str, detail: dict[str, Any] | None = None) -> None:
+    def __init__(self, reason: str, hang: HangReport | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.detail = detail or {}
+        self.hang = hang  # a hang's report (None: an error)
 
 
 @dataclass
@@ -53,7 +54,7 @@ class Worker:
     index: int
     context: acl.Context
     stream: acl.Stream
-    in_flight: dict[str, Any] = field(default_factory=dict)
+    in_flight: CallBegin | None = None
     started_at: float | None = None
     # the recorded time of the call in flight, and where its finished ratio goes (the pool's)
     expected_s: float | None = None
@@ -70,18 +71,23 @@ class Worker:
 
     def begin(self, **what: Any) -> None:
         """Mark a call as in flight (for the watchdog and crash attribution)."""
-        self.in_flight = what
-        self.launches = max(1, int(what.get("launches") or 1))
+        call = self.in_flight = CallBegin(self.index, **what)
+        self.launches = max(1, call.launches or 1)
         self.suspect_at = None
-        self.expected_s = self.rule.expected_s(what) if self.rule else None
+        self.expected_s = self.rule.expected_s(call) if self.rule else None
         self.starved_at = self.starvation.total if self.starvation else 0.0
         self.started_at = time.monotonic()
 
     def end(self) -> None:
         if self.started_at is not None and self.slowdown is not None:
             self.slowdown.finished(time.monotonic() - self.started_at, self.expected_s)
-        self.in_flight = {}
+        self.in_flight = None
         self.started_at = None
+
+
+def _stuck(worker: Worker, **timing: float) -> StuckCall:
+    """``worker``'s call in flight as a :class:`StuckCall` (with the watchdog's ``timing``)."""
+    return StuckCall(worker.in_flight or CallBegin(worker.index), **timing)
 
 
 def _each(worker: Worker) -> float | None:
@@ -105,7 +111,7 @@ class WorkerPool:
         context_policy: str = "shared",
         stream_policy: str = "shared",
         call_timeout_s: float = 60.0,
-        on_hang: Callable[[dict[str, Any]], None] | None = None,
+        on_hang: Callable[[HangReport], None] | None = None,
         hang_rule: HangRule | None = None,
     ) -> None:
         if context_policy not in CONTEXT_POLICIES or stream_policy not in STREAM_POLICIES:
@@ -281,7 +287,7 @@ class WorkerPool:
         if errors:
             raise errors[0]
 
-    def _watch(self, threads: list[threading.Thread], workers: list[Worker]) -> dict | None:
+    def _watch(self, threads: list[threading.Thread], workers: list[Worker]) -> HangReport | None:
         """Wait for the workers; return the hang report if a call outlives its timeout."""
         while any(t.is_alive() for t in threads):
             for t in threads:
@@ -293,33 +299,33 @@ class WorkerPool:
                 slowdown = self.slowdown.factor()
                 stuck = [w for w in workers if self._judge(w, now, slowdown) is CallState.HUNG]
                 if stuck:
-                    return {
-                        "timeout_s": round(
-                            max(
-                                self.hang_rule.deadline(_each(w), slowdown, self._moved(w))
-                                * w.launches
-                                for w in stuck
-                            ),
-                            3,
-                        ),
-                        "slowdown": round(slowdown, 2),
-                        "progressed": any(self._moved(w) for w in stuck),
-                        "stuck": [
-                            {
-                                "worker": w.index,
-                                **w.in_flight,
-                                "elapsed_s": round(now - (w.started_at or now), 3),
-                                "starved_s": round(self.starvation.total - w.starved_at, 3),
-                                "limit_s": round(self.hang_rule.limit(_each(w)) * w.launches, 3),
-                            }
-                            for w in stuck
-                        ],
-                        "in_flight": [
-                            {"worker": w.index, **w.in_flight} for w in workers if w.in_flight
-                        ],
-                    }
+                    return self._report(stuck, workers, now, slowdown)
                 break
         return None
+
+    def _report(
+        self, stuck: list[Worker], workers: list[Worker], now: float, slowdown: float
+    ) -> HangReport:
+        """The hang the watchdog confirmed for ``stuck``, with every call in flight."""
+        rule = self.hang_rule
+        deadline = max(
+            rule.deadline(_each(w), slowdown, self._moved(w)) * w.launches for w in stuck
+        )
+        return HangReport(
+            timeout_s=round(deadline, 3),
+            slowdown=round(slowdown, 2),
+            progressed=any(self._moved(w) for w in stuck),
+            stuck=tuple(
+                _stuck(
+                    w,
+                    elapsed_s=round(now - (w.started_at or now), 3),
+                    starved_s=round(self.starvation.total - w.starved_at, 3),
+                    limit_s=round(rule.limit(_each(w)) * w.launches, 3),
+                )
+                for w in stuck
+            ),
+            in_flight=tuple(_stuck(w) for w in workers if w.in_flight is not None),
+        )
 
     def _judge(self, worker: Worker, now: float, slowdown: float) -> CallState:
         """The hang rule's verdict on ``worker``'s call in flight (``ok`` when none); marks the

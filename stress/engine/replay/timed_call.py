@@ -8,12 +8,15 @@ does not finish is reported and aborts the pool in one place.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
 from stress.config import RunConfig
 from stress.engine.call.execute import CallTimeout
+from stress.engine.replay.hang_rule import HangReport, StuckCall
 from stress.engine.replay.pool import PoolAborted, Worker
+from stress.records import CallBegin
 from stress.vocabulary import Status
 
 __all__ = ["TimedCall"]
@@ -40,9 +43,7 @@ class TimedCall:
             self._call_hung(**stuck)
 
     def _call_hung(self, phase: str, worker: int, case: str, round: int) -> NoReturn:
-        detail = {
-            "timeout_s": self.config.call_timeout,
-            "stuck": [{"worker": worker, "case": case, "round": round}],
-        }
-        self._hang(phase, detail)
-        raise PoolAborted(Status.HANG, {**detail, "reported": True}) from None
+        stuck = StuckCall(CallBegin(worker, case, round=round))
+        hang = HangReport(self.config.call_timeout, (stuck,))
+        self._hang(phase, hang)
+        raise PoolAborted(Status.HANG, dataclasses.replace(hang, reported=True)) from None

@@ -18,10 +18,11 @@ from typing import Any
 from stress.baseline.store import Baseline
 from stress.config import RunConfig
 from stress.corpus.parse import Case
+from stress.engine.isolation.messages import Line
 from stress.engine.replay.baseline import recording_summary
 from stress.engine.run.rundir import claim_baseline
 from stress.errors import ConfigError
-from stress.records import RECORDED, RecordedCase
+from stress.records import RecordedCase
 from stress.vocabulary import size_kind, variant_kind
 
 __all__ = ["record_missing", "run_baseline", "skip_unrecorded", "unrecorded_variants"]
@@ -98,7 +99,7 @@ def skip_unrecorded(
 def record_missing(
     path: Path,
     say: Callable[[str], None],
-    record: Callable[[Path, Callable[[dict[str, Any]], None]], Any],
+    record: Callable[[Path, Callable[[Line], None]], Any],
     stale: str | None = None,
 ) -> None:
     """Record the missing baseline ``path`` with ``record(path, on_case)``, unless another run
@@ -116,9 +117,7 @@ def record_missing(
         recorded: list[RecordedCase] = []
         record(
             path,
-            lambda r: (
-                recorded.append(RecordedCase.from_json(r)) if r.get("type") == RECORDED else None
-            ),
+            lambda r: recorded.append(r) if isinstance(r, RecordedCase) else None,
         )
         say(recording_summary(path, recorded))
     finally:

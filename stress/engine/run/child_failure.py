@@ -12,10 +12,10 @@ __all__ = ["failure_text"]
 def failure_text(result: ChildResult) -> str:
     """``result``'s error: a :class:`~stress.engine.replay.case_error.CaseError`'s message as
     is (it names the case), else the detail; plus the stderr tail's last line when new."""
-    error = result.end.get("error") or {}
+    error = result.error
     text = result.detail
-    if error.get("type") == "CaseError" and error.get("message"):
-        text = error["message"]
+    if error is not None and error.name == "CaseError" and error.message:
+        text = error.message
     tail = result.stderr_tail.splitlines()[-1:] if result.stderr_tail else []
     if not tail or not tail[0].strip():
         return text

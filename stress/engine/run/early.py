@@ -31,11 +31,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from stress.engine.isolation.forkserver import ForkServer, ForkServerGone, fork_server
+from stress.engine.isolation.messages import Holding, Line
 
 __all__ = ["Ahead", "EarlyStart", "early_server", "first_job", "is_file", "start_early"]
 
 #: ``run(job, on_record, cancel)``: supervise the child of ``job`` (the session's ``_job``).
-RunJob = Callable[[dict[str, Any], Callable[[dict[str, Any]], None], threading.Event], Any]
+RunJob = Callable[[dict[str, Any], Callable[[Line], None], threading.Event], Any]
 
 
 class Ahead:
@@ -65,10 +66,10 @@ class Ahead:
         self._thread = threading.Thread(target=work, daemon=True, name="early-step")
         self._thread.start()
 
-    def _record(self, rec: dict[str, Any]) -> None:
-        if rec.get("type") == "held":  # set up and waiting for the go
+    def _record(self, rec: Line) -> None:
+        if isinstance(rec, Holding):  # set up and waiting for the go
             with self._lock:
-                self._pid = int(rec["pid"])
+                self._pid = rec.pid
                 if self._go:
                     self._signal()
             return

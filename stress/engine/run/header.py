@@ -10,11 +10,11 @@ import datetime as _dt
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from stress.baseline.store import Baseline
 from stress.config import RunConfig
 from stress.corpus.parse import Case
+from stress.engine.isolation.messages import BackendInfo
 from stress.journal.lines import RunHeader
 from stress.journal.results import RESULTS_SCHEMA
 from stress.vocabulary import VERSION
@@ -27,7 +27,7 @@ def run_header(
     corpus: tuple[Sequence[str], Sequence[str]],
     cases: tuple[Sequence[Case], Sequence[Case]],
     env: Mapping[str, str],
-    info: dict[str, Any],
+    info: BackendInfo,
     path: Path,
     baseline: Baseline,
 ) -> RunHeader:
@@ -39,7 +39,7 @@ def run_header(
         version=VERSION,
         started=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         config=config.to_json(),
-        backend={**info["fingerprint"], "device_count": info["info"].get("device_count")},
+        backend={**info.fingerprint, "device_count": info.info.get("device_count")},
         corpus=list(corpus[0]),
         control=list(corpus[1]),
         cases=[c.to_json() for c in cases[0]],

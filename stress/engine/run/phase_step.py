@@ -10,12 +10,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from stress.config import RunConfig
+from stress.engine.isolation.messages import Line
 from stress.engine.isolation.supervise import ChildResult
 from stress.engine.run.phase_end import phase_end
 from stress.engine.run.schedule import Step
 from stress.engine.run.step_batch import Held
 from stress.journal.results import ResultWriter
-from stress.records import CALL, CallRecord, PhaseResult
+from stress.records import CallRecord, PhaseResult
 from stress.session_ui import SessionUI
 from stress.vocabulary import PhaseStatus
 
@@ -74,18 +75,15 @@ def run_step(
     calls = 0
     started = time.monotonic()
 
-    def on_record(rec: dict[str, Any] | CallRecord, at: float | None = None) -> None:
+    def on_record(rec: Line, at: float | None = None) -> None:
         nonlocal calls
-        if isinstance(rec, dict) and rec.get("type") != CALL:
+        if not isinstance(rec, CallRecord):
             return
         calls += 1
         at = time.monotonic() if at is None else at
-        stamp = {"variant": variant, "elapsed": round(at - t0, 4),
-                 "allocator": config.phase_allocator}  # fmt: skip
-        if isinstance(rec, CallRecord):
-            call = rec.replace(**stamp)
-        else:  # as the child sent it: one construction on the parent's hot path
-            call = CallRecord.from_json({**rec, **stamp})
+        call = rec.replace(
+            variant=variant, elapsed=round(at - t0, 4), allocator=config.phase_allocator
+        )
         writer.write(call)
         ui.record(call)
         on_call(call)

@@ -19,8 +19,9 @@ from typing import Any
 from stress.config import RunConfig
 from stress.corpus import Case
 from stress.corpus.shrink import ddmin, write_corpus
+from stress.engine.isolation.messages import Line
 from stress.grading.verdicts import grade_phase
-from stress.records import CALL, CallRecord, PhaseVerdict, RunReport
+from stress.records import CallRecord, PhaseVerdict, RunReport
 from stress.report_sections import PairCell
 from stress.vocabulary import Diagnosis, PhaseStatus, Verdict
 
@@ -43,7 +44,7 @@ class Reproducer:
         *,
         budget: float,
         say: Callable[[str], None],
-        run_job: Callable[[dict[str, Any], Callable[[dict], None]], Any],
+        run_job: Callable[[dict[str, Any], Callable[[Line], None]], Any],
         env: Mapping[str, str],
     ) -> None:
         self.config = config
@@ -133,7 +134,7 @@ class Reproducer:
             self.config, phases=(phase,), duration=TRIAL_SECONDS, iterations=None, variants=(),
             phase_allocator=self.allocator,
         )  # fmt: skip
-        records: list[dict[str, Any]] = []
+        records: list[Line] = []
         job = {
             "kind": "phase",
             "phase": phase,
@@ -146,9 +147,7 @@ class Reproducer:
         result = self.run_job(job, records.append)
         if result.status in (PhaseStatus.CRASHED, PhaseStatus.HUNG):
             return True
-        graded = grade_phase(
-            phase, [CallRecord.from_json(r) for r in records if r.get("type") == CALL]
-        )
+        graded = grade_phase(phase, [r for r in records if isinstance(r, CallRecord)])
         return any(c.id == victim and c.verdict != Verdict.PASS for c in graded.cases)
 
     # -- the result ------------------------------------------------------------------------

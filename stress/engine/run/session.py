@@ -24,6 +24,7 @@ from stress.corpus.parse import Case
 from stress.corpus.variants import run_variants
 from stress.engine.call.case_size import check_case_sizes, default_max_case_bytes
 from stress.engine.isolation.forkserver import ForkServer
+from stress.engine.isolation.messages import BackendInfo, ChildEnd, Line
 from stress.engine.isolation.supervise import ChildResult, run_child, run_in_process
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.baseline_step import record_missing, run_baseline, skip_unrecorded
@@ -94,7 +95,7 @@ class Session:
 
     # -- jobs -------------------------------------------------------------------------------
     def _job(
-        self, job: dict[str, Any], on_record: Callable[[dict], None], **kw: Any
+        self, job: dict[str, Any], on_record: Callable[[Line], None], **kw: Any
     ) -> ChildResult:
         job = {"backend": self.backend, **job}
         if not self.isolate:
@@ -105,23 +106,23 @@ class Session:
             job, on_record, silence_timeout=silence, env=self.env, stop_grace=grace,
             server=self._server, **kw,
         )  # fmt: skip
-        error = result.end.get("error") or {}
-        if result.status == PhaseStatus.FAILED and error.get("user"):
-            raise ConfigError(error.get("message", ""))
+        error = result.error
+        if result.status == PhaseStatus.FAILED and error is not None and error.user:
+            raise ConfigError(error.message)
         return result
 
-    def _require_done(self, result: ChildResult, what: str) -> dict[str, Any]:
-        if result.status != PhaseStatus.DONE:
+    def _require_done(self, result: ChildResult, what: str) -> ChildEnd:
+        if result.status != PhaseStatus.DONE or result.end is None:
             raise ConfigError(f"{what} failed: {failure_text(result)}")
         return result.end
 
-    def backend_info(self) -> dict[str, Any]:
+    def backend_info(self) -> BackendInfo:
         """Fingerprint and info of the backend (loaded in a child: the one started ahead by
         :mod:`.early` when it ran this very job)."""
         job = {"kind": "info", "device": self.config.device}
         ahead = self.early.take_info({"backend": self.backend, **job}) if self.early else None
         result = ahead if ahead is not None else self._job(job, lambda r: None)
-        return self._require_done(result, "loading the backend")
+        return self._require_done(result, "loading the backend").backend
 
     def start_early(self, early: EarlyStart | None) -> None:
         """Take the fork server started for this session (:func:`.early.start_early`) and send
@@ -146,20 +147,20 @@ class Session:
         ``sim-<faults>`` when simulator faults are on (their baselines must not mix)."""
         return default_baseline_path([*self.corpus, *self.control], backend_tag(fingerprint))
 
-    def record_baseline(self, path: Path, on_case: Callable[[dict], None] | None = None) -> Path:
+    def record_baseline(self, path: Path, on_case: Callable[[Line], None] | None = None) -> Path:
         corpus, config = [*self.corpus, *self.control], self.config.to_json()
         job = {"kind": "record", "corpus": corpus, "config": config, "out": str(path)}
         result = self._job(job, on_case or (lambda r: None))
         end = self._require_done(result, "recording the baseline")
-        if end.get("order_dependence"):
-            raise OrderDependence(end["order_dependence"])
-        return Path(end.get("path", path))
+        if end.order_dependence:
+            raise OrderDependence(end.order_dependence)
+        return Path(end.path or path)
 
     def record_missing_baseline(self, path: Path, stale: str | None = None) -> None:
         """Record the missing (or ``stale``) baseline ``path`` (:func:`record_missing`);
         ``recording`` names it meanwhile (an interrupt then says the baseline was not written)."""
 
-        def record(p: Path, on_case: Callable[[dict], None]) -> None:
+        def record(p: Path, on_case: Callable[[Line], None]) -> None:
             self.recording = p
             self.record_baseline(p, on_case)
             self.recording = None
@@ -220,17 +221,17 @@ class Session:
 
     def _run_in(self, out: Path) -> dict[str, Any]:
         info = self.backend_info()
-        count = info["info"].get("device_count")
+        count = info.info.get("device_count")
         if count is not None:
             self.config.check_device(int(count))
-        self._check_sizes(info["info"].get("device_memory"))
-        fingerprint = info["fingerprint"]
+        self._check_sizes(info.info.get("device_memory"))
+        fingerprint = info.fingerprint
         path = self.baseline_path or self.default_baseline(fingerprint)
         # the size variants the baseline lacks are skipped (here and in every phase child)
         self.cases, self.config, skipped = skip_unrecorded(Path(path), self.cases, self.config)
         # no more calls in flight than the memory free fits (fewer threads for a big case)
         self.config, memory = limit_threads(
-            self.config, [*self.cases, *self.control_cases], info["info"]
+            self.config, [*self.cases, *self.control_cases], info.info
         )
         baseline, warnings = run_baseline(
             Path(path),

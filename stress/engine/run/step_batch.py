@@ -21,10 +21,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stress.engine.isolation.messages import Line
+
 __all__ = ["Held", "StepBatch", "ahead_span", "start_ahead"]
 
 #: Runs step ``index``: ``launch(index, on_record, cancel)`` returns the child's result.
-Launch = Callable[[int, Callable[[dict[str, Any]], None], threading.Event], Any]
+Launch = Callable[[int, Callable[[Line], None], threading.Event], Any]
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class Held:
     (``time.monotonic()``), and its wall seconds."""
 
     result: Any
-    records: tuple[tuple[float, dict[str, Any]], ...]
+    records: tuple[tuple[float, Line], ...]
     seconds: float
 
 
@@ -82,7 +84,7 @@ class StepBatch:
 
     def _work(self, launch: Launch) -> None:
         while (index := self._next()) is not None:
-            records: list[tuple[float, dict[str, Any]]] = []
+            records: list[tuple[float, Line]] = []
             began = time.monotonic()
             try:
                 result = launch(
@@ -121,14 +123,14 @@ def start_ahead(
     start: int,
     config_for: Callable[[int], Any],
     skip: Callable[[Any], bool],
-    run: Callable[[Any, Any, Callable[[dict[str, Any]], None], threading.Event], Any],
+    run: Callable[[Any, Any, Callable[[Line], None], threading.Event], Any],
 ) -> StepBatch:
     """Start the steps of :func:`ahead_span` at once: step ``k`` runs
     ``run(steps[k], config_for(k), on_record, cancel)``, its configuration fixed now."""
     span = ahead_span(steps, start, skip)
     configs = {k: config_for(k) for k in span}
 
-    def launch(k: int, on_record: Callable[[dict[str, Any]], None], cancel: threading.Event) -> Any:
+    def launch(k: int, on_record: Callable[[Line], None], cancel: threading.Event) -> Any:
         return run(steps[k], configs[k], on_record, cancel)
 
     return StepBatch(span, launch, configs)
