@@ -183,6 +183,7 @@ class View(StrEnum):
     TRANSPOSE = "transpose"  # the last two dims strided as a transpose of the storage
     PAD = "pad"  # rows padded: a row stride past the last dim
     OFFSET = "offset"  # a non-zero storage offset
+    BROADCAST = "broadcast"  # an expanded input: stride 0 along its first dim past 1
 
 
 #: Every view kind, in the order variants are derived.

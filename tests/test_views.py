@@ -4,13 +4,14 @@ the tensors the engine creates for them, and view invariance on the simulator.""
 from __future__ import annotations
 
 import ctypes
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from stress.corpus.parse import corpus_text, load_corpus, load_corpus_file
-from stress.corpus.variants import OFFSET, PAD, VIEWS, split_view, with_variants
+from stress.corpus.variants import OFFSET, PAD, VIEWS, broadcast_dim, split_view, with_variants
 from stress.engine.call.execute import run_call
 from stress.engine.call.inputs import generate_inputs
 from stress.engine.call.layout import layout
@@ -36,6 +37,13 @@ def test_storage_reads_back_the_values_and_fills_the_rest(view, shape):
         assert view == "transpose" and len(shape) == 1
         return
     host = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) + 1
+    if view == "broadcast":  # its values: one slice, expanded (a storage of that slice)
+        d = broadcast_dim(shape)
+        host = np.ascontiguousarray(np.broadcast_to(host.take([0], axis=d), shape))
+        storage = storage_bytes(host, g)
+        assert storage.size == host.size // shape[d] and 0 in g.strides
+        np.testing.assert_array_equal(_read_view(storage, g, shape), host)
+        return
     storage = storage_bytes(host, g)
     np.testing.assert_array_equal(_read_view(storage, g, shape), host)
     # every element the view does not read holds the fill pattern (a transpose has none: its
@@ -55,6 +63,9 @@ def test_geometry_of_each_kind():
     assert p.storage == (2, 3, 4 + PAD) and p.strides == (3 * (4 + PAD), 4 + PAD, 1)
     o = geometry("offset", (3, 4))
     assert o.offset == OFFSET and o.strides == (4, 1) and o.elements == OFFSET + 12
+    b = geometry("broadcast", (1, 3, 4))  # the first dim past 1 is expanded
+    assert b.storage == (1, 1, 4) and b.strides == (4, 0, 1) and b.offset == 0
+    assert geometry("broadcast", (1, 1)) is None  # nothing to expand
     assert geometry("transpose", (1, 5)) is None  # a size-1 dim: a transpose changes nothing
     assert geometry("pad", (0, 5)) is None  # no elements
 
@@ -99,12 +110,13 @@ def _strides(raw, handle) -> tuple[list[int], int, list[int]]:
 @pytest.mark.parametrize("corpus", ["corpus/ops/matmul.toml", "corpus/ops/softmax.toml"])
 def test_the_engine_creates_views_and_the_simulator_honours_them(ctx, stream, corpus):
     """Each variant's input tensors carry its strides / offset / storage shape, and its
-    outputs are bit-identical to its contiguous twin's (view invariance)."""
+    outputs are bit-identical to its contiguous twin's (view invariance); a broadcast view's
+    twin is the same call on its expanded values, laid out dense."""
     cases = with_variants(load_corpus([REPO / corpus]), VIEWS)
     by_id = {c.id: c for c in cases}
     seen = set()
     for v in (c for c in cases if c.view):
-        twin = by_id[v.twin]
+        twin = replace(v, view="") if v.view == "broadcast" else by_id[v.twin]
         inputs = generate_inputs(twin)
         wanted = {
             (slot.view.strides, slot.view.offset, slot.view.storage)
@@ -204,3 +216,24 @@ def test_one_variant_per_case_under_a_budget_is_drawn_from_the_id():
     kinds = {v for seed in range(6) for c in run_variants(cases, RunConfig(seed=seed, budget_s=1))
              for v in [c.view] if v}  # fmt: skip
     assert kinds == set(VIEWS)  # over seeds every kind comes round
+
+
+def test_a_broadcast_view_is_graded_by_its_own_dense_twin():
+    """A stride-0 view reads one slice over and over: its values are that slice expanded, so
+    its reference is the contiguous call on those values, recorded under the variant's id (not
+    its case's baseline), and the run grades it there."""
+    from stress.config import RunConfig
+    from stress.corpus.variants import recorded_cases
+
+    cases = load_corpus([REPO / "corpus/ops/matmul.toml"])
+    (view,) = [c for c in with_variants(cases, ("broadcast",)) if c.id == "matmul-f32@broadcast"]
+    assert (view.twin, view.reference) == ("matmul-f32", "matmul-f32@broadcast")
+    recorded = {c.id: c for c in recorded_cases(cases, RunConfig(variants=("broadcast",)))}
+    dense = recorded[view.id]
+    assert dense.view == "" and dense.reference == view.id  # laid out contiguously
+    assert view.id in {c.id for c in recorded_cases(cases, RunConfig())}  # on by default
+    assert view.id not in {c.id for c in recorded_cases(cases, RunConfig(variants=("pad",)))}
+    base, expanded = generate_inputs(cases[0]), generate_inputs(view)
+    assert generate_inputs(dense)["self"].tobytes() == expanded["self"].tobytes()
+    for name, arr in expanded.items():  # each input: its first row, repeated (M = 8 rows)
+        assert (arr == arr[:1]).all() and not (base[name] == base[name][:1]).all(), name

@@ -92,8 +92,15 @@ class Case:
 
     @property
     def twin(self) -> str:
-        """The id of the contiguous case whose baseline grades this one (its own for that)."""
+        """The id of the contiguous case this one is a view variant of (its own for that)."""
         return self.id.rpartition("@")[0] if self.view else self.id
+
+    @property
+    def reference(self) -> str:
+        """The id whose baseline grades this case and whose inputs it shares: its twin's, but
+        a ``broadcast`` view's own (its values are the expanded slice's, recorded contiguously
+        under its id: stress.corpus.variants)."""
+        return self.id if self.view == "broadcast" else self.twin
 
     @functools.cached_property
     def key(self) -> str:

@@ -16,9 +16,13 @@ Kinds (:data:`VIEWS`):
               reads every :data:`PAD` + 1-th element); the padding holds a fill pattern.
 ``offset``    every input starts :data:`OFFSET` elements into its storage (the elements before
               it hold the fill pattern).
-
-Broadcast views (a stride of 0) are not derived: whether an input may broadcast is the
-operator's contract (its header and docs), which a declaration does not state yet.
+``broadcast`` every input expanded along its first dim past 1 (:func:`broadcast_dim`), as
+              ``torch.expand`` makes it: that dim's stride 0 over a storage of one slice. Its
+              values are then that slice repeated, not the twin's, so its contiguous twin is
+              the same call with those values in a dense tensor: a case with a baseline of its
+              own, recorded under the variant's id (:func:`recorded_cases`; its inputs:
+              :func:`stress.engine.call.views.broadcast_values`), which grades the variant.
+              An operator documented to reject expanded inputs opts out as for any view.
 
 A declaration may opt its operator out of a kind with the reason (``[variants]``,
 :mod:`stress.ops.variant_rules`): none derived, or for a view kind with ``expect`` a negative
@@ -46,12 +50,14 @@ if TYPE_CHECKING:
     from stress.corpus.parse import Case
 
 __all__ = [
+    "BROADCAST",
     "OFFSET",
     "PAD",
     "SEPARATOR",
     "VIEWS",
     "all_variants",
     "applies",
+    "broadcast_dim",
     "opted_out",
     "recorded_cases",
     "run_variants",
@@ -60,6 +66,8 @@ __all__ = [
     "with_variants",
 ]
 
+#: The view whose contiguous twin is a case of its own (its values are the expanded slice's).
+BROADCAST = "broadcast"
 #: Elements of padding after each row of a ``pad`` view (odd: rows start unaligned).
 PAD = 3
 #: Elements before the first one of an ``offset`` view (odd: the view starts unaligned).
@@ -76,7 +84,14 @@ def applies(view: str, shape: Sequence[int]) -> bool:
         return len(shape) >= 2 and shape[-1] > 1 and shape[-2] > 1
     if view == "pad":
         return len(shape) >= 1
+    if view == "broadcast":
+        return broadcast_dim(shape) is not None
     return view == "offset"
+
+
+def broadcast_dim(shape: Sequence[int]) -> int | None:
+    """The dim a ``broadcast`` view expands: the first one past 1 (None: nothing to expand)."""
+    return next((k for k, d in enumerate(shape) if d > 1), None)
 
 
 def _view_inputs(case: Case) -> Iterator[tuple[int, ...]]:
@@ -134,6 +149,7 @@ def run_variants(cases: Sequence[Case], config: RunConfig) -> list[Case]:
     views = with_variants(cases, config.variants, seed=config.seed, one_each=budget)
     from stress.corpus.twins import sampled_twins
 
+    views = [c for c in views if c.id not in set(config.unrecorded)]  # broadcast's, as sizes'
     sizes = size_variants(cases, config.variants, config.max_case_bytes)
     sizes = [c for c in sizes if c.id not in set(config.unrecorded)]  # the baseline lacks them
     pairs = [c for c in _twins(cases, config) if c.id not in set(config.unrecorded)]
@@ -158,11 +174,15 @@ def all_variants(
 def recorded_cases(cases: Sequence[Case], config: RunConfig) -> list[Case]:
     """The cases a baseline recorded for ``config`` holds: the corpus and every size variant
     (not the budget's sample: a run with another seed draws others). View variants have none:
-    their contiguous twin's grades them."""
+    their contiguous twin's grades them; but a ``broadcast`` variant's twin is its own
+    contiguous copy (its values differ from the case's), recorded under its id."""
     from stress.corpus.size_variants import size_variants
 
     sizes = size_variants(cases, config.variants, config.max_case_bytes)
-    return [*cases, *sizes, *_twins(cases, config)]
+    derived = with_variants(cases, [BROADCAST] if BROADCAST in config.variants else [])
+    dense = [replace(c, view="") for c in derived if c.view == BROADCAST and not c.negative]
+    plain = [c for c in cases if c.view != BROADCAST]
+    return [*plain, *dense, *sizes, *_twins(cases, config)]
 
 
 def _twins(cases: Sequence[Case], config: RunConfig) -> list[Case]:

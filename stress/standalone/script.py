@@ -169,9 +169,9 @@ def _arg(kind: str, slot: Any, ctype: str) -> dict[str, Any]:
 
 
 def _expect(case: Case, baseline: Baseline) -> tuple[int, dict[str, Any]]:
-    cb = baseline.cases.get(case.twin)  # a view variant's reference is its contiguous twin
+    cb = baseline.cases.get(case.reference)  # a view variant's: its contiguous twin
     if cb is None:
-        raise ConfigError(f"{case.twin}: not in the run's baseline; re-record it")
+        raise ConfigError(f"{case.reference}: not in the run's baseline; re-record it")
     expect = {}
     for name, out in cb.outputs.items():
         trusted = cb.bit_deterministic and out.unwritten == 0  # else the bytes are no reference

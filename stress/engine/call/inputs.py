@@ -17,6 +17,7 @@ import numpy as np
 from stress import acl
 from stress.corpus.parse import Case
 from stress.engine.call.prepared import run_once
+from stress.engine.call.views import broadcast_values
 from stress.ops.spec import OpSpec, Params
 
 __all__ = ["InputCache", "generate_inputs"]
@@ -38,8 +39,8 @@ def generate_inputs(
         def forward(dep: OpSpec, params: Params, ins: Mapping[str, np.ndarray]):
             return run_once(context, stream, dep, params, ins)
 
-    try:
-        return spec.generate(case.params, case.seed, forward=forward)
+    try:  # a broadcast variant's: its inputs' first slices, expanded (views.broadcast_values)
+        return broadcast_values(case, spec.generate(case.params, case.seed, forward=forward))
     except (ValueError, IndexError, ZeroDivisionError, FloatingPointError):
         if not case.negative:
             raise
@@ -61,7 +62,7 @@ class InputCache:
         """The case's inputs; an out-of-memory failure (host ``MemoryError``, device
         :class:`~stress.acl.AclMemoryError`) is remembered and raised again on every later get,
         without generating again."""
-        key = case.twin
+        key = case.reference
         with self._lock:
             failure = self._failed.get(key)
             if failure is not None:

@@ -108,9 +108,8 @@ class RepeatableCall(OpCall):
         for (slot, _, _), ptr in zip(self._bound, ptrs, strict=True):
             if ptr is not None:
                 byte = self.canary if slot.output else POISON
-                self._check(
-                    self._raw.aclrtMemset(ptr, slot.nbytes, byte, slot.nbytes), "aclrtMemset"
-                )
+                size = slot.alloc_nbytes  # a view's whole storage (an expanded one's is smaller)
+                self._check(self._raw.aclrtMemset(ptr, size, byte, size), "aclrtMemset")
 
     def fresh_set(self) -> list[int | None]:
         """New buffers of the same sizes (inputs uploaded), freed when the call closes."""

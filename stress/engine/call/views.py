@@ -9,13 +9,19 @@ contiguous computes with the fill pattern and gives another digest.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stress.corpus.variants import OFFSET, PAD, applies
+from stress.corpus.variants import BROADCAST, OFFSET, PAD, applies, broadcast_dim
+from stress.vocabulary import split_view
 
-__all__ = ["FILL", "ViewGeometry", "geometry", "storage_bytes"]
+if TYPE_CHECKING:
+    from stress.corpus.parse import Case
+
+__all__ = ["FILL", "ViewGeometry", "broadcast_values", "geometry", "storage_bytes"]
 
 #: The byte the storage outside the view holds (0x5A5A... is a large finite float of every
 #: width: a kernel that reads it as data cannot hide it in a rounding).
@@ -58,8 +64,37 @@ def geometry(view: str, shape: tuple[int, ...]) -> ViewGeometry | None:
             return ViewGeometry((PAD + 1,), 0, (shape[0], PAD + 1))
         storage = (*shape[:-1], shape[-1] + PAD)
         return ViewGeometry((*_contiguous(storage)[:-1], 1), 0, storage)
+    if view == BROADCAST:  # storage of one slice along the expanded dim, read with stride 0
+        d = broadcast_dim(shape)
+        storage = (*shape[:d], 1, *shape[d + 1 :])
+        st = _contiguous(storage)
+        return ViewGeometry((*st[:d], 0, *st[d + 1 :]), 0, storage)
     storage = (OFFSET + int(np.prod(shape, dtype=np.int64)),)
     return ViewGeometry(_contiguous(shape), OFFSET, storage)
+
+
+def broadcast_values(case: Case, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The host inputs of a ``broadcast`` variant (and of its contiguous twin, recorded under
+    its id): each input a broadcast view expands holds its first slice along that dim all
+    along it, what the stride-0 view reads; other cases' ``inputs`` as given."""
+    if split_view(case.id)[1] != BROADCAST:
+        return dict(inputs)
+    from stress.ops.spec import TensorArg, TensorListArg
+
+    expanded, p = set(), case.params
+    for a in case.spec.args:
+        if not isinstance(a, TensorArg | TensorListArg) or a.output or a.inout:
+            continue
+        if isinstance(a, TensorArg) and a.present(p):
+            expanded.add(a.name)
+        elif isinstance(a, TensorListArg) and a.present(p):
+            expanded |= {a.member(i) for i in range(len(a.shapes(p)))}
+    out = dict(inputs)
+    for name, host in inputs.items():
+        d = broadcast_dim(host.shape) if name in expanded else None
+        if d is not None:
+            out[name] = np.ascontiguousarray(np.broadcast_to(host.take([0], axis=d), host.shape))
+    return out
 
 
 def storage_bytes(host: np.ndarray, g: ViewGeometry) -> np.ndarray:

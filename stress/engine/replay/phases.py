@@ -57,6 +57,7 @@ from stress.engine.replay.sampling import (
     UntilConfirmed,
     after_others,
     case_chunks,
+    thresholds,
 )
 from stress.errors import ConfigError
 from stress.grading.canaries import call_canary
@@ -115,7 +116,7 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
         self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
     ) -> CallRecord:
         # a view variant is graded against its contiguous twin's baseline (view invariance)
-        cb = self.baseline.cases.get(case.twin) if self.baseline else None
+        cb = self.baseline.cases.get(case.reference) if self.baseline else None
         canary = extra.pop("canary", self.config.canary)
         seq = next(self._seq)
         rec = judge(
@@ -294,7 +295,7 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
         pool.run(task, Budget(rounds=1))
 
     def _chunks(self, salt: int) -> Iterator[list[Case]]:
-        ahead = set(self.config.first)
+        ahead = set(self.config.first) | {c.id for c in thresholds(self.cases)}
         first = [i for i, c in enumerate(self.cases) if c.id in ahead]
         for idx in case_chunks(len(self.cases), self.config.seed, salt, self._samples(), first):
             yield [self.cases[i] for i in idx]

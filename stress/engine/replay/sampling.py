@@ -10,6 +10,11 @@ cases (or all of them): a corpus that fits runs whole, a big one runs a seeded s
 shuffled phase shuffles within each chunk (order dependence between the cases of one chunk).
 Without ``--budget`` every case runs, in corpus order, as before.
 
+Every sample takes first the cases past each operator's size thresholds (:func:`thresholds`:
+its largest edge case per dimension and its large case), the way every run replays them
+(:func:`stress.corpus.size_variants.sampled`): a kernel path entered only past a size (a K
+split, a tiled row) is met on every seed, whatever else the sample holds.
+
 A focused diagnostic step names its cases: ``config.focus`` runs exactly those (no sample);
 ``config.first`` (the focused shuffled step) puts them at the front of the sample, each of
 their calls right after a call of another case (:func:`after_others`), and the step ends at
@@ -31,8 +36,10 @@ from typing import Any
 
 import numpy as np
 
+from stress.corpus.size_variants import tops
 from stress.engine.replay import stop
 from stress.engine.replay.phase_budget import Budget
+from stress.vocabulary import VIEW_SEPARATOR, size_kind, split_view, variant_kind
 
 __all__ = [
     "CHUNK",
@@ -41,6 +48,8 @@ __all__ = [
     "UntilConfirmed",
     "after_others",
     "case_chunks",
+    "thresholds",
+    "variant_groups",
 ]
 
 #: Cases per chunk of a sampled phase (the deadline is checked between chunks).
@@ -63,6 +72,28 @@ def case_chunks(
     perm = [i for i in perm if i in ahead] + [i for i in perm if i not in ahead]
     for i in range(0, n, CHUNK):
         yield perm[i : i + CHUNK]
+
+
+def thresholds(cases: Sequence[Any]) -> list[Any]:
+    """The cases of ``cases`` past each operator's size thresholds, in their order: its
+    largest edge case per dimension (:func:`stress.corpus.size_variants.tops`) and its large
+    case."""
+    large = {c.id for c in cases if c.id.rpartition(VIEW_SEPARATOR)[2].startswith("large-")}
+    large |= {c.id for c in tops([c for c in cases if size_kind(c.id) == "edge"])}
+    return [c for c in cases if c.id in large]
+
+
+def variant_groups(cases: Sequence[Any]) -> list[list[Any]]:
+    """The cases of each variant kind that has two or more, in case order: the view variants
+    (every layout one kind: an operator's non-contiguous path), the empties, the edge sizes,
+    the twins. A round drawn from one group has several calls on the path that kind opens
+    (a staging copy, a split past a threshold, a cache entry per field) in flight at once."""
+    groups: dict[str, list[Any]] = {}
+    for c in cases:
+        kind = variant_kind(c.id)
+        if kind:
+            groups.setdefault("view" if split_view(c.id)[1] else kind, []).append(c)
+    return [g for g in groups.values() if len(g) >= 2]
 
 
 def after_others(order: list[tuple[Any, int]], first: Set[str]) -> list[tuple[Any, int]]:

@@ -66,12 +66,13 @@ def run_baseline(
 
 
 def unrecorded_variants(path: Path, cases: Sequence[Case]) -> list[str]:
-    """The ids of the size variants and twins in ``cases`` (stress.corpus.size_variants,
-    .twins) that the
+    """The ids of the size variants, twins and broadcast views in ``cases``
+    (stress.corpus.size_variants, .twins, .variants) that the
     baseline at ``path`` lacks: it was recorded before they were derived (or with another
     ``--max-case-bytes``). The run skips them and says so; a corpus case the baseline lacks is
     still refused (:meth:`Baseline.check_compatible`)."""
-    derived = [c.id for c in cases if size_kind(c.id) or variant_kind(c.id) == "twins"]
+    own = ("twins", "broadcast")  # cases with baselines of their own, as the size variants
+    derived = [c.id for c in cases if size_kind(c.id) or variant_kind(c.id) in own]
     if not path.exists() or not derived:
         return []
     recorded = Baseline.load(path).cases

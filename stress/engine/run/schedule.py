@@ -184,9 +184,11 @@ class BurstFindings:
         return self.cases + self.twins
 
 
-def burst_findings(records: Iterable[Any], corpus: Sequence[str]) -> BurstFindings:
+def burst_findings(
+    records: Iterable[Any], corpus: Sequence[str], phase: str = "burst"
+) -> BurstFindings:
     """What the burst's call records in ``records`` (a typed journal) say (cases in corpus
-    order)."""
+    order); or another ``phase``'s, the first to fail after a clean burst."""
     failed: set[str] = set()
     variants: set[str] = set()
     control: set[str] = set()
@@ -194,7 +196,7 @@ def burst_findings(records: Iterable[Any], corpus: Sequence[str]) -> BurstFindin
     bad_rounds: set[tuple[str, Any]] = set()
     ids = set(corpus)
     for r in records:
-        if not isinstance(r, CallRecord) or r.phase != "burst" or r.warmup:
+        if not isinstance(r, CallRecord) or r.phase != phase or r.warmup:
             continue
         variant, case = r.variant or "", r.case
         key = (variant, r.round)

@@ -33,6 +33,7 @@ from stress.engine.run.early import Ahead, EarlyStart, early_server, first_job, 
 from stress.engine.run.header import run_header
 from stress.engine.run.in_flight import limit_threads
 from stress.engine.run.phase_step import first_failure_line, phase_job, run_step
+from stress.engine.run.refocus import refocus_steps
 from stress.engine.run.reproducer import Reproducer
 from stress.engine.run.resume import Resumed
 from stress.engine.run.rundir import claim_run_dir, new_out_dir
@@ -337,6 +338,13 @@ class Session:
             done = i + 1 == len(steps) or steps[i + 1].phase != step.phase
             if not self.config.fail_fast:
                 continue
+            if not focused and step.phase != "burst" and diagnosis not in NEVER_EARLY:
+                focused = True  # first seen after a clean burst: its cases where samples ran
+                extra, note = refocus_steps(steps[: i + 1], writer.path, self.cases)
+                if extra:
+                    steps[i + 1 : i + 1] = extra
+                    self._note(note, writer)
+                    continue
             if settled(diagnosis, ran, self.config.phases, graded.explanation, done):
                 if steps[i + 1 :]:
                     self._note(fail_fast_note(diagnosis, step, steps[i + 1 :]), writer)
