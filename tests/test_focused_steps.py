@@ -26,6 +26,7 @@ def _runner(config: RunConfig, ids: list[str]) -> tuple[PhaseRunner, list[tuple[
     runner.config = config
     runner.cases = [SimpleNamespace(id=i) for i in ids]
     runner._confirmed = threading.Event()
+    runner._failing = threading.Event()
     runner._call = lambda phase, worker, rnd, case, **extra: calls.append(  # type: ignore[method-assign]
         (case.id, extra.get("rep"))
     )

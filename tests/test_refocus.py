@@ -100,7 +100,7 @@ class _Rounds:
             task(SimpleNamespace(index=k % self.threads), k)
         return 3
 
-    def run(self, task, budget, fill=None, threads=None) -> None:
+    def run(self, task, budget, fill=None, threads=None, fill_within=None) -> None:
         for rnd in range(self.rounds if threads is None else 1):
             for w in range(threads or self.threads):
                 task(SimpleNamespace(index=w), rnd)

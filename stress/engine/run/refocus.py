@@ -54,3 +54,11 @@ def refocus_steps(
         + f"short and on them: {names}"
     )
     return steps, note if steps else ""
+
+
+def refocus(steps: list[Step], i: int, results: Path, cases: Sequence[Case]) -> str:
+    """A failure first seen in ``steps[i]`` after a clean burst: :func:`refocus_steps` put in
+    after it (``steps`` changes in place); the note saying so, "" when there is none to add."""
+    extra, note = refocus_steps(steps[: i + 1], results, cases)
+    steps[i + 1 : i + 1] = extra
+    return note

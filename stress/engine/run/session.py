@@ -33,7 +33,7 @@ from stress.engine.run.early import Ahead, EarlyStart, early_server, first_job, 
 from stress.engine.run.header import run_header
 from stress.engine.run.in_flight import limit_threads
 from stress.engine.run.phase_step import first_failure_line, phase_job, run_step
-from stress.engine.run.refocus import refocus_steps
+from stress.engine.run.refocus import refocus
 from stress.engine.run.reproducer import Reproducer
 from stress.engine.run.resume import Resumed
 from stress.engine.run.rundir import claim_run_dir, new_out_dir
@@ -248,14 +248,9 @@ class Session:
         with ResultWriter(out / RESULTS_FILE, on_write=tally.add) as writer:
             if self.resume is None:
                 self.header = run_header(
-                    self.config,
-                    (self.corpus, self.control),
-                    (self.cases, self.control_cases),
-                    self.env,
-                    info,
-                    path,
-                    baseline,
-                )
+                    self.config, (self.corpus, self.control), (self.cases, self.control_cases),
+                    self.env, info, path, baseline,
+                )  # fmt: skip
                 writer.write(self.header)
             else:  # the stopped run's records count, its finished phases are not run again
                 self.header = self.resume.header
@@ -277,15 +272,9 @@ class Session:
                 if self.shrink_budget > 0:
                     try:
                         shrinker = Reproducer(
-                            self.config,
-                            self.cases,
-                            out,
-                            str(path),
-                            budget=self.shrink_budget,
-                            say=self.ui.message,
-                            run_job=self._job,
-                            env=self.env,
-                        )
+                            self.config, self.cases, out, str(path), budget=self.shrink_budget,
+                            say=self.ui.message, run_job=self._job, env=self.env,
+                        )  # fmt: skip
                         reproducer = shrinker.find(report_from(tally, final=False))
                     except (ConfigError, OSError, ValueError, KeyError) as exc:
                         # the findings stand without a reproducer: say why there is none
@@ -340,9 +329,7 @@ class Session:
                 continue
             if not focused and step.phase != "burst" and diagnosis not in NEVER_EARLY:
                 focused = True  # first seen after a clean burst: its cases where samples ran
-                extra, note = refocus_steps(steps[: i + 1], writer.path, self.cases)
-                if extra:
-                    steps[i + 1 : i + 1] = extra
+                if note := refocus(steps, i, writer.path, self.cases):
                     self._note(note, writer)
                     continue
             if settled(diagnosis, ran, self.config.phases, graded.explanation, done):
@@ -353,17 +340,21 @@ class Session:
             # or two): the diagnostic steps next
             if step.phase == "burst" and not focused and diagnosis not in NEVER_EARLY:
                 focused = True
-                found = burst_findings(
-                    read_results(writer.path, typed=True), [c.id for c in self.cases]
-                )
-                steps[i + 1 :] = focus_steps(steps[i + 1 :], steps[: i + 1], found)
-                self._note(focus_note(found, steps[i + 1 :]), writer)
-                if self.isolate:  # the focused steps run at once, taken in order
-                    at = time.monotonic() - self._t0
-                    fixed = partial(scheduler.config_for, elapsed=at)
-                    run = partial(self._ahead_job, baseline)
-                    self._ahead.start(steps, i + 1, fixed, self._resumed, run)
+                self._focus(steps, i, writer, baseline, scheduler)
         return settled_at(history)
+
+    def _focus(
+        self, steps: list[Step], i: int, writer: ResultWriter, baseline: str, sched: Scheduler
+    ) -> None:
+        """After the failing burst ``steps[i]``: the steps after it focus on what it found
+        (:func:`focus_steps`), started at once when isolated and taken in order."""
+        found = burst_findings(read_results(writer.path, typed=True), [c.id for c in self.cases])
+        steps[i + 1 :] = focus_steps(steps[i + 1 :], steps[: i + 1], found)
+        self._note(focus_note(found, steps[i + 1 :]), writer)
+        if self.isolate:
+            fixed = partial(sched.config_for, elapsed=time.monotonic() - self._t0)
+            run = partial(self._ahead_job, baseline)
+            self._ahead.start(steps, i + 1, fixed, self._resumed, run)
 
     def _resumed(self, step: Step) -> bool:
         return bool(self.resume) and (step.phase, step.variant) in self.resume.done  # type: ignore
