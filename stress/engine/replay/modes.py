@@ -16,6 +16,7 @@ record with ``mode``. Warm-up calls run plain.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from stress.corpus.parse import Case
@@ -41,6 +42,8 @@ class ModeCalls:
 
     config: Any
     _launcher: Launcher | None = None
+    # the runner's (annotations only)
+    _in_flight: Callable[[], Any]
 
     def launcher(self) -> Launcher:
         """The launch thread of the pipeline mode, started on first use."""
@@ -63,7 +66,7 @@ class ModeCalls:
         self._begin(
             worker, case=case.id, round=rnd, launches=LAUNCHES + 1 if mode == "repeat" else 2
         )
-        inputs = self._inputs(case)
+        inputs = self._inputs(case, worker)
         canary = extra.pop("canary", None)
         canary = self._canary() if canary is None else canary
         if isinstance(inputs, Outcome):  # its inputs could not be made
@@ -110,7 +113,8 @@ class ModeCalls:
         """A call in the repeat mode (one record per launch of its repeatable executor), the
         event or the pipeline mode (one record)."""
         try:
-            launches = self._launches(mode, worker, case, inputs, canary)
+            with self._in_flight():
+                launches = self._launches(mode, worker, case, inputs, canary)
         except CallTimeout:
             stuck = [{"worker": worker.index, "case": case.id, "round": rnd}]
             detail = {"timeout_s": self.config.call_timeout, "stuck": stuck}

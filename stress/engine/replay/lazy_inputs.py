@@ -1,0 +1,146 @@
+"""Inputs made when a phase first calls a case, never with another call in flight on the device.
+
+A phase runner made every case's inputs before its first call. Where a phase calls few of
+its cases, or its first calls matter most (the burst: the run's first failure), a case's
+inputs are made when a call first needs them (:data:`LAZY_PHASES`). Host-only inputs (seeded
+numpy) may be made while other calls run. Inputs that run an operator on the device (a
+backward case's saved tensors come from its forward, :func:`needs_device`) are made
+**alone**: the :class:`DeviceGate` holds new calls back and waits until no call is in flight,
+as the serial preparation before the phase did — a forward run beside the phase's calls could
+carry their corruption into every later call of that case.
+
+A child whose step is started ahead (:mod:`stress.engine.run.early`) makes inputs while it
+waits for the go, in the order the phase will first need them (:meth:`LazyInputs.prefetch`).
+A call's clock (the hang rule's) starts again once its inputs are made.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from typing import Any
+
+import numpy as np
+
+from stress import acl
+from stress.corpus.parse import Case
+from stress.engine.call.inputs import InputCache
+from stress.engine.replay.pool import PoolAborted, Worker
+from stress.grading.judge import Outcome
+
+__all__ = ["LAZY_PHASES", "DeviceGate", "LazyInputs", "needs_device"]
+
+#: Phases that make a case's inputs at its first call (the others make all before any call,
+#: or, sampled one-thread phases, as they reach each case).
+LAZY_PHASES = frozenset({"burst"})
+
+
+def needs_device(case: Case) -> bool:
+    """Whether making ``case``'s inputs runs an operator on the device (its dependencies)."""
+    return bool(case.spec.depends_on) and not case.negative
+
+
+class DeviceGate:
+    """The calls in flight in a phase, and a way to have none (:meth:`alone`)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+        self._held = False  # inputs are being made on the device: no call may start
+        self._closed = False
+
+    def _wait(self, busy: Any) -> None:
+        while busy():
+            if self._closed:  # the phase ended (a hang): this thread's call is not wanted
+                raise PoolAborted("closed")
+            self._cond.wait(0.1)
+
+    @contextmanager
+    def call(self) -> Iterator[None]:
+        """One call in flight. Not left when the call raises (a hung call is still in
+        flight: nothing may run alone after it)."""
+        with self._cond:
+            self._wait(lambda: self._held)
+            self._active += 1
+        yield
+        with self._cond:
+            self._active -= 1
+            self._cond.notify_all()
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        """No call in flight and none starting while the body runs."""
+        with self._cond:
+            self._wait(lambda: self._held or self._active)
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._held = False
+                self._cond.notify_all()
+
+    def close(self) -> None:
+        """The phase ended: threads still waiting give up."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+
+class LazyInputs:
+    """The phase runner's inputs (a mixin of :class:`~stress.engine.replay.phases.PhaseRunner`,
+    whose ``inputs``, ``cases``, ``control`` and ``config`` it uses)."""
+
+    inputs: InputCache
+    cases: Sequence[Case]
+    control: Sequence[Case]
+    _gate: DeviceGate | None = None  # set while a lazy phase runs
+    _ahead: Iterator[Case] | None = None
+
+    def prepare_inputs(self, cases: Sequence[Case]) -> None:
+        """Generate the host inputs of every case this runner runs now (serially, before any
+        concurrency); ``cases`` not in a focused step's set are left out."""
+        runs = {c.id for c in (*self.cases, *self.control)}
+        for case in cases:
+            if case.id in runs:
+                self.inputs.prepare(case)
+
+    def prefetch(self, order: Sequence[Case]) -> bool:
+        """Make the inputs of the next case of ``order`` not made yet (no call is in flight:
+        before the phase starts); False once every case of it is made."""
+        if self._ahead is None:
+            self._ahead = iter(order)
+        for case in self._ahead:
+            if not self.inputs.ready(case):
+                self.inputs.prepare(case)
+                return True
+        return False
+
+    def _lazily(self, phase: str) -> DeviceGate | None:
+        """The gate of ``phase`` if it makes inputs lazily (its calls then pass the gate)."""
+        self._gate = DeviceGate() if phase in LAZY_PHASES else None
+        return self._gate
+
+    def _in_flight(self) -> Any:
+        """A call in flight, for the gate of a lazy phase."""
+        return self._gate.call() if self._gate is not None else nullcontext()
+
+    def _inputs(self, case: Case, worker: Worker | None = None) -> dict[str, np.ndarray] | Outcome:
+        """The case's inputs, or the out-of-memory outcome of generating them; made now in
+        a lazy phase, alone on the device if they need it (``worker``'s call clock then
+        starts again)."""
+        start = time.perf_counter()
+        try:
+            if self._gate is None or self.inputs.ready(case):
+                return self.inputs.get(case)
+            with self._gate.alone() if needs_device(case) else nullcontext():
+                inputs = self.inputs.get(case)
+        except MemoryError as exc:
+            return Outcome.host_out_of_memory(exc, start)
+        except acl.AclMemoryError as exc:
+            return Outcome.failed(exc, start)
+        if worker is not None and worker.in_flight:
+            worker.begin(**worker.in_flight)  # the call itself starts now
+        return inputs
