@@ -30,9 +30,10 @@ def test_alone_waits_for_the_calls_in_flight_and_holds_new_ones_back():
     leave = threading.Event()
 
     def one_call():
-        with gate.call():
-            events.append("call in")
-            leave.wait(5)
+        gate.enter()
+        events.append("call in")
+        leave.wait(5)
+        gate.leave()
 
     caller = _later(one_call, events, "call out")
     while "call in" not in events:
@@ -51,7 +52,7 @@ def test_alone_waits_for_the_calls_in_flight_and_holds_new_ones_back():
     caller.join(5)
     while "alone in" not in events:
         time.sleep(0.01)
-    late = _later(lambda: gate.call().__enter__(), events, "late call in")
+    late = _later(gate.enter, events, "late call in")
     time.sleep(0.3)
     assert "late call in" not in events  # held back while the inputs are made
     alone_done.set()
@@ -62,7 +63,7 @@ def test_alone_waits_for_the_calls_in_flight_and_holds_new_ones_back():
 
 def test_a_closed_gate_lets_no_waiting_thread_on():
     gate = DeviceGate()
-    gate.call().__enter__()  # a call that never ends (a hang)
+    gate.enter()  # a call that never ends (a hang)
     failed: list[BaseException] = []
 
     def alone():
@@ -106,3 +107,41 @@ def test_the_burst_makes_inputs_at_first_use_and_device_inputs_alone(monkeypatch
     assert sorted(m[0] for m in made) == sorted({c.twin for c in cases})  # each once
     assert all(active == 0 for _, active, _ in made)  # device inputs alone
     assert any(seen > 0 for *_, seen in made)  # some made after the first calls
+
+
+def test_a_call_waiting_for_its_inputs_is_off_the_hang_rule_clock():
+    """The watchdog judges a call by ``started_at``: while its inputs are made it has none,
+    and its clock starts once they are (a slow forward is no hang of the call)."""
+    from types import SimpleNamespace
+
+    from stress.engine.replay.lazy_inputs import LazyInputs
+    from stress.engine.replay.pool import Worker
+
+    seen: list[float | None] = []
+    worker = Worker(0, SimpleNamespace(bind=lambda: None), None)  # type: ignore[arg-type]
+
+    class Cache:
+        def __init__(self) -> None:
+            self.made: dict[str, dict] = {}
+
+        def ready(self, case):
+            return case.twin in self.made
+
+        def get(self, case):
+            if case.twin not in self.made:
+                seen.append(worker.started_at)
+                time.sleep(0.2)
+                self.made[case.twin] = {}
+            return self.made[case.twin]
+
+    runner = LazyInputs()
+    runner.inputs = Cache()  # type: ignore[assignment]
+    runner._lazily("burst")
+    case = SimpleNamespace(twin="c", negative=False, spec=SimpleNamespace(depends_on=("f",)))
+    worker.begin(case="c", round=0)
+    begun = worker.started_at
+    assert runner._inputs(case, worker) == {}  # type: ignore[arg-type]
+    assert seen == [None]  # no clock while the inputs were made
+    assert worker.started_at is not None and worker.started_at >= begun + 0.2
+    assert worker.in_flight == {"case": "c", "round": 0}
+    runner._left()

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from typing import Any
 
 import numpy as np
 
@@ -51,20 +50,21 @@ class DeviceGate:
         self._held = False  # inputs are being made on the device: no call may start
         self._closed = False
 
-    def _wait(self, busy: Any) -> None:
+    def _wait(self, busy: Callable[[], object]) -> None:
         while busy():
             if self._closed:  # the phase ended (a hang): this thread's call is not wanted
                 raise PoolAborted("closed")
             self._cond.wait(0.1)
 
-    @contextmanager
-    def call(self) -> Iterator[None]:
-        """One call in flight. Not left when the call raises (a hung call is still in
-        flight: nothing may run alone after it)."""
+    def enter(self) -> None:
+        """A call starts (held back while inputs are made on the device); :meth:`leave` when
+        it ended — not when it raised (a hung call is still in flight: nothing may run
+        alone after it)."""
         with self._cond:
             self._wait(lambda: self._held)
             self._active += 1
-        yield
+
+    def leave(self) -> None:
         with self._cond:
             self._active -= 1
             self._cond.notify_all()
@@ -119,28 +119,48 @@ class LazyInputs:
         return False
 
     def _lazily(self, phase: str) -> DeviceGate | None:
-        """The gate of ``phase`` if it makes inputs lazily (its calls then pass the gate)."""
+        """The gate of ``phase`` if it makes inputs lazily (its calls then pass it)."""
         self._gate = DeviceGate() if phase in LAZY_PHASES else None
         return self._gate
 
-    def _in_flight(self) -> Any:
-        """A call in flight, for the gate of a lazy phase."""
-        return self._gate.call() if self._gate is not None else nullcontext()
+    def _left(self) -> None:
+        """A call of a lazy phase ended (:meth:`DeviceGate.leave`)."""
+        if self._gate is not None:
+            self._gate.leave()
 
     def _inputs(self, case: Case, worker: Worker | None = None) -> dict[str, np.ndarray] | Outcome:
-        """The case's inputs, or the out-of-memory outcome of generating them; made now in
-        a lazy phase, alone on the device if they need it (``worker``'s call clock then
-        starts again)."""
+        """The case's inputs, or the out-of-memory outcome of generating them. In a lazy phase
+        they are made now if not yet (alone on the device if they need it) and the call then
+        passes the gate (:meth:`_left` once it ended); ``worker``'s call clock (the hang
+        rule's) stops while it waits and starts again after."""
+        gate = self._gate
+        if gate is None:
+            return self._made(case, None)
+        in_flight = dict(worker.in_flight) if worker is not None else {}
+        if worker is not None:
+            worker.started_at = None  # waiting here is not the call's time
+        made_now = False
+        try:
+            made_now = not self.inputs.ready(case)
+            inputs = self._made(case, gate)
+            if not isinstance(inputs, Outcome):
+                gate.enter()
+        finally:
+            if worker is not None:
+                if made_now:  # making them bound the input context to this thread
+                    worker.context.bind()
+                if in_flight:
+                    worker.begin(**in_flight)  # the call itself starts now
+        return inputs
+
+    def _made(self, case: Case, gate: DeviceGate | None) -> dict[str, np.ndarray] | Outcome:
         start = time.perf_counter()
         try:
-            if self._gate is None or self.inputs.ready(case):
+            if gate is None or self.inputs.ready(case):
                 return self.inputs.get(case)
-            with self._gate.alone() if needs_device(case) else nullcontext():
-                inputs = self.inputs.get(case)
+            with gate.alone() if needs_device(case) else nullcontext():
+                return self.inputs.get(case)
         except MemoryError as exc:
             return Outcome.host_out_of_memory(exc, start)
         except acl.AclMemoryError as exc:
             return Outcome.failed(exc, start)
-        if worker is not None and worker.in_flight:
-            worker.begin(**worker.in_flight)  # the call itself starts now
-        return inputs

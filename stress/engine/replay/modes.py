@@ -43,7 +43,7 @@ class ModeCalls:
     config: Any
     _launcher: Launcher | None = None
     # the runner's (annotations only)
-    _in_flight: Callable[[], Any]
+    _left: Callable[[], None]
 
     def launcher(self) -> Launcher:
         """The launch thread of the pipeline mode, started on first use."""
@@ -113,8 +113,8 @@ class ModeCalls:
         """A call in the repeat mode (one record per launch of its repeatable executor), the
         event or the pipeline mode (one record)."""
         try:
-            with self._in_flight():
-                launches = self._launches(mode, worker, case, inputs, canary)
+            launches = self._launches(mode, worker, case, inputs, canary)
+            self._left()
         except CallTimeout:
             stuck = [{"worker": worker.index, "case": case.id, "round": rnd}]
             detail = {"timeout_s": self.config.call_timeout, "stuck": stuck}

@@ -182,16 +182,11 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls, Lazy
         if isinstance(inputs, Outcome):
             outcome = inputs
         else:
-            with self._in_flight():
-                outcome = self._timed_call(
-                    run_call,
-                    worker,
-                    case,
-                    inputs,
-                    canary=canary,
-                    stuck=stuck,
-                    allocator=self.recycler(),
-                )
+            outcome = self._timed_call(
+                run_call, worker, case, inputs, canary=canary, stuck=stuck,
+                allocator=self.recycler(),
+            )  # fmt: skip
+            self._left()
         worker.end()
         self._emit(phase, worker.index, rnd, case, outcome, canary=canary, **extra)
 
