@@ -138,6 +138,7 @@ def test_a_call_waiting_for_its_inputs_is_off_the_hang_rule_clock():
     runner.inputs = Cache()  # type: ignore[assignment]
     runner._lazily("burst")
     case = SimpleNamespace(twin="c", negative=False, spec=SimpleNamespace(depends_on=("f",)))
+    runner.first_use = lambda: [case]  # type: ignore[method-assign]
     worker.begin(case="c", round=0)
     begun = worker.started_at
     assert runner._inputs(case, worker) == {}  # type: ignore[arg-type]

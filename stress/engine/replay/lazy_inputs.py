@@ -7,7 +7,9 @@ numpy) may be made while other calls run. Inputs that run an operator on the dev
 backward case's saved tensors come from its forward, :func:`needs_device`) are made
 **alone**: the :class:`DeviceGate` holds new calls back and waits until no call is in flight,
 as the serial preparation before the phase did — a forward run beside the phase's calls could
-carry their corruption into every later call of that case.
+carry their corruption into every later call of that case. The first such case a call needs
+makes every other such case's too, in first-call order: one pause of the phase's calls, not
+one per case (each waits for the calls in flight to end).
 
 A child whose step is started ahead (:mod:`stress.engine.run.early`) makes inputs while it
 waits for the go, in the order the phase will first need them (:meth:`LazyInputs.prefetch`).
@@ -19,7 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -98,6 +100,8 @@ class LazyInputs:
     control: Sequence[Case]
     _gate: DeviceGate | None = None  # set while a lazy phase runs
     _ahead: Iterator[Case] | None = None
+    _needs_device: list[Case] | None = None
+    first_use: Callable[[], list[Case]]  # the runner's: its cases in first-call order
 
     def prepare_inputs(self, cases: Sequence[Case]) -> None:
         """Generate the host inputs of every case this runner runs now (serially, before any
@@ -117,6 +121,12 @@ class LazyInputs:
                 self.inputs.prepare(case)
                 return True
         return False
+
+    def _device_order(self) -> list[Case]:
+        """The cases whose inputs need the device, in the order the phase first calls them."""
+        if self._needs_device is None:
+            self._needs_device = [c for c in self.first_use() if needs_device(c)]
+        return self._needs_device
 
     def _lazily(self, phase: str) -> DeviceGate | None:
         """The gate of ``phase`` if it makes inputs lazily (its calls then pass it)."""
@@ -158,8 +168,14 @@ class LazyInputs:
         try:
             if gate is None or self.inputs.ready(case):
                 return self.inputs.get(case)
-            with gate.alone() if needs_device(case) else nullcontext():
+            if not needs_device(case):
                 return self.inputs.get(case)
+            with gate.alone():  # one pause of the phase's calls for every such case left
+                inputs = self.inputs.get(case)
+                for other in self._device_order():
+                    if not self.inputs.ready(other):
+                        self.inputs.prepare(other)
+                return inputs
         except MemoryError as exc:
             return Outcome.host_out_of_memory(exc, start)
         except acl.AclMemoryError as exc:
