@@ -48,6 +48,9 @@ def test_alone_waits_for_the_calls_in_flight_and_holds_new_ones_back():
     lone = _later(alone, events, "alone out")
     time.sleep(0.3)
     assert "alone in" not in events  # a call is in flight
+    early = _later(gate.enter, events, "early call in")  # asked before the inputs are made
+    time.sleep(0.3)
+    assert "early call in" not in events  # held back from the request on (no starving)
     leave.set()
     caller.join(5)
     while "alone in" not in events:
@@ -58,7 +61,9 @@ def test_alone_waits_for_the_calls_in_flight_and_holds_new_ones_back():
     alone_done.set()
     lone.join(5)
     late.join(5)
+    early.join(5)
     assert events.index("late call in") > events.index("alone in")
+    assert events.index("early call in") > events.index("alone in")
 
 
 def test_a_closed_gate_lets_no_waiting_thread_on():

@@ -28,10 +28,11 @@ import numpy as np
 from stress import acl
 from stress.corpus.parse import Case
 from stress.engine.call.inputs import InputCache
+from stress.engine.replay.phase_budget import Budget
 from stress.engine.replay.pool import PoolAborted, Worker
 from stress.grading.judge import Outcome
 
-__all__ = ["LAZY_PHASES", "DeviceGate", "LazyInputs", "needs_device"]
+__all__ = ["LAZY_PHASES", "DeviceGate", "LazyInputs", "NetOfPauses", "needs_device"]
 
 #: Phases that make a case's inputs at its first call (the others make all before any call,
 #: or, sampled one-thread phases, as they reach each case).
@@ -51,6 +52,7 @@ class DeviceGate:
         self._active = 0
         self._held = False  # inputs are being made on the device: no call may start
         self._closed = False
+        self.paused_s = 0.0  # seconds the phase's calls were held back (inputs made alone)
 
     def _wait(self, busy: Callable[[], object]) -> None:
         while busy():
@@ -73,15 +75,24 @@ class DeviceGate:
 
     @contextmanager
     def alone(self) -> Iterator[None]:
-        """No call in flight and none starting while the body runs."""
+        """No call in flight and none starting while the body runs: new calls are held back
+        at once, then the calls in flight end (the seconds this pauses the phase's calls add
+        up in :attr:`paused_s`)."""
         with self._cond:
-            self._wait(lambda: self._held or self._active)
+            self._wait(lambda: self._held)  # another thread makes inputs alone
             self._held = True
+            since = time.monotonic()
+            try:
+                self._wait(lambda: self._active)
+            except PoolAborted:
+                self._held = False
+                raise
         try:
             yield
         finally:
             with self._cond:
                 self._held = False
+                self.paused_s += time.monotonic() - since
                 self._cond.notify_all()
 
     def close(self) -> None:
@@ -89,6 +100,19 @@ class DeviceGate:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+
+
+class NetOfPauses(Budget):
+    """``budget`` with the seconds its phase's calls were held back to make inputs
+    (:meth:`DeviceGate.alone`) not counted: a budget gives a phase time for calls, and the
+    inputs made before the phase never counted either."""
+
+    def __init__(self, budget: Budget, gate: DeviceGate) -> None:
+        super().__init__(budget.seconds, budget.rounds)
+        self._inner, self._gate = budget, gate
+
+    def exhausted(self, started: float, rounds_done: int) -> bool:
+        return self._inner.exhausted(started + self._gate.paused_s, rounds_done)
 
 
 class LazyInputs:
@@ -132,6 +156,10 @@ class LazyInputs:
         """The gate of ``phase`` if it makes inputs lazily (its calls then pass it)."""
         self._gate = DeviceGate() if phase in LAZY_PHASES else None
         return self._gate
+
+    def _net(self, budget: Budget) -> Budget:
+        """``budget`` net of the pauses of a lazy phase (:class:`NetOfPauses`)."""
+        return budget if self._gate is None else NetOfPauses(budget, self._gate)
 
     def _left(self) -> None:
         """A call of a lazy phase ended (:meth:`DeviceGate.leave`)."""

@@ -127,9 +127,9 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls, Lazy
 
     def _budget(self, budget: Budget) -> Budget:
         """``budget``, ending at the first failing call too when the step confirms."""
-        if not self.config.confirm:
-            return budget
-        return UntilConfirmed(budget.seconds, budget.rounds, self._confirmed)
+        if self.config.confirm:
+            budget = UntilConfirmed(budget.seconds, budget.rounds, self._confirmed)
+        return self._net(budget)  # a lazy phase's pauses to make inputs not counted
 
     def _pool(self, threads: int, stream: str) -> WorkerPool:
         return WorkerPool(
