@@ -183,31 +183,34 @@ def test_help_has_no_internal_references(helps):
 _EARLY_PROBE = """
 import json, sys
 import stress.engine.run.early as early
-from stress.engine.run.session import Session
+from stress.corpus import preload
 seen = {"order": []}
-real_start, real_load = early.start_early, Session.load
+real_start, real_load = early.start_early, preload.load
 def start(*args, **kw):
     seen["order"].append("fork server")
+    seen["session imported"] = "stress.engine.run.session" in sys.modules
     seen["early"] = real_start(*args, **kw)
     return seen["early"]
-def load(self):
-    seen["order"].append("corpus load")
-    return real_load(self)
-early.start_early, Session.load = start, load
+def load(*args, **kw):
+    if "corpus load" not in seen["order"]:
+        seen["order"].append("corpus load")
+    return real_load(*args, **kw)
+early.start_early, preload.load = start, load
 from stress.cli import main
 code = main(["run", "--corpus", "corpus/mhc.toml", "--control", "corpus/control.toml",
              "--baseline", sys.argv[1] + ".json", "--budget", "2", "--out", sys.argv[1]])
 server = seen["early"].server
 stopped = server._proc.poll() is not None
-print(json.dumps({"code": code, "order": seen["order"], "stopped": stopped}))
+print(json.dumps({"code": code, "order": seen["order"], "stopped": stopped,
+                  "session imported": seen["session imported"]}))
 """
 
 
 def test_run_starts_its_fork_server_once_the_corpus_is_loaded(tmp_path):
     """The fork server (forked with the engine this process imported and the corpus it parsed,
     which the children inherit; it loads the backend for the info job) starts right after the
-    corpus load, before the session's checks; it is stopped when the run ends, here at a
-    baseline that does not exist."""
+    corpus load, before the session's module is imported (the server needs none of it) and its
+    checks; it is stopped when the run ends, here at a baseline that does not exist."""
     done = subprocess.run(
         [sys.executable, "-c", _EARLY_PROBE, str(tmp_path / "out")],
         capture_output=True, text=True, check=True,
@@ -215,6 +218,7 @@ def test_run_starts_its_fork_server_once_the_corpus_is_loaded(tmp_path):
     probe = json.loads(done.stdout.strip().splitlines()[-1])
     assert probe["code"] == 2, done.stderr
     assert probe["order"] == ["corpus load", "fork server"]
+    assert probe["session imported"] is False
     assert probe["stopped"] is True
 
 

@@ -113,26 +113,35 @@ def _paths(args: argparse.Namespace):
     )
 
 
-def _start_early(args: argparse.Namespace, session: Any) -> Any:
-    """``run``'s fork server started now, before the session's checks (it inherits the engine
-    this process imported and the corpus it parsed: :mod:`stress.engine.run.early`); None for
-    ``--no-isolate`` or a configuration the session will refuse (it says why in its usual
-    order)."""
+def _start_early(args: argparse.Namespace, config: RunConfig, paths: Any) -> Any:
+    """``run``'s fork server started now, before the session's module is imported and its
+    checks run (the server inherits the job modules and the corpus parsed with its variants:
+    :mod:`stress.engine.run.early`); None for ``--no-isolate`` or a configuration the session
+    will refuse (it says why in its usual order). A corpus that does not parse fails here,
+    before any output."""
+    from stress.corpus import preload
+    from stress.corpus.variants import run_variants
     from stress.engine.run.early import start_early
 
     try:
-        session.config.validate()
+        config.validate()
     except ConfigError:
         return None
-    warm = [*session.corpus, *session.control]
-    return start_early(not args.no_isolate, warm, session.config.include_dirs)
+    # parsed and derived as the session's load does it (kept: the session parses nothing again)
+    run_variants(preload.load(paths.corpus, config.include_dirs), config)
+    if paths.control and ("control" in config.phases or "burst" in config.phases):
+        preload.load(paths.control, config.include_dirs)
+    warm = [*paths.corpus, *paths.control]
+    return start_early(not args.no_isolate, warm, config.include_dirs)
 
 
-def _session_from(args: argparse.Namespace, *, for_run: bool):
+def _session_from(
+    args: argparse.Namespace, *, for_run: bool, config: RunConfig | None = None, paths: Any = None
+):
     from stress.engine.run.session import Session
 
-    config = RunConfig.from_cli(args, phases=None if for_run else ("serial",))
-    paths = _paths(args)
+    config = config or RunConfig.from_cli(args, phases=None if for_run else ("serial",))
+    paths = paths or _paths(args)
     args.corpus_note = paths.note  # the console line saying which corpus the run uses
     # the shipped corpus outside a checkout: nothing to compare with but its own first recording
     first_use = paths.shipped and not args.baseline
@@ -175,12 +184,13 @@ def _resumed(args: argparse.Namespace):
 def cmd_run(args: argparse.Namespace) -> int:
     if args.resume:
         return _run(args, _resumed(args))
-    session = _session_from(args, for_run=True)
-    session.load()  # bad corpus files fail here, before any output
-    # the backend is loaded and the first step set up beside this process's checks (the
-    # fork server and its children inherit the parsed corpus and its variants)
-    early = _start_early(args, session)
+    config, paths = RunConfig.from_cli(args, phases=None), _paths(args)
+    # the backend is loaded and the first step set up beside this process's imports and
+    # checks (the fork server and its children inherit the parsed corpus and its variants)
+    early = _start_early(args, config, paths)
     try:
+        session = _session_from(args, for_run=True, config=config, paths=paths)
+        session.load()  # bad corpus files fail here, before any output
         session.start_early(early)
         return _run(args, session)
     finally:

@@ -79,6 +79,12 @@ class InputCache:
                 self._inputs[key] = inputs
             return inputs
 
+    def ready(self, case: Case) -> bool:
+        """Whether the case's inputs were made (or failed to be): :meth:`get` will not make
+        them."""
+        with self._lock:
+            return case.twin in self._inputs or case.twin in self._failed
+
     def prepare(self, case: Case) -> None:
         """Generate the case's inputs now; running out of memory is left for its calls to
         report (as ``out-of-memory`` records), not raised here."""

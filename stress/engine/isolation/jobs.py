@@ -23,6 +23,7 @@ from stress.corpus.variants import recorded_cases, run_variants
 from stress.engine.isolation.messages import INFO, PHASE, RECORD, ChildEnd, Holding, Job, Ready
 from stress.engine.replay.baseline import backend_fingerprint, record_baseline
 from stress.engine.replay.baseline_order import OrderDependence
+from stress.engine.replay.lazy_inputs import LAZY_PHASES
 from stress.engine.replay.phases import PhaseRunner
 from stress.records import CallBegin, CallRecord, RecordedCase
 from stress.vocabulary import ChildStatus
@@ -106,31 +107,38 @@ def _phase(job: Job, send: Send) -> ChildEnd:
     runner = PhaseRunner(rt, config, cases, control, baseline, sink=sink, announce=job.announce)
     phase = job.phase
     # a sampled one-thread or case-by-case phase makes a case's inputs when it reaches it (it
-    # may reach a few of a big corpus); the others make all before any concurrency
-    if config.budget_s is None or phase not in ("serial", "shuffled", "isolated"):
-        runner.prepare_inputs(
-            control if phase == "control" else [*cases, *control] if phase == "burst" else cases
-        )
+    # may reach a few of a big corpus), the burst at a case's first call (LAZY_PHASES); the
+    # others make all before any concurrency
+    lazy = phase in LAZY_PHASES or (
+        config.budget_s is not None and phase in ("serial", "shuffled", "isolated")
+    )
+    if not lazy:
+        runner.prepare_inputs(control if phase == "control" else cases)
     send(Ready().to_json())
-    if job.hold:
-        _hold(send)
+    if job.hold:  # meanwhile the inputs its first calls need, in that order
+        order = runner.first_use() if phase == "burst" else []
+        _hold(send, lambda: runner.prefetch(order))
     stream = job.stream if phase in CONCURRENT_PHASES else "shared"
     status, detail = runner.run(phase, stream)
     return ChildEnd(ChildStatus(status), detail)
 
 
-def _hold(send: Send) -> None:
+def _hold(send: Send, meanwhile: Callable[[], bool] | None = None) -> None:
     """A step started ahead of its turn (:mod:`stress.engine.run.early`), set up and waiting:
     say so with this process's id, and make no call before the parent's go (SIGUSR2; a parent
-    that does not need the step kills it instead). A stop request ends the wait too (the
-    phase then ends at once)."""
+    that does not need the step kills it instead); ``meanwhile()``, if given, does one piece
+    of work while it waits (False: none left). A stop request ends the wait too (the phase
+    then ends at once)."""
     from stress.engine.replay import stop
 
     go: list[int] = []  # a handler takes no lock: it may run inside any wait of this thread
     signal.signal(signal.SIGUSR2, lambda *_: go.append(1))
     send(Holding(os.getpid()).to_json())
+    busy = meanwhile
     while not go and not stop.requested.is_set():
-        time.sleep(0.005)
+        if busy is None or not busy():
+            busy = None
+            time.sleep(0.005)
 
 
 _KINDS = {INFO: _info, RECORD: _record, PHASE: _phase}

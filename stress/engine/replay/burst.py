@@ -85,6 +85,21 @@ class BurstPhase:
 
         pool.run(serial, Budget(rounds=1), threads=1)
 
+    def first_use(self) -> list[Case]:
+        """The burst's cases in the order its calls first need them: the free-running calls'
+        picks (as many as it takes to meet every case, at most a few per case), then the
+        rest as the corpus lists them."""
+        everything = [*self.cases, *self.control]
+        order: dict[str, Case] = {}
+        for k in range(4 * len(everything) + 64):
+            if len(order) == len(everything):
+                break
+            case = self._opening_pick(self.config.seed, k)
+            order.setdefault(case.id, case)
+        for case in everything:
+            order.setdefault(case.id, case)
+        return list(order.values())
+
     def _opening_pick(self, seed: int, k: int, group: Sequence[Case] | None = None) -> Case:
         """The case of the burst's free-running call ``k``: one of ``group`` when given (a
         window drawn from one variant kind), else a corpus case, or with probability

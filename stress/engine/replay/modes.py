@@ -43,6 +43,8 @@ class ModeCalls:
     config: Any
     _call_hung: Callable[..., NoReturn]
     _launcher: Launcher | None = None
+    # the runner's (annotations only)
+    _left: Callable[[], None]
 
     def launcher(self) -> Launcher:
         """The launch thread of the pipeline mode, started on first use."""
@@ -65,7 +67,7 @@ class ModeCalls:
         self._begin(
             worker, case=case.id, round=rnd, launches=LAUNCHES + 1 if mode == "repeat" else 2
         )
-        inputs = self._inputs(case)
+        inputs = self._inputs(case, worker)
         canary = extra.pop("canary", None)
         canary = self._canary() if canary is None else canary
         if isinstance(inputs, Outcome):  # its inputs could not be made
@@ -114,6 +116,7 @@ class ModeCalls:
         event or the pipeline mode (one record)."""
         try:
             launches = self._launches(mode, worker, case, inputs, canary)
+            self._left()
         except CallTimeout:
             self._call_hung(phase, worker.index, case.id, rnd)
         worker.end()

@@ -47,6 +47,7 @@ from stress.engine.call.inputs import InputCache
 from stress.engine.replay.burst import BurstPhase
 from stress.engine.replay.hang_rule import HangReport, hang_rule_for
 from stress.engine.replay.interleave import InterleavedPhase
+from stress.engine.replay.lazy_inputs import LazyInputs
 from stress.engine.replay.memory import RecyclingMemory
 from stress.engine.replay.modes import ModeCalls
 from stress.engine.replay.phase_budget import Budget, phase_budget
@@ -74,7 +75,7 @@ Sink = Callable[[CallRecord | CallBegin], None]
 
 
 @dataclass
-class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
+class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls, LazyInputs):
     """Runs phases on one device of the loaded runtime, streaming call records to ``sink``."""
 
     runtime: acl.Runtime
@@ -104,14 +105,6 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
         self.inputs = InputCache(ctx, self._input_stream)
 
     # -- plumbing ------------------------------------------------------------------------
-    def prepare_inputs(self, cases: Sequence[Case]) -> None:
-        """Generate the host inputs of every case this runner runs now (serially, before any
-        concurrency); ``cases`` not in a focused step's set are left out."""
-        runs = {c.id for c in (*self.cases, *self.control)}
-        for case in cases:
-            if case.id in runs:
-                self.inputs.prepare(case)
-
     def _emit(
         self, phase: str, worker: int, rnd: int, case: Case, outcome: Outcome, **extra: Any
     ) -> CallRecord:
@@ -145,9 +138,9 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
 
     def _budget(self, budget: Budget) -> Budget:
         """``budget``, ending at the first failing call too when the step confirms."""
-        if not self.config.confirm:
-            return budget
-        return UntilConfirmed(budget.seconds, budget.rounds, self._confirmed)
+        if self.config.confirm:
+            budget = UntilConfirmed(budget.seconds, budget.rounds, self._confirmed)
+        return self._net(budget)  # a lazy phase's pauses to make inputs not counted
 
     def _pool(self, threads: int, stream: str) -> WorkerPool:
         return WorkerPool(
@@ -180,16 +173,6 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
         if self.announce and worker.in_flight is not None:
             self.sink(worker.in_flight)
 
-    def _inputs(self, case: Case) -> dict[str, np.ndarray] | Outcome:
-        """The case's inputs, or the out-of-memory outcome of generating them."""
-        start = time.perf_counter()
-        try:
-            return self.inputs.get(case)
-        except MemoryError as exc:
-            return Outcome.host_out_of_memory(exc, start)
-        except acl.AclMemoryError as exc:
-            return Outcome.failed(exc, start)
-
     def _report_unprepared(
         self, phase: str, rnd: int, cases: Sequence[Case], inputs: Sequence[Any]
     ) -> bool:
@@ -202,24 +185,19 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
 
     def _plain_call(self, phase: str, worker: Worker, rnd: int, case: Case, **extra: Any) -> None:
         self._begin(worker, case=case.id, round=rnd)
-        inputs = self._inputs(case)
+        inputs = self._inputs(case, worker)
         canary = extra.pop("canary", None)
         if canary is None:
             canary = self._canary()
         stuck = {"phase": phase, "worker": worker.index, "case": case.id, "round": rnd}
-        outcome = (
-            inputs
-            if isinstance(inputs, Outcome)
-            else self._timed_call(
-                run_call,
-                worker,
-                case,
-                inputs,
-                canary=canary,
-                stuck=stuck,
+        if isinstance(inputs, Outcome):
+            outcome = inputs
+        else:
+            outcome = self._timed_call(
+                run_call, worker, case, inputs, canary=canary, stuck=stuck,
                 allocator=self.recycler(),
-            )
-        )
+            )  # fmt: skip
+            self._left()
         worker.end()
         self._emit(phase, worker.index, rnd, case, outcome, canary=canary, **extra)
 
@@ -237,6 +215,7 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
             if phase in CONCURRENT_PHASES
             else ("per-thread" if self.config.context == "per-thread" else "shared"),
         )
+        gate = self._lazily(phase)
         try:
             fn(pool)
         except PoolAborted as exc:
@@ -245,6 +224,9 @@ class PhaseRunner(BurstPhase, InterleavedPhase, RecyclingMemory, ModeCalls):
                     self._hang(phase, exc.hang)
                 return PhaseStatus.HUNG, f"a call did not finish: {exc.hang.names()}"
             raise
+        finally:
+            if gate is not None:  # threads still waiting at it give up
+                gate.close()
         pool.close()
         self.close_launcher()
         self.release_memory()
