@@ -149,5 +149,9 @@ def test_a_call_waiting_for_its_inputs_is_off_the_hang_rule_clock():
     assert runner._inputs(case, worker) == {}  # type: ignore[arg-type]
     assert seen == [None]  # no clock while the inputs were made
     assert worker.started_at is not None and worker.started_at >= begun + 0.2
-    assert worker.in_flight == {"case": "c", "round": 0}
+    assert worker.in_flight is not None and worker.in_flight.flying() == {
+        "worker": 0,
+        "case": "c",
+        "round": 0,
+    }
     runner._left()

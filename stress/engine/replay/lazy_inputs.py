@@ -174,7 +174,7 @@ class LazyInputs:
         gate = self._gate
         if gate is None:
             return self._made(case, None)
-        in_flight = dict(worker.in_flight) if worker is not None else {}
+        in_flight = worker.in_flight if worker is not None else None
         if worker is not None:
             worker.started_at = None  # waiting here is not the call's time
         made_now = False
@@ -187,8 +187,8 @@ class LazyInputs:
             if worker is not None:
                 if made_now:  # making them bound the input context to this thread
                     worker.context.bind()
-                if in_flight:
-                    worker.begin(**in_flight)  # the call itself starts now
+                if in_flight is not None:  # the call itself starts now
+                    worker.begin(**{k: v for k, v in vars(in_flight).items() if k != "worker"})
         return inputs
 
     def _made(self, case: Case, gate: DeviceGate | None) -> dict[str, np.ndarray] | Outcome:
