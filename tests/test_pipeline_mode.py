@@ -24,6 +24,7 @@ from stress.grading.mode_split import ModeTally, mode_of, strong
 from stress.records import CallRecord, CaseVerdict, PhaseVerdict
 from stress.sim.faults import FAULTS
 from stress.vocabulary import Diagnosis, Status, Verdict
+from tests._baselines import recorded_baseline
 from tests._snippet import script_result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,8 +34,8 @@ FAULT = "thread-plan"
 
 
 def _run(tmp: Path, corpus, env, modes=MODES, phases=("serial",), **more) -> dict:
-    baseline = tmp / "baseline.json"
-    Session(RunConfig(seed=0), corpus, [], env=env).record_baseline(baseline)
+    # the run derives no variants: neither does its baseline (recorded once per corpus and env)
+    baseline = recorded_baseline(tmp, corpus, env, RunConfig(seed=0, variants=()))
     config = RunConfig(
         seed=1, phases=phases, duration=0.5, fail_fast=False, modes=modes, variants=(), **more
     )
