@@ -32,7 +32,10 @@ def _run(tmp: Path, env, modes=MODES) -> dict:
     config = RunConfig(
         seed=1, phases=("serial",), duration=0.5, fail_fast=False, modes=modes, variants=()
     )
-    session = Session(config, CAT, [], baseline_path=baseline, out_dir=tmp / "run", env=env)
+    session = Session(
+        config, CAT, [], baseline_path=baseline, out_dir=tmp / "run", env=env,
+        shrink_budget=0,  # no shrinking: nothing here reads a reproducer
+    )  # fmt: skip
     return session.run().to_json()
 
 

@@ -33,13 +33,18 @@ MUL = [str(REPO / "corpus/pool/mul.toml")]
 FAULT = "thread-plan"
 
 
-def _run(tmp: Path, corpus, env, modes=MODES, phases=("serial",), **more) -> dict:
+def _run(tmp: Path, corpus, env, modes=MODES, phases=("serial",), shrink=0.0, **more) -> dict:
+    """One run against its serial baseline; ``shrink``: the seconds for minimising a failing
+    mix (0: none, the default: the tests read the verdicts and the journal)."""
     # the run derives no variants: neither does its baseline (recorded once per corpus and env)
     baseline = recorded_baseline(tmp, corpus, env, RunConfig(seed=0, variants=()))
     config = RunConfig(
         seed=1, phases=phases, duration=0.5, fail_fast=False, modes=modes, variants=(), **more
     )
-    session = Session(config, corpus, [], baseline_path=baseline, out_dir=tmp / "run", env=env)
+    session = Session(
+        config, corpus, [], baseline_path=baseline, out_dir=tmp / "run", env=env,
+        shrink_budget=shrink,
+    )  # fmt: skip
     return session.run().to_json()
 
 
@@ -204,7 +209,8 @@ def _script(path: Path, faults: str) -> subprocess.CompletedProcess:
 
 
 def test_the_standalone_reproducer_launches_from_another_thread_too(tmp_path):
-    report = _run(tmp_path, RSUM, {"ACLSIM_FAULTS": FAULT})
+    # the shrunk reproducer: what `reproduce` takes by default
+    report = _run(tmp_path, RSUM, {"ACLSIM_FAULTS": FAULT}, shrink=45.0)
     assert report["diagnosis"] == "mode-dependence", report["explanation"]
     from _cli import stress_cli
 

@@ -37,7 +37,10 @@ def _run(tmp: Path, corpus, env, modes=MODES, phases=("serial",)) -> dict:
     config = RunConfig(
         seed=1, phases=phases, duration=0.5, fail_fast=False, modes=modes, variants=()
     )
-    session = Session(config, corpus, [], baseline_path=baseline, out_dir=tmp / "run", env=env)
+    session = Session(
+        config, corpus, [], baseline_path=baseline, out_dir=tmp / "run", env=env,
+        shrink_budget=0,  # no shrinking: nothing here reads a reproducer
+    )  # fmt: skip
     return session.run().to_json()
 
 

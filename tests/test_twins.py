@@ -137,7 +137,10 @@ FAULT = {"ACLSIM_FAULTS": "plan-cache"}
 def _run(tmp: Path, variants: tuple[str, ...], env: dict, phases: tuple[str, ...]) -> dict:
     baseline = recorded_baseline(tmp, SOFTMAX, env, RunConfig(seed=0, variants=variants))
     config = RunConfig(seed=1, duration=1.0, phases=phases, fail_fast=False, variants=variants)
-    session = Session(config, SOFTMAX, [], baseline_path=baseline, out_dir=tmp / "out", env=env)
+    session = Session(
+        config, SOFTMAX, [], baseline_path=baseline, out_dir=tmp / "out", env=env,
+        shrink_budget=0,  # no shrinking: nothing here reads a reproducer
+    )  # fmt: skip
     return session.run().to_json()
 
 
