@@ -11,6 +11,19 @@ os.environ.setdefault("STRESS_BACKEND", "sim")
 os.environ.setdefault("ACLSIM_WERROR", "1")
 
 
+def _one_simulator_cache() -> None:
+    """Every process of the run builds into, and loads from, one simulator cache: pytester
+    points HOME at each test's temporary folder, so without this every process an inner session
+    starts (xdist workers, runpytest_subprocess, a CLI replay) compiled the simulator afresh in a
+    ~/.cache of its own (~11 s of CPU each). tests/test_sim_build.py sets its own cache dirs."""
+    from stress.sim._build import cache_dir
+
+    os.environ.setdefault("ACLSIM_CACHE_DIR", str(cache_dir()))
+
+
+_one_simulator_cache()
+
+
 @pytest.fixture(scope="session")
 def rt():
     from stress import acl

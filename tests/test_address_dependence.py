@@ -87,7 +87,10 @@ def _run(tmp: Path, allocator: str, env: dict[str, str], seed: int = 1) -> dict:
         allocator=allocator,
     )  # fmt: skip
     out = tmp / f"run-{allocator}-{seed}"
-    session = Session(config, RMS, [], baseline_path=baseline, out_dir=out, env=env)
+    session = Session(
+        config, RMS, [], baseline_path=baseline, out_dir=out, env=env,
+        shrink_budget=0,  # no shrinking: the reproducer is the CLI test's below
+    )  # fmt: skip
     report = session.run().to_json()
     report["journal"] = [json.loads(line) for line in (out / "results.jsonl").open()]
     return report

@@ -54,8 +54,9 @@ def test_a_plain_run_finds_a_race_of_overlapping_kernels(tmp_path):
         seed=1, phases=("serial", "isolated"), duration=1.0, fail_fast=False, variants=()
     )
     report = Session(
-        config, CORPUS, [], baseline_path=baseline, out_dir=tmp_path / "run", env=env
-    ).run()
+        config, CORPUS, [], baseline_path=baseline, out_dir=tmp_path / "run", env=env,
+        shrink_budget=0,  # no shrinking: nothing here reads a reproducer
+    ).run()  # fmt: skip
     by_variant = {p.variant: p.verdict for p in report.phases if p.name == "isolated"}
     assert by_variant["stream=shared"] == "PASS", by_variant
     assert by_variant["stream=per-thread"] != "PASS", by_variant

@@ -18,6 +18,7 @@ from stress.config import MODES, RunConfig
 from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
 from stress.vocabulary import Diagnosis
+from tests._baselines import recorded_baseline
 from tests._snippet import script_result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,12 +27,15 @@ FAULT = "side-stream"
 
 
 def _run(tmp: Path, env, modes=MODES) -> dict:
-    baseline = tmp / "baseline.json"
-    Session(RunConfig(seed=0), CAT, [], env=env).record_baseline(baseline)
+    # the run derives no variants: neither does its baseline (recorded once per env)
+    baseline = recorded_baseline(tmp, CAT, env, RunConfig(seed=0, variants=()))
     config = RunConfig(
         seed=1, phases=("serial",), duration=0.5, fail_fast=False, modes=modes, variants=()
     )
-    session = Session(config, CAT, [], baseline_path=baseline, out_dir=tmp / "run", env=env)
+    session = Session(
+        config, CAT, [], baseline_path=baseline, out_dir=tmp / "run", env=env,
+        shrink_budget=0,  # no shrinking: nothing here reads a reproducer
+    )  # fmt: skip
     return session.run().to_json()
 
 

@@ -123,7 +123,8 @@ def test_device_memory_exhaustion_end_to_end_is_out_of_memory(tmp_path: Path):
     """A baseline recorded with enough memory, then a run whose concurrent calls do not fit
     ACLSIM_DEVICE_MEMORY: the report says out-of-memory and names 207001, never self-race."""
     base = ["run", "--corpus", str(REPO / "corpus/control.toml"), "--control", "none"]
-    base += ["--baseline", str(tmp_path / "b.json"), "--seed", "1", "--quiet"]
+    # the corpus's own cases (add-large among them): the variants only lengthened the recording
+    base += ["--variants", "none", "--baseline", str(tmp_path / "b.json"), "--seed", "1", "--quiet"]
     env = {**os.environ, "STRESS_BACKEND": "sim"}
     rec = stress_cli(
         *base, "--record-baseline", "--phases", "serial", "--out", str(tmp_path / "a"), env=env
@@ -154,6 +155,7 @@ def test_a_phase_that_made_no_call_end_to_end_is_never_clean(tmp_path: Path):
     out = tmp_path / "o"
     proc = stress_cli(
         *("run", "--corpus", str(REPO / "corpus/control.toml"), "--control", "none"),
+        *("--variants", "none"),  # no call is made either way: fewer cases to record
         *("--baseline", str(tmp_path / "b.json"), "--record-baseline", "--phases", "isolated"),
         *("--threads", "256", "--duration", "0.001", "--seed", "1", "--quiet", "--out", str(out)),
         env={**os.environ, "STRESS_BACKEND": "sim"},

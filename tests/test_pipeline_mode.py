@@ -22,6 +22,7 @@ from stress.records import CallRecord, CaseVerdict, PhaseVerdict
 from stress.report_sections import ModeSplit
 from stress.sim.faults import FAULTS
 from stress.vocabulary import Diagnosis, Status, Verdict
+from tests._baselines import recorded_baseline
 from tests._snippet import script_result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,13 +31,18 @@ MUL = [str(REPO / "corpus/pool/mul.toml")]
 FAULT = "thread-plan"
 
 
-def _run(tmp: Path, corpus, env, modes=MODES, phases=("serial",), **more) -> dict:
-    baseline = tmp / "baseline.json"
-    Session(RunConfig(seed=0), corpus, [], env=env).record_baseline(baseline)
+def _run(tmp: Path, corpus, env, modes=MODES, phases=("serial",), shrink=0.0, **more) -> dict:
+    """One run against its serial baseline; ``shrink``: the seconds for minimising a failing
+    mix (0: none, the default: the tests read the verdicts and the journal)."""
+    # the run derives no variants: neither does its baseline (recorded once per corpus and env)
+    baseline = recorded_baseline(tmp, corpus, env, RunConfig(seed=0, variants=()))
     config = RunConfig(
         seed=1, phases=phases, duration=0.5, fail_fast=False, modes=modes, variants=(), **more
     )
-    session = Session(config, corpus, [], baseline_path=baseline, out_dir=tmp / "run", env=env)
+    session = Session(
+        config, corpus, [], baseline_path=baseline, out_dir=tmp / "run", env=env,
+        shrink_budget=shrink,
+    )  # fmt: skip
     return session.run().to_json()
 
 

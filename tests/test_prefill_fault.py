@@ -18,6 +18,7 @@ from stress.config import RunConfig
 from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
 from stress.vocabulary import Diagnosis
+from tests._baselines import recorded_baseline
 from tests._snippet import script_result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,8 +27,7 @@ FAULT = "dirty-accumulator"
 
 
 def _run(tmp: Path, env: dict[str, str], phases=("serial", "shuffled"), shrink=0.0) -> dict:
-    baseline = tmp / "baseline.json"
-    Session(RunConfig(seed=0), CORPUS, [], env=env).record_baseline(baseline)
+    baseline = recorded_baseline(tmp, CORPUS, env, RunConfig(seed=0))  # once per env
     config = RunConfig(seed=1, phases=phases, duration=1.0, fail_fast=False)
     session = Session(
         config, CORPUS, [], baseline_path=baseline, out_dir=tmp / "run", shrink_budget=shrink,

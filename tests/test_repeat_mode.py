@@ -22,6 +22,7 @@ from stress.errors import ConfigError
 from stress.ops.declaration import parse_declaration
 from stress.sim.faults import FAULTS
 from stress.vocabulary import Diagnosis
+from tests._baselines import recorded_baseline
 from tests._snippet import script_result
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,12 +32,15 @@ FAULT = "executor-reuse"
 
 
 def _run(tmp: Path, corpus, env, modes=MODES, phases=("serial",)) -> dict:
-    baseline = tmp / "baseline.json"
-    Session(RunConfig(seed=0), corpus, [], env=env).record_baseline(baseline)
+    # the run derives no variants: neither does its baseline (recorded once per corpus and env)
+    baseline = recorded_baseline(tmp, corpus, env, RunConfig(seed=0, variants=()))
     config = RunConfig(
         seed=1, phases=phases, duration=0.5, fail_fast=False, modes=modes, variants=()
     )
-    session = Session(config, corpus, [], baseline_path=baseline, out_dir=tmp / "run", env=env)
+    session = Session(
+        config, corpus, [], baseline_path=baseline, out_dir=tmp / "run", env=env,
+        shrink_budget=0,  # no shrinking: nothing here reads a reproducer
+    )  # fmt: skip
     return session.run().to_json()
 
 

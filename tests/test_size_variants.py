@@ -125,8 +125,9 @@ def _run(tmp: Path, corpus: Path, variants: tuple[str, ...], faults: str, name: 
     config = RunConfig(seed=1, phases=("serial",), variants=variants)
     Session(config, [str(corpus)], [], env=env).record_baseline(baseline)
     session = Session(
-        config, [str(corpus)], [], baseline_path=baseline, out_dir=tmp / name, env=env
-    )
+        config, [str(corpus)], [], baseline_path=baseline, out_dir=tmp / name, env=env,
+        shrink_budget=0,  # no shrinking: nothing here reads a reproducer
+    )  # fmt: skip
     return session.run().to_json()
 
 

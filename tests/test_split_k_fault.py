@@ -45,7 +45,10 @@ def _run(tmp: Path, baseline: Path, variants: tuple[str, ...]) -> dict:
         phases=("serial", "isolated"),
         fail_fast=False,
     )
-    session = Session(config, CORPUS, [], baseline_path=baseline, out_dir=tmp, env=FAULT)
+    session = Session(
+        config, CORPUS, [], baseline_path=baseline, out_dir=tmp, env=FAULT,
+        shrink_budget=0,  # no shrinking: nothing here reads a reproducer
+    )  # fmt: skip
     return session.run().to_json()
 
 

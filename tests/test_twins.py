@@ -23,6 +23,7 @@ from stress.grading.twin_field import describe, differing_field, twin_findings
 from stress.ops.spec import dtype_of
 from stress.report_sections import TwinPair
 from stress.vocabulary import variant_kind
+from tests._baselines import recorded_baseline
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = ["corpus/ops/softmax.toml", "corpus/ops/add.toml", "corpus/ops/reduce_sum.toml"]
@@ -128,11 +129,12 @@ FAULT = {"ACLSIM_FAULTS": "plan-cache"}
 
 
 def _run(tmp: Path, variants: tuple[str, ...], env: dict, phases: tuple[str, ...]) -> dict:
-    baseline = tmp / "baseline.json"
-    record = RunConfig(seed=0, variants=variants)
-    Session(record, SOFTMAX, [], env=env).record_baseline(baseline)
+    baseline = recorded_baseline(tmp, SOFTMAX, env, RunConfig(seed=0, variants=variants))
     config = RunConfig(seed=1, duration=1.0, phases=phases, fail_fast=False, variants=variants)
-    session = Session(config, SOFTMAX, [], baseline_path=baseline, out_dir=tmp / "out", env=env)
+    session = Session(
+        config, SOFTMAX, [], baseline_path=baseline, out_dir=tmp / "out", env=env,
+        shrink_budget=0,  # no shrinking: nothing here reads a reproducer
+    )  # fmt: skip
     return session.run().to_json()
 
 
