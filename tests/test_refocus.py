@@ -65,7 +65,8 @@ def test_a_failure_after_a_clean_burst_runs_the_sampled_phases_on_its_cases(tmp_
         ("isolated", pt),  # under the failing step's policy only
         ("interleaved", FOCUS),
     ]
-    assert all(s.confirm for s in new if s.phase != "serial")
+    confirming = [s for s in new if s.phase != "serial"]
+    assert confirming and all(s.confirm for s in confirming)
     focus = {s.phase: s for s in new}
     assert focus["serial"].focus == ("c",) and focus["isolated"].focus == ("c",)
     assert focus["shuffled"].first == ("c",)
