@@ -61,9 +61,14 @@ stream = ctx.create_stream()
 case = next(c for c in load_corpus(["corpus/ops/cat.toml"]) if c.id == "cat-f32")
 ins = InputCache(ctx, stream).get(case)
 plain = run_call(ctx, stream, case, ins)
-event = run_event(CallSite(ctx, stream, case, ins))
-again = run_call(ctx, stream, case, ins)
 out = lambda o: o.outputs["out"]
+# the early read is a race against the internal stream's copy (a launch latency away): a host
+# busy with other tests may run the consumer late, so up to five tries; clean, none may differ
+for _ in range(5):
+    event = run_event(CallSite(ctx, stream, case, ins))
+    if out(plain).tobytes() != out(event).tobytes():
+        break
+again = run_call(ctx, stream, case, ins)
 print("RESULT " + json.dumps({
     "ok": [o.status == "ok" for o in (plain, event, again)],
     "event_agrees": out(plain).tobytes() == out(event).tobytes(),

@@ -5,8 +5,9 @@ Serving stacks launch an operator on one stream and consume its outputs on anoth
 then work queued on the consumer stream runs after the kernel — without the host ever
 synchronizing the launch stream. :func:`run_event` does that for one call: after phase 2 it
 records an event on the launch stream, makes a fresh consumer stream wait for it, copies every
-output device-to-device on the consumer stream (``aclrtMemcpyAsync``), synchronizes the
-consumer stream only and downloads the copies. An operator whose launch returns before all its
+output device-to-device on the consumer stream (``aclrtMemcpyAsync``; the stream and the
+copies' memory set up before the launch), synchronizes the consumer stream only and downloads
+the copies. An operator whose launch returns before all its
 work is ordered on the launch stream (an output finished on an internal stream) hands the
 consumer a partial output; a plain call, which synchronizes the launch stream itself, cannot
 see that. The launch stream is synchronized afterwards, before the call's memory is freed.
@@ -29,29 +30,38 @@ from stress.grading.judge import Outcome
 __all__ = ["run_event"]
 
 
-def _consume(call: OpCall, launch: acl.Stream, side: acl.Stream) -> list[tuple[object, int]]:
-    """Record an event on ``launch``, make ``side`` wait for it and copy every output there;
-    returns (slot, copy address) per output with memory (the copies freed with the call)."""
+def _targets(call: OpCall) -> list[tuple[object, int, int]]:
+    """(slot, output address, copy address) per output with memory, each copy allocated before
+    the launch (freed with the call): the consumer is ready when the kernel is queued, as a
+    serving stack's is, so nothing but the event stands between the launch and the copies."""
+    targets = []
+    for slot, ptr in call._outputs:
+        if ptr is not None:
+            copy = call._malloc(slot.alloc_nbytes)
+            call._frees.append(copy)
+            targets.append((slot, ptr, copy))
+    return targets
+
+
+def _consume(
+    call: OpCall, launch: acl.Stream, side: acl.Stream, targets: list[tuple[object, int, int]]
+) -> list[tuple[object, int]]:
+    """Record an event on ``launch``, make ``side`` wait for it and copy every output of
+    ``targets`` there; returns (slot, copy address) per output."""
     api, raw = call._api, call._raw
     event = ctypes.c_void_p()
     api.check(raw.aclrtCreateEvent(ctypes.byref(event)), "aclrtCreateEvent")
-    copies = []
     try:
         api.check(raw.aclrtRecordEvent(event, launch.handle), "aclrtRecordEvent")
         api.check(raw.aclrtStreamWaitEvent(side.handle, event), "aclrtStreamWaitEvent")
-        for slot, ptr in call._outputs:
-            if ptr is None:
-                continue
-            copy = call._malloc(slot.alloc_nbytes)
-            call._frees.append(copy)
+        for slot, ptr, copy in targets:
             status = raw.aclrtMemcpyAsync(
                 copy, slot.nbytes, ptr, slot.nbytes, MemcpyKind.DEVICE_TO_DEVICE, side.handle
             )
             api.check(status, "aclrtMemcpyAsync")
-            copies.append((slot, copy))
     finally:
         raw.aclrtDestroyEvent(event)
-    return copies
+    return [(slot, copy) for slot, _, copy in targets]
 
 
 def _download(call: OpCall, copies: list) -> dict[str, np.ndarray]:
@@ -76,9 +86,10 @@ def run_event(site: CallSite) -> Outcome:
     side, failed, abandoned = None, None, False
     try:
         call.phase1()
+        side = site.context.create_stream()  # the consumer set up before the launch
+        targets = _targets(call)
         call.phase2(stream)
-        side = site.context.create_stream()
-        copies = _consume(call, stream, side)
+        copies = _consume(call, stream, side, targets)
         _sync(side, timeout_ms)  # the consumer's stream only: the event orders the kernel first
         outputs = _download(call, copies)
         _sync(stream, timeout_ms)  # before the call's memory is freed
