@@ -1,6 +1,6 @@
-"""The CLI's commands: ``info``, ``sim``, ``ops``, ``run``, ``baseline``, ``report`` (``gradcheck``
-and ``corpus`` live with their subpackages). Each takes the parsed arguments and returns the
-exit code."""
+"""The CLI's commands: ``info``, ``sim``, ``ops``, ``run``, ``report`` (``baseline`` in
+:mod:`stress.cli.baseline`; ``gradcheck`` and ``corpus`` live with their subpackages). Each
+takes the parsed arguments and returns the exit code."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from stress import __version__
 from stress.config import RunConfig
 from stress.errors import ConfigError
 from stress.files import output_file
-from stress.records import RecordedCase, RunReport
-from stress.vocabulary import RunVerdict, Status
+from stress.records import RunReport
+from stress.vocabulary import RunVerdict
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_CONFIG, EXIT_INCOMPLETE = 0, 1, 2, 3
 _EXIT = {RunVerdict.CLEAN: EXIT_CLEAN, RunVerdict.INCOMPLETE: EXIT_INCOMPLETE}
@@ -135,7 +135,7 @@ def _start_early(args: argparse.Namespace, config: RunConfig, paths: Any) -> Any
     return start_early(not args.no_isolate, warm, config.include_dirs)
 
 
-def _session_from(
+def session_from(
     args: argparse.Namespace, *, for_run: bool, config: RunConfig | None = None, paths: Any = None
 ):
     from stress.engine.run.session import Session
@@ -189,7 +189,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # checks (the fork server and its children inherit the parsed corpus and its variants)
     early = _start_early(args, config, paths)
     try:
-        session = _session_from(args, for_run=True, config=config, paths=paths)
+        session = session_from(args, for_run=True, config=config, paths=paths)
         session.load()  # bad corpus files fail here, before any output
         session.start_early(early)
         return _run(args, session)
@@ -260,89 +260,6 @@ def _link_latest(out: Path | None) -> None:
             link.symlink_to(out.name)
     except OSError:
         pass
-
-
-def cmd_baseline(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    from stress.baseline.store import Baseline
-
-    console = Console()
-    if args.baseline_command == "show":
-        baseline = Baseline.load(args.path)
-        _print_baseline(console, baseline)
-        return EXIT_CLEAN
-    session = _session_from(args, for_run=False)
-    session.load()
-    if args.corpus_note:
-        console.print(args.corpus_note, highlight=False)
-    if args.out or args.baseline:  # where `run --baseline` will look for it
-        path = Path(args.out or args.baseline)
-    else:
-        path = session.default_baseline(session.backend_info().fingerprint)
-    table = Table(title=f"recording {path}")
-    for col in ("case", "status", "grading", "reference", "unwritten"):
-        table.add_column(col)
-
-    def on_case(rec: object) -> None:
-        if not isinstance(rec, RecordedCase):
-            return
-        ref_txt = _REFERENCE[(rec.reference or {}).get("ok")]
-        status = _status_text(rec.status, rec.code)
-        console.print(
-            f"  {rec.case:<24} {status:<14} {rec.grading:<10} reference {ref_txt}"
-            + (f"  unwritten {dict(rec.unwritten)}" if rec.unwritten else ""),
-            highlight=False,
-        )
-
-    from stress.engine.run.rundir import claim_baseline
-
-    claim = claim_baseline(path, console.print)  # a second recorder of one path is told
-    console.print(f"recording baseline {path} ({session.config.repeats} repeats per case)")
-    try:
-        written = session.record_baseline(path, on_case)
-    except KeyboardInterrupt:
-        console.print(f"interrupted: the baseline {path} was not written (saved only when done)")
-        raise
-    finally:
-        claim.release()
-    console.print(f"baseline written: {written}")
-    return EXIT_CLEAN
-
-
-_REFERENCE = {True: "agrees", False: "DIFFERS", None: "-"}
-
-
-def _status_text(status: str, code: int | None) -> str:
-    return str(Status.OK) if status == Status.OK else f"{Status.ERROR} {code}"
-
-
-def _print_baseline(console, baseline) -> None:
-    from rich.table import Table
-
-    from stress.report_sections import Fingerprint
-
-    b = Fingerprint.from_json(baseline.backend)
-    console.print(
-        f"{baseline.path}: backend {b.kind} {b.soc} {b.version}, "
-        f"deterministic {'on' if baseline.deterministic else 'off'}, {baseline.repeats} repeats, "
-        f"recorded {baseline.created}"
-    )
-    t = Table()
-    for col in ("case", "op", "status", "grading", "digest", "reference"):
-        t.add_column(col)
-    for cid, cb in baseline.cases.items():
-        ref = _REFERENCE[cb.reference.get("ok")]
-        t.add_row(
-            cid,
-            cb.op,
-            _status_text(cb.status, cb.code),
-            cb.grading,
-            cb.call_digest[:12],
-            ref,
-        )
-    console.print(t)
 
 
 def _merge(args: argparse.Namespace) -> int:

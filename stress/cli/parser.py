@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Sequence
 
 from stress import __version__
+from stress.cli import baseline as cb
 from stress.cli import commands as c
 from stress.cli import options as o
 from stress.cli import values as v
@@ -170,7 +171,7 @@ def _add_baseline(sub: argparse._SubParsersAction) -> None:
     )
     o.runtime_options(rec)
     rec.set_defaults(
-        func=c.cmd_baseline,
+        func=cb.cmd_baseline,
         stream="shared",
         context="shared",
         threads=1,
@@ -186,7 +187,7 @@ def _add_baseline(sub: argparse._SubParsersAction) -> None:
         epilog=_SIMPLE_EXIT_CODES,
     )
     show.add_argument("path", help="baseline JSON file")
-    show.set_defaults(func=c.cmd_baseline)
+    show.set_defaults(func=cb.cmd_baseline)
 
 
 def _add_report(sub: argparse._SubParsersAction) -> None:
