@@ -26,6 +26,7 @@ from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
 from stress.vocabulary import size_kind, split_view
+from tests._baselines import recorded_baseline
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = [str(REPO / "corpus/mhc.toml")]
@@ -36,25 +37,12 @@ GRADCHECK_ELEMENTS = ["bias[8]", "bias[12]", "bias[23]", "phi[12,2048]", "phi[23
 EXPECTED = {name: fault.expected for name, fault in FAULTS.items()}
 
 
-_BASELINES: dict[tuple[str, bool, tuple[str, ...]], Path] = {}
-
-
 def _baseline(tmp: Path, fault: str, control: bool, variants: tuple[str, ...] = VARIANTS) -> Path:
     """The serial baseline of ``fault`` (with or without the control corpus) for the run's
-    ``variants``, recorded once per process: pytest keeps the first test's ``tmp`` until the
-    session ends."""
-    key = (fault, control, variants)
-    if key not in _BASELINES or not _BASELINES[key].exists():
-        name = f"baseline-{fault}{'-control' if control else ''}-{len(variants)}.json"
-        path = tmp / name
-        Session(
-            RunConfig(seed=0, variants=variants),
-            CORPUS,
-            CONTROL if control else [],
-            env={"ACLSIM_FAULTS": fault},
-        ).record_baseline(path)
-        _BASELINES[key] = path
-    return _BASELINES[key]
+    ``variants``, recorded once per process (tests/_baselines.py)."""
+    config = RunConfig(seed=0, variants=variants)
+    env = {"ACLSIM_FAULTS": fault}
+    return recorded_baseline(tmp, CORPUS, env, config, CONTROL if control else [])
 
 
 def run_fault(

@@ -188,7 +188,7 @@ class LazyInputs:
                 if made_now:  # making them bound the input context to this thread
                     worker.context.bind()
                 if in_flight is not None:  # the call itself starts now
-                    worker.begin(**{k: v for k, v in vars(in_flight).items() if k != "worker"})
+                    worker.restart(in_flight)
         return inputs
 
     def _made(self, case: Case, gate: DeviceGate | None) -> dict[str, np.ndarray] | Outcome:

@@ -71,7 +71,11 @@ class Worker:
 
     def begin(self, **what: Any) -> None:
         """Mark a call as in flight (for the watchdog and crash attribution)."""
-        call = self.in_flight = CallBegin(self.index, **what)
+        self.restart(CallBegin(self.index, **what))
+
+    def restart(self, call: CallBegin) -> None:
+        """Mark ``call`` as in flight from now (a call that waited, off the clock, begins again)."""
+        self.in_flight = call
         self.launches = max(1, call.launches or 1)
         self.suspect_at = None
         self.expected_s = self.rule.expected_s(call) if self.rule else None
