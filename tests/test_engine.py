@@ -181,7 +181,10 @@ def _start_long_run(out, baseline, **popen):
     results = out / "results.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if results.exists() and '"phase":"control"' in results.read_text():
+        lines = results.read_text().splitlines() if results.exists() else []
+        # a control call's record, not its phase-start line: interrupted before its first call,
+        # the phase has no verdict of its own yet
+        if any('"type":"call"' in ln and '"phase":"control"' in ln for ln in lines):
             return proc
         time.sleep(0.1)
     proc.kill()
