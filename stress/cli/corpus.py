@@ -10,8 +10,9 @@ from typing import Any
 from stress.cli import values
 from stress.errors import ConfigError
 from stress.ops.header_options import add_header_options
+from stress.subcommand import Command
 
-__all__ = ["add_cli"]
+__all__ = ["COMMAND"]
 
 
 def _pair(option: str, text: str) -> tuple[str, str]:
@@ -85,26 +86,7 @@ def _comma_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
-def add_cli(subparsers: Any) -> None:
-    """Add the ``corpus`` subcommand (``corpus generate``, ``corpus import-msopst``) to
-    ``aclnn-stress``'s subparsers."""
-    p = subparsers.add_parser(
-        "corpus",
-        help="generate corpus files (valid cases or constraint violations) or import msOpST's",
-        description="Work with corpus files.",
-    )
-    sub = p.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
-    g = sub.add_parser(
-        "generate",
-        help="write a TOML corpus of generated cases (deterministic for a seed)",
-        description="Write COUNT generated cases of OP to a TOML corpus. Valid cases satisfy the "
-        "operator's constraints; --invalid cases each violate one documented constraint "
-        "([[generate.violation]]) and expect its status (161002). What is drawn comes from the "
-        "operator's declaration ([dims], [shapes], [dtypes], [generate]). The same arguments "
-        "always write the same file (random.Random(SEED) drives the case builder the "
-        "hypothesis strategies use).",
-        epilog="Exit codes: 0 written, 2 usage/configuration error.",
-    )
+def _generate_arguments(g: argparse.ArgumentParser) -> None:
     which = g.add_mutually_exclusive_group(required=True)
     which.add_argument(
         "--op", metavar="NAME", help="a built-in operator (aclnn-stress ops lists them)"
@@ -147,25 +129,9 @@ def add_cli(subparsers: Any) -> None:
     )
     g.add_argument("--out", metavar="FILE", help="where to write (default: standard output)")
     g.add_argument("--force", action="store_true", help="overwrite an existing --out file")
-    g.set_defaults(func=_cmd_generate)
-    _add_import_msopst(sub)
 
 
-def _add_import_msopst(sub: Any) -> None:
-    m = sub.add_parser(
-        "import-msopst",
-        help="turn an msOpST case file (msopst create's JSON) into a declared corpus",
-        description="Turn msOpST's case-definition JSON into a declared corpus of the aclnn "
-        "function HEADER declares: each input_desc binds to the tensor input of its name, else "
-        "to the next in C order (output_desc to the outputs, attr to the attributes); the "
-        "type, format, shape, data_distribute and value_range alternatives of a case are "
-        "multiplied into sub-cases as msOpST does. What cannot be mapped (a format other than "
-        "ND, a fuzz case, a value from a .bin file) is a warning naming the case and the "
-        "field, and that case is skipped. Parameters the cases do not give take the `op new` "
-        "skeleton's defaults.",
-        epilog="Exit codes: 0 written, 2 usage/configuration error (not an msOpST file, header "
-        "not found, no case imported).",
-    )
+def _import_msopst_arguments(m: argparse.ArgumentParser) -> None:
     m.add_argument("cases", metavar="CASES.json", help="an msOpST case-definition file")
     m.add_argument(
         "--op",
@@ -184,7 +150,6 @@ def _add_import_msopst(sub: Any) -> None:
     )
     m.add_argument("--force", action="store_true", help="overwrite an existing -o file")
     add_header_options(m)
-    m.set_defaults(func=_cmd_import_msopst)
 
 
 def _cmd_import_msopst(args: argparse.Namespace) -> int:
@@ -335,3 +300,41 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         comment += f" --variants {','.join(args.variants)}\n{len(cases)} cases with the variants"
     text = corpus_text(cases, comment)
     return _write(args, text, f"{len(cases)} cases of {args.op}")
+
+
+COMMAND = Command(
+    "corpus",
+    help="generate corpus files (valid cases or constraint violations) or import msOpST's",
+    description="Work with corpus files.",
+    actions=(
+        Command(
+            "generate",
+            help="write a TOML corpus of generated cases (deterministic for a seed)",
+            description="Write COUNT generated cases of OP to a TOML corpus. Valid cases satisfy "
+            "the operator's constraints; --invalid cases each violate one documented constraint "
+            "([[generate.violation]]) and expect its status (161002). What is drawn comes from "
+            "the operator's declaration ([dims], [shapes], [dtypes], [generate]). The same "
+            "arguments always write the same file (random.Random(SEED) drives the case builder "
+            "the hypothesis strategies use).",
+            epilog="Exit codes: 0 written, 2 usage/configuration error.",
+            arguments=_generate_arguments,
+            run=_cmd_generate,
+        ),
+        Command(
+            "import-msopst",
+            help="turn an msOpST case file (msopst create's JSON) into a declared corpus",
+            description="Turn msOpST's case-definition JSON into a declared corpus of the aclnn "
+            "function HEADER declares: each input_desc binds to the tensor input of its name, "
+            "else to the next in C order (output_desc to the outputs, attr to the attributes); "
+            "the type, format, shape, data_distribute and value_range alternatives of a case are "
+            "multiplied into sub-cases as msOpST does. What cannot be mapped (a format other "
+            "than ND, a fuzz case, a value from a .bin file) is a warning naming the case and "
+            "the field, and that case is skipped. Parameters the cases do not give take the "
+            "`op new` skeleton's defaults.",
+            epilog="Exit codes: 0 written, 2 usage/configuration error (not an msOpST file, "
+            "header not found, no case imported).",
+            arguments=_import_msopst_arguments,
+            run=_cmd_import_msopst,
+        ),
+    ),
+)
