@@ -17,7 +17,7 @@ from _cli import stress_cli
 from stress.corpus.parse import load_corpus
 from stress.engine.call.blockpool import BlockPool
 from stress.engine.call.inputs import InputCache
-from stress.engine.replay.baseline import record_baseline
+from stress.engine.replay.baseline import Recording, record_baseline
 from stress.engine.replay.baseline_order import OrderDependence, check_order
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,7 +97,7 @@ def test_check_order_names_the_case_that_disagrees(rt, ctx, stream):
     """The check against recorded values: a recording that differs (here: another case's
     values under its id) is caught; the true recording passes."""
     cases = [c for c in load_corpus([MATMUL]) if c.expect is None]
-    baseline = record_baseline(rt, cases, repeats=1)
+    baseline = record_baseline(rt, cases, Recording(repeats=1))
     cache = InputCache(ctx, stream)
     check_order(rt, ctx, stream, cases, cache, baseline.cases, canary=0xAB, timeout_ms=None)
     swapped = dict(baseline.cases)

@@ -110,10 +110,10 @@ def test_the_declared_reference_matches_the_simulator(ctx, stream):
 def test_shipped_corpora_record_the_digests_recorded_before_the_swap(rt):
     """Case ids, statuses, call and output digests of corpus/control.toml + corpus/mhc.toml
     equal the baseline recorded with the hand-written specs (main before this change)."""
-    from stress.engine.replay.baseline import record_baseline
+    from stress.engine.replay.baseline import Recording, record_baseline
 
     cases = load_corpus([ROOT / "corpus" / "control.toml", ROOT / "corpus" / "mhc.toml"])
-    got = record_baseline(rt, cases, repeats=1).cases
+    got = record_baseline(rt, cases, Recording(repeats=1)).cases
     assert sorted(got) == sorted(PINNED["cases"])
     for case_id, want in PINNED["cases"].items():
         cb = got[case_id]
