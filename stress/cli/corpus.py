@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stress.cli import values
 from stress.errors import ConfigError
 from stress.ops.header_options import add_header_options
 from stress.subcommand import Command
+
+if TYPE_CHECKING:
+    from stress.ops.declared_strategies import GenerateOptions
 
 __all__ = ["COMMAND"]
 
@@ -63,8 +66,11 @@ def _dtypes(texts: list[str], decl: Any) -> dict[str, list[str]]:
     return out
 
 
-def _bounds(args: argparse.Namespace, decl: Any) -> tuple[dict[str, Any], list[str]]:
-    """The generic bounds the options give, and the options as written (for the comment)."""
+def _options(args: argparse.Namespace, decl: Any) -> tuple[GenerateOptions, list[str]]:
+    """What to generate (the same for a catalogue op and a declaration), and the bound options
+    as written (for the comment)."""
+    from stress.ops.declared_strategies import GenerateOptions
+
     bounds: dict[str, Any] = {}
     shown: list[str] = []
     if args.dim:
@@ -79,7 +85,8 @@ def _bounds(args: argparse.Namespace, decl: Any) -> tuple[dict[str, Any], list[s
     if args.max_elements is not None:
         bounds["max_elements"] = args.max_elements
         shown.append(f"--max-elements {args.max_elements}")
-    return bounds, shown
+    options = GenerateOptions(args.count, args.seed, args.invalid, args.violations, bounds)
+    return options, shown
 
 
 def _comma_list(text: str) -> list[str]:
@@ -195,9 +202,8 @@ def _declared_text(args: argparse.Namespace) -> tuple[str, int]:
     if args.violations is not None and not args.invalid:
         raise ConfigError("--violations: only with --invalid")
     decl = load_declaration(args.declaration, args.include)
-    bounds, shown = _bounds(args, decl)
-    cases = generate_cases(decl, args.count, args.seed, invalid=args.invalid,
-                           violations=args.violations, **bounds)  # fmt: skip
+    options, shown = _options(args, decl)
+    cases = generate_cases(decl, options)
     text = Path(args.declaration).read_text(encoding="utf-8")
     head = re.split(r"(?m)^\[\[case\]\]", text, maxsplit=1)[0].rstrip()
     command = " ".join([f"aclnn-stress corpus generate --declaration {args.declaration} "
@@ -223,8 +229,8 @@ def _declared_with_variants(args: argparse.Namespace) -> tuple[str, int]:
     from stress.ops.declared_strategies import generate_cases
 
     decl = load_declaration(args.declaration, args.include)
-    bounds, shown = _bounds(args, decl)
-    drawn = generate_cases(decl, args.count, args.seed, **bounds)
+    options, shown = _options(args, decl)
+    drawn = generate_cases(decl, options)
     built_in = Path(args.declaration).resolve().parent == ops.BUILT_IN_DECLARATIONS
     spec = ops.get(decl.name) if built_in else ops.register_declaration(decl)
     cases = all_variants(corpus_cases(replace(decl, cases=tuple(drawn)), spec), args.variants)
@@ -268,18 +274,11 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         return _write(args, text, f"{n} cases of {args.declaration}")
     if args.op not in ops.names():
         raise ConfigError(f"--op must be one of {', '.join(ops.names())}, got {args.op!r}")
-    bounds, shown = _bounds(args, ops.declaration_of(args.op))
+    options, shown = _options(args, ops.declaration_of(args.op))
     if args.violations is not None and not args.invalid:
         raise ConfigError("--violations: only with --invalid")
     try:
-        cases = generate_cases(
-            args.op,
-            args.count,
-            args.seed,
-            invalid=args.invalid,
-            violations=args.violations,
-            **bounds,
-        )
+        cases = generate_cases(args.op, options)
     except BoundsError as exc:
         raise ConfigError(f"corpus generate: {exc}") from None
     command = " ".join(
