@@ -107,3 +107,13 @@ def test_check_order_names_the_case_that_disagrees(rt, ctx, stream):
     with pytest.raises(OrderDependence, match=order):
         check_order(rt, ctx, stream, cases, cache, swapped, canary=0xAB, timeout_ms=None)
     assert OrderDependence.exit_code == 1
+
+
+def test_recording_takes_a_runs_settings_and_skips_the_recycled_check_under_fresh_memory():
+    from stress.config import RunConfig
+
+    config = RunConfig(repeats=5, device=1, deterministic=False, allocator="fresh")
+    r = Recording.of(config)
+    assert (r.repeats, r.device, r.deterministic, r.canary) == (5, 1, False, config.canary)
+    assert r.call_timeout_ms == config.call_timeout_ms and r.recycle is False
+    assert Recording.of(RunConfig(allocator="recycle")).recycle is True
