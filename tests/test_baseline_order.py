@@ -17,7 +17,7 @@ from _cli import stress_cli
 from stress.corpus.parse import load_corpus
 from stress.engine.call.blockpool import BlockPool
 from stress.engine.call.inputs import InputCache
-from stress.engine.replay.baseline import record_baseline
+from stress.engine.replay.baseline import Recording, record_baseline
 from stress.engine.replay.baseline_order import OrderDependence, check_order
 
 REPO = Path(__file__).resolve().parents[1]
@@ -97,7 +97,7 @@ def test_check_order_names_the_case_that_disagrees(rt, ctx, stream):
     """The check against recorded values: a recording that differs (here: another case's
     values under its id) is caught; the true recording passes."""
     cases = [c for c in load_corpus([MATMUL]) if c.expect is None]
-    baseline = record_baseline(rt, cases, repeats=1)
+    baseline = record_baseline(rt, cases, Recording(repeats=1))
     cache = InputCache(ctx, stream)
     check_order(rt, ctx, stream, cases, cache, baseline.cases, canary=0xAB, timeout_ms=None)
     swapped = dict(baseline.cases)
@@ -107,3 +107,13 @@ def test_check_order_names_the_case_that_disagrees(rt, ctx, stream):
     with pytest.raises(OrderDependence, match=order):
         check_order(rt, ctx, stream, cases, cache, swapped, canary=0xAB, timeout_ms=None)
     assert OrderDependence.exit_code == 1
+
+
+def test_recording_takes_a_runs_settings_and_skips_the_recycled_check_under_fresh_memory():
+    from stress.config import RunConfig
+
+    config = RunConfig(repeats=5, device=1, deterministic=False, allocator="fresh")
+    r = Recording.of(config)
+    assert (r.repeats, r.device, r.deterministic, r.canary) == (5, 1, False, config.canary)
+    assert r.call_timeout_ms == config.call_timeout_ms and r.recycle is False
+    assert Recording.of(RunConfig(allocator="recycle")).recycle is True

@@ -12,6 +12,7 @@ from stress.config import RunConfig
 from stress.corpus.generate import BoundsError, build_case, case_id_for, generate_cases
 from stress.corpus.parse import load_corpus_file
 from stress.engine.run.session import Session
+from stress.ops.declared_strategies import GenerateOptions
 
 
 def _generate(*args: str) -> int:
@@ -31,7 +32,7 @@ def test_same_seed_same_file_and_it_loads_back(tmp_path, op, invalid):
     text = a.read_text()
     assert text.startswith("# 12 generated") and f"--op {op} --count 12 --seed 7" in text
     loaded = load_corpus_file(a)
-    expected = generate_cases(op, 12, 7, invalid=invalid)
+    expected = generate_cases(op, GenerateOptions(12, 7, invalid=invalid))
     assert [x.id for x in loaded] == [x.id for x in expected]
     assert [x.key for x in loaded] == [x.key for x in expected]  # same op, params, seed, expect
     assert all(x.op == op for x in loaded)
@@ -46,11 +47,11 @@ def test_same_seed_same_file_and_it_loads_back(tmp_path, op, invalid):
 
 
 def test_generated_shapes_stay_small_by_default():
-    for case in generate_cases("mhc_pre_sinkhorn_backward", 50, 3):
+    for case in generate_cases("mhc_pre_sinkhorn_backward", GenerateOptions(50, 3)):
         p = case.params
         assert p["B"] * p["S"] <= 512 and 128 <= p["C"] <= 1024 and p["C"] % 128 == 0
         assert p["N"] == 4 and p["num_iters"] == 20 and p["dtype"] in ("bf16", "fp16")
-    for case in generate_cases("add", 50, 3):
+    for case in generate_cases("add", GenerateOptions(50, 3)):
         n = 1
         for d in case.params["shape"]:
             n *= d
@@ -134,9 +135,9 @@ def test_build_case_validates_like_the_corpus_loader():
     with pytest.raises(ConfigError, match=r"expect\.status"):
         build_case("add", {"shape": [1]}, expect=0)
     with pytest.raises(BoundsError, match="max_side"):
-        generate_cases("add", 1, 0, max_side=0)
+        generate_cases("add", GenerateOptions(1, 0, bounds={"max_side": 0}))
     with pytest.raises(BoundsError, match="max_elements=0"):
-        generate_cases("add", 1, 0, max_elements=0)
+        generate_cases("add", GenerateOptions(1, 0, bounds={"max_elements": 0}))
 
 
 def test_generated_corpora_run_clean_through_the_engine(tmp_path):

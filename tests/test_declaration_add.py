@@ -110,10 +110,10 @@ def test_the_declared_reference_matches_the_simulator(ctx, stream):
 def test_shipped_corpora_record_the_digests_recorded_before_the_swap(rt):
     """Case ids, statuses, call and output digests of corpus/control.toml + corpus/mhc.toml
     equal the baseline recorded with the hand-written specs (main before this change)."""
-    from stress.engine.replay.baseline import record_baseline
+    from stress.engine.replay.baseline import Recording, record_baseline
 
     cases = load_corpus([ROOT / "corpus" / "control.toml", ROOT / "corpus" / "mhc.toml"])
-    got = record_baseline(rt, cases, repeats=1).cases
+    got = record_baseline(rt, cases, Recording(repeats=1)).cases
     assert sorted(got) == sorted(PINNED["cases"])
     for case_id, want in PINNED["cases"].items():
         cb = got[case_id]
@@ -132,10 +132,10 @@ def test_generated_cases_draw_whole_shapes_from_the_declared_ranges(tmp_path, ct
     from _cli import stress_cli
     from hypothesis import given, settings
 
-    from stress.ops.declared_strategies import declared_cases, generate_cases
+    from stress.ops.declared_strategies import GenerateOptions, declared_cases, generate_cases
 
     decl = load_declaration(ops.BUILT_IN_DECLARATIONS / "add.toml")
-    cases = generate_cases(decl, 8, 3, max_elements=4096)
+    cases = generate_cases(decl, GenerateOptions(8, 3, bounds={"max_elements": 4096}))
     for c in cases:
         assert 1 <= len(c.shapes["shape"]) <= 4 and all(0 <= d <= 64 for d in c.shapes["shape"])
         assert int(np.prod(c.shapes["shape"])) <= 4096

@@ -159,7 +159,7 @@ def test_engine_baseline_of_the_attached_backward(rt):
     """The declared backward with mhc.py's generator attached: the engine records the same
     baseline as for the hand-written op (its inputs come from running the forward)."""
     from stress.corpus import Case
-    from stress.engine.replay.baseline import record_baseline
+    from stress.engine.replay.baseline import Recording, record_baseline
 
     spec = _attached("mhc_pre_sinkhorn_backward")
     hand = [c for c in CASES if c.op == "mhc_pre_sinkhorn_backward"][:3]
@@ -170,8 +170,8 @@ def test_engine_baseline_of_the_attached_backward(rt):
     ]  # fmt: skip
     assert len(hand) == 3 and all(hand_params(d.params)["num_iters"] == c.params["num_iters"]
                                   for d, c in zip(declared, hand, strict=True))  # fmt: skip
-    want = record_baseline(rt, hand, repeats=1).cases
-    got = record_baseline(rt, declared, repeats=1).cases
+    want = record_baseline(rt, hand, Recording(repeats=1)).cases
+    got = record_baseline(rt, declared, Recording(repeats=1)).cases
     for c in hand:
         assert got[c.id].status == want[c.id].status, c.id
         assert got[c.id].call_digest == want[c.id].call_digest, c.id

@@ -9,7 +9,12 @@ from hypothesis.errors import InvalidArgument
 
 from stress.errors import ConfigError
 from stress.ops.declared import resolve, to_opspec
-from stress.ops.declared_strategies import cases_toml, declared_cases, generate_cases
+from stress.ops.declared_strategies import (
+    GenerateOptions,
+    cases_toml,
+    declared_cases,
+    generate_cases,
+)
 from tests.test_declaration import HEADERS, RMS, _load
 
 HALF = RMS.replace('rstdOut = { shape = ["B", 1]', 'rstdOut = { shape = ["B", "H/2"]')
@@ -61,7 +66,7 @@ def test_strategy_respects_narrower_bounds(rms):
 
 
 def test_expressions_reject_cases_that_do_not_resolve(half):
-    cases = generate_cases(half, 20, seed=1, max_elements=4096)
+    cases = generate_cases(half, GenerateOptions(20, 1, bounds={"max_elements": 4096}))
     assert len(cases) == 20
     assert all(c.dims["H"] % 2 == 0 for c in cases)
 
@@ -80,13 +85,13 @@ def test_bad_bounds_fail_when_the_strategy_is_created(rms, kwargs, message):
     with pytest.raises(InvalidArgument, match=message):
         declared_cases(rms, **kwargs)
     with pytest.raises(ConfigError, match=message):
-        generate_cases(rms, 3, 0, **kwargs)
+        generate_cases(rms, GenerateOptions(3, 0, bounds=kwargs))
 
 
 def test_generate_cases_is_deterministic_and_round_trips(rms, tmp_path):
-    a = generate_cases(rms, 12, seed=5, max_elements=10000)
-    assert a == generate_cases(rms, 12, seed=5, max_elements=10000)
-    assert a != generate_cases(rms, 12, seed=6, max_elements=10000)
+    a = generate_cases(rms, GenerateOptions(12, 5, bounds={"max_elements": 10000}))
+    assert a == generate_cases(rms, GenerateOptions(12, 5, bounds={"max_elements": 10000}))
+    assert a != generate_cases(rms, GenerateOptions(12, 6, bounds={"max_elements": 10000}))
     assert len({c.id for c in a}) == 12
     for c in a:
         _check_consistent(rms, c, 10000)
@@ -100,7 +105,9 @@ def test_generate_cases_says_when_the_ranges_are_too_narrow(tmp_path):
     decl = _load(tmp_path, RMS.replace("B = [0, 8]", "B = [5, 8]").replace(
         "H = [1, 4096]", "H = [4000, 4096]"))  # fmt: skip
     with pytest.raises(ConfigError, match="widen"):
-        generate_cases(decl, 2, seed=0, dims={"H": (4000, 4096)}, max_elements=100)
+        generate_cases(
+            decl, GenerateOptions(2, 0, bounds={"dims": {"H": (4000, 4096)}, "max_elements": 100})
+        )
     assert HEADERS.is_dir()
 
 
@@ -108,7 +115,7 @@ def test_dimension_multiples_are_kept(tmp_path):
     decl = _load(
         tmp_path, RMS.replace("H = [1, 4096]", "H = { range = [1, 4096], multiple = 128 }")
     )
-    cases = generate_cases(decl, 10, seed=2, max_elements=1 << 16)
+    cases = generate_cases(decl, GenerateOptions(10, 2, bounds={"max_elements": 1 << 16}))
     assert cases and all(c.dims["H"] % 128 == 0 and c.dims["H"] >= 128 for c in cases)
 
     @settings(max_examples=20, deadline=None)
@@ -132,7 +139,7 @@ def test_generated_declared_cases_run_on_the_simulator(ctx, stream):
 
     decl = load_declaration(Path(__file__).parent / "declarations" / "mhc_pre_sinkhorn.toml")
     spec = to_opspec(decl)
-    for case in generate_cases(decl, 3, seed=4, max_elements=1 << 15):
+    for case in generate_cases(decl, GenerateOptions(3, 4, bounds={"max_elements": 1 << 15})):
         p = spec.parse_params(case.params(), case.id)
         out = run_once(ctx, stream, spec, p, spec.generate(p, case.seed))
         assert sorted(out) == sorted(spec.output_shapes(p))

@@ -133,3 +133,12 @@ def test_a_declaration_without_violations_cannot_generate_invalid_cases(tmp_path
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "declares no constraints to violate" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_limit_holds_at_or_under_its_most_and_where_it_does_not_evaluate():
+    from stress.ops.generation import Limit
+    from stress.ops.shape_expr import parse_dim
+
+    limit = Limit(parse_dim("B*S"), 64)
+    assert limit.holds({"B": 8, "S": 8}) and not limit.holds({"B": 8, "S": 9})
+    assert limit.holds({"B": 8})  # S not drawn yet: the limit says nothing

@@ -17,6 +17,7 @@ from stress.gradcheck.evaluate import ReferenceFD
 from stress.ops import _mhc_reference as ref
 from stress.ops.mhc import MHC_PRE_SINKHORN_BACKWARD as BWD
 from stress.ops.mhc import forward_host_inputs
+from stress.subcommand import add_command
 from tests._sim_available import sim_api
 
 SMALL = {"B": 2, "S": 4, "N": 4, "C": 128}
@@ -462,7 +463,7 @@ def test_sim_forward_fd_agrees_with_sim_backward(sim_mhc):
 def _run_cli(argv):
     parser = argparse.ArgumentParser(prog="aclnn-stress")
     sub = parser.add_subparsers(dest="command", required=True)
-    gc_cli.add_cli(sub)
+    add_command(sub, gc_cli.COMMAND)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -167,10 +167,10 @@ def test_the_call_time_round_trips_and_old_files_load_without_it(tmp_path):
 
 def test_recording_a_baseline_times_every_case(rt, tmp_path):
     from stress.corpus import load_corpus
-    from stress.engine.replay.baseline import record_baseline
+    from stress.engine.replay.baseline import Recording, record_baseline
 
     cases = load_corpus([str(_repo() / "corpus/control.toml")])
-    baseline = record_baseline(rt, cases, repeats=2)
+    baseline = record_baseline(rt, cases, Recording(repeats=2))
     times = [cb.call_p99_s for cb in baseline.cases.values()]
     assert times and all(t is not None and t >= 0 for t in times), times
     assert any(t > 0 for t in times), times

@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stress.cli import values
 from stress.errors import ConfigError
 from stress.ops.header_options import add_header_options
+from stress.subcommand import Command
 
-__all__ = ["add_cli"]
+if TYPE_CHECKING:
+    from stress.ops.declared_strategies import GenerateOptions
+
+__all__ = ["COMMAND"]
 
 
 def _pair(option: str, text: str) -> tuple[str, str]:
@@ -62,8 +66,11 @@ def _dtypes(texts: list[str], decl: Any) -> dict[str, list[str]]:
     return out
 
 
-def _bounds(args: argparse.Namespace, decl: Any) -> tuple[dict[str, Any], list[str]]:
-    """The generic bounds the options give, and the options as written (for the comment)."""
+def _options(args: argparse.Namespace, decl: Any) -> tuple[GenerateOptions, list[str]]:
+    """What to generate (the same for a catalogue op and a declaration), and the bound options
+    as written (for the comment)."""
+    from stress.ops.declared_strategies import GenerateOptions
+
     bounds: dict[str, Any] = {}
     shown: list[str] = []
     if args.dim:
@@ -78,33 +85,15 @@ def _bounds(args: argparse.Namespace, decl: Any) -> tuple[dict[str, Any], list[s
     if args.max_elements is not None:
         bounds["max_elements"] = args.max_elements
         shown.append(f"--max-elements {args.max_elements}")
-    return bounds, shown
+    options = GenerateOptions(args.count, args.seed, args.invalid, args.violations, bounds)
+    return options, shown
 
 
 def _comma_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
-def add_cli(subparsers: Any) -> None:
-    """Add the ``corpus`` subcommand (``corpus generate``, ``corpus import-msopst``) to
-    ``aclnn-stress``'s subparsers."""
-    p = subparsers.add_parser(
-        "corpus",
-        help="generate corpus files (valid cases or constraint violations) or import msOpST's",
-        description="Work with corpus files.",
-    )
-    sub = p.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
-    g = sub.add_parser(
-        "generate",
-        help="write a TOML corpus of generated cases (deterministic for a seed)",
-        description="Write COUNT generated cases of OP to a TOML corpus. Valid cases satisfy the "
-        "operator's constraints; --invalid cases each violate one documented constraint "
-        "([[generate.violation]]) and expect its status (161002). What is drawn comes from the "
-        "operator's declaration ([dims], [shapes], [dtypes], [generate]). The same arguments "
-        "always write the same file (random.Random(SEED) drives the case builder the "
-        "hypothesis strategies use).",
-        epilog="Exit codes: 0 written, 2 usage/configuration error.",
-    )
+def _generate_arguments(g: argparse.ArgumentParser) -> None:
     which = g.add_mutually_exclusive_group(required=True)
     which.add_argument(
         "--op", metavar="NAME", help="a built-in operator (aclnn-stress ops lists them)"
@@ -147,25 +136,9 @@ def add_cli(subparsers: Any) -> None:
     )
     g.add_argument("--out", metavar="FILE", help="where to write (default: standard output)")
     g.add_argument("--force", action="store_true", help="overwrite an existing --out file")
-    g.set_defaults(func=_cmd_generate)
-    _add_import_msopst(sub)
 
 
-def _add_import_msopst(sub: Any) -> None:
-    m = sub.add_parser(
-        "import-msopst",
-        help="turn an msOpST case file (msopst create's JSON) into a declared corpus",
-        description="Turn msOpST's case-definition JSON into a declared corpus of the aclnn "
-        "function HEADER declares: each input_desc binds to the tensor input of its name, else "
-        "to the next in C order (output_desc to the outputs, attr to the attributes); the "
-        "type, format, shape, data_distribute and value_range alternatives of a case are "
-        "multiplied into sub-cases as msOpST does. What cannot be mapped (a format other than "
-        "ND, a fuzz case, a value from a .bin file) is a warning naming the case and the "
-        "field, and that case is skipped. Parameters the cases do not give take the `op new` "
-        "skeleton's defaults.",
-        epilog="Exit codes: 0 written, 2 usage/configuration error (not an msOpST file, header "
-        "not found, no case imported).",
-    )
+def _import_msopst_arguments(m: argparse.ArgumentParser) -> None:
     m.add_argument("cases", metavar="CASES.json", help="an msOpST case-definition file")
     m.add_argument(
         "--op",
@@ -184,7 +157,6 @@ def _add_import_msopst(sub: Any) -> None:
     )
     m.add_argument("--force", action="store_true", help="overwrite an existing -o file")
     add_header_options(m)
-    m.set_defaults(func=_cmd_import_msopst)
 
 
 def _cmd_import_msopst(args: argparse.Namespace) -> int:
@@ -230,9 +202,8 @@ def _declared_text(args: argparse.Namespace) -> tuple[str, int]:
     if args.violations is not None and not args.invalid:
         raise ConfigError("--violations: only with --invalid")
     decl = load_declaration(args.declaration, args.include)
-    bounds, shown = _bounds(args, decl)
-    cases = generate_cases(decl, args.count, args.seed, invalid=args.invalid,
-                           violations=args.violations, **bounds)  # fmt: skip
+    options, shown = _options(args, decl)
+    cases = generate_cases(decl, options)
     text = Path(args.declaration).read_text(encoding="utf-8")
     head = re.split(r"(?m)^\[\[case\]\]", text, maxsplit=1)[0].rstrip()
     command = " ".join([f"aclnn-stress corpus generate --declaration {args.declaration} "
@@ -258,8 +229,8 @@ def _declared_with_variants(args: argparse.Namespace) -> tuple[str, int]:
     from stress.ops.declared_strategies import generate_cases
 
     decl = load_declaration(args.declaration, args.include)
-    bounds, shown = _bounds(args, decl)
-    drawn = generate_cases(decl, args.count, args.seed, **bounds)
+    options, shown = _options(args, decl)
+    drawn = generate_cases(decl, options)
     built_in = Path(args.declaration).resolve().parent == ops.BUILT_IN_DECLARATIONS
     spec = ops.get(decl.name) if built_in else ops.register_declaration(decl)
     cases = all_variants(corpus_cases(replace(decl, cases=tuple(drawn)), spec), args.variants)
@@ -303,18 +274,11 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         return _write(args, text, f"{n} cases of {args.declaration}")
     if args.op not in ops.names():
         raise ConfigError(f"--op must be one of {', '.join(ops.names())}, got {args.op!r}")
-    bounds, shown = _bounds(args, ops.declaration_of(args.op))
+    options, shown = _options(args, ops.declaration_of(args.op))
     if args.violations is not None and not args.invalid:
         raise ConfigError("--violations: only with --invalid")
     try:
-        cases = generate_cases(
-            args.op,
-            args.count,
-            args.seed,
-            invalid=args.invalid,
-            violations=args.violations,
-            **bounds,
-        )
+        cases = generate_cases(args.op, options)
     except BoundsError as exc:
         raise ConfigError(f"corpus generate: {exc}") from None
     command = " ".join(
@@ -335,3 +299,41 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         comment += f" --variants {','.join(args.variants)}\n{len(cases)} cases with the variants"
     text = corpus_text(cases, comment)
     return _write(args, text, f"{len(cases)} cases of {args.op}")
+
+
+COMMAND = Command(
+    "corpus",
+    help="generate corpus files (valid cases or constraint violations) or import msOpST's",
+    description="Work with corpus files.",
+    actions=(
+        Command(
+            "generate",
+            help="write a TOML corpus of generated cases (deterministic for a seed)",
+            description="Write COUNT generated cases of OP to a TOML corpus. Valid cases satisfy "
+            "the operator's constraints; --invalid cases each violate one documented constraint "
+            "([[generate.violation]]) and expect its status (161002). What is drawn comes from "
+            "the operator's declaration ([dims], [shapes], [dtypes], [generate]). The same "
+            "arguments always write the same file (random.Random(SEED) drives the case builder "
+            "the hypothesis strategies use).",
+            epilog="Exit codes: 0 written, 2 usage/configuration error.",
+            arguments=_generate_arguments,
+            run=_cmd_generate,
+        ),
+        Command(
+            "import-msopst",
+            help="turn an msOpST case file (msopst create's JSON) into a declared corpus",
+            description="Turn msOpST's case-definition JSON into a declared corpus of the aclnn "
+            "function HEADER declares: each input_desc binds to the tensor input of its name, "
+            "else to the next in C order (output_desc to the outputs, attr to the attributes); "
+            "the type, format, shape, data_distribute and value_range alternatives of a case are "
+            "multiplied into sub-cases as msOpST does. What cannot be mapped (a format other "
+            "than ND, a fuzz case, a value from a .bin file) is a warning naming the case and "
+            "the field, and that case is skipped. Parameters the cases do not give take the "
+            "`op new` skeleton's defaults.",
+            epilog="Exit codes: 0 written, 2 usage/configuration error (not an msOpST file, "
+            "header not found, no case imported).",
+            arguments=_import_msopst_arguments,
+            run=_cmd_import_msopst,
+        ),
+    ),
+)

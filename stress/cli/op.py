@@ -14,12 +14,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from stress.errors import ConfigError
 from stress.ops.header_options import add_header_options
+from stress.subcommand import Command
 
-__all__ = ["ROLE_RULE", "add_cli", "list_operators"]
+__all__ = ["COMMAND", "ROLE_RULE", "list_operators"]
 
 ROLE_RULE = """\
 Roles: a tensor or tensor list parameter's role is the first of these that applies
@@ -35,63 +35,29 @@ A name ending in Optional may be NULL. Every other parameter is an attr. Where
 the rule is wrong for an operator, its declaration says so: [op] roles = { p = "input" }."""
 
 
-def add_cli(subparsers: Any) -> None:
-    """Add ``op inspect``, ``op new`` and ``op list`` to ``aclnn-stress``'s subparsers."""
-    from stress.ops.inspect_header import build_parser
+def _inspect_arguments(p: argparse.ArgumentParser) -> None:
+    from stress.ops.inspect_header import add_arguments
 
-    p = subparsers.add_parser("op", help="read operators from aclnn headers (inspect, new, list)")
-    sub = p.add_subparsers(dest="op_command", metavar="ACTION", required=True)
-    inspect = build_parser()
-    sub.add_parser(
-        "inspect",
-        parents=[inspect],
-        add_help=False,
-        help="print the operators a header declares (roles, types, optional)",
-        description="Print the operators an aclnn header declares: each parameter's name (as a "
-        "declaration's [params] names it), C type and role (input, output, inout, attr); --json "
-        "prints the contract as data.",
-        epilog=ROLE_RULE + "\n\nExit codes: 0 done, 2 usage/configuration error (header not "
-        "found or unreadable).",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    ).set_defaults(func=_cmd_inspect)
-    _add_new(sub)
-    ls = sub.add_parser(
-        "list",
-        help="every operator in the backend's headers",
-        description="List every aclnn operator the backend's headers declare "
-        "($ASCEND_HOME_PATH/include/aclnnop, custom packages' op_api/include, else the "
-        "simulator's), with the header it is in.",
-        epilog="Exit codes: 0 done, 2 usage/configuration error.",
-    )
-    ls.add_argument("--json", action="store_true", help="print [{name, header}] as JSON")
-    ls.add_argument("-I", dest="include", action="append", default=[], metavar="DIR",
-                    help="also scan this folder's aclnn_*.h")  # fmt: skip
-    ls.set_defaults(func=_cmd_list)
+    add_arguments(p)
 
 
-def _add_new(sub: Any) -> None:
-    new = sub.add_parser(
-        "new",
-        help="write a declaration skeleton for an operator of a header",
-        description="Write a declaration for one operator of an aclnn header that runs as "
-        "written: every parameter by its header name with its role, tensors over small named "
-        "dims, dtypes from the doc comment (else float32/float16), typed attribute defaults, "
-        "one case, and comments naming what to check (shapes that must agree, legal ranges). "
-        "Run it with: aclnn-stress run --corpus FILE --record-baseline",
-        epilog="Exit codes: 0 written, 2 usage/configuration error (header not found or "
-        "unreadable, no such function, FILE exists).",
-    )
-    new.add_argument("header", help="an aclnn_*.h path, or e.g. aclnnop/aclnn_add.h (-I)")
-    new.add_argument(
+def _list_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print [{name, header}] as JSON")
+    p.add_argument("-I", dest="include", action="append", default=[], metavar="DIR",
+                   help="also scan this folder's aclnn_*.h")  # fmt: skip
+
+
+def _new_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("header", help="an aclnn_*.h path, or e.g. aclnnop/aclnn_add.h (-I)")
+    p.add_argument(
         "--function",
         metavar="NAME",
         help="the operator (default: the one named after the header, else the first it declares)",
     )
-    new.add_argument(
+    p.add_argument(
         "-o", dest="output", metavar="FILE", help="write the declaration here (default: print it)"
     )
-    add_header_options(new)
-    new.set_defaults(func=_cmd_new)
+    add_header_options(p)
 
 
 def _cmd_new(args: argparse.Namespace) -> int:
@@ -165,3 +131,46 @@ def _cmd_list(args: argparse.Namespace) -> int:
         for name, header in ops:
             print(f"{name:<{width}}  {header}")
     return 0
+
+
+COMMAND = Command(
+    "op",
+    help="read operators from aclnn headers (inspect, new, list)",
+    actions=(
+        Command(
+            "inspect",
+            help="print the operators a header declares (roles, types, optional)",
+            description="Print the operators an aclnn header declares: each parameter's name (as "
+            "a declaration's [params] names it), C type and role (input, output, inout, attr); "
+            "--json prints the contract as data.",
+            epilog=ROLE_RULE + "\n\nExit codes: 0 done, 2 usage/configuration error (header not "
+            "found or unreadable).",
+            arguments=_inspect_arguments,
+            run=_cmd_inspect,
+            preformatted=True,
+        ),
+        Command(
+            "new",
+            help="write a declaration skeleton for an operator of a header",
+            description="Write a declaration for one operator of an aclnn header that runs as "
+            "written: every parameter by its header name with its role, tensors over small named "
+            "dims, dtypes from the doc comment (else float32/float16), typed attribute defaults, "
+            "one case, and comments naming what to check (shapes that must agree, legal ranges). "
+            "Run it with: aclnn-stress run --corpus FILE --record-baseline",
+            epilog="Exit codes: 0 written, 2 usage/configuration error (header not found or "
+            "unreadable, no such function, FILE exists).",
+            arguments=_new_arguments,
+            run=_cmd_new,
+        ),
+        Command(
+            "list",
+            help="every operator in the backend's headers",
+            description="List every aclnn operator the backend's headers declare "
+            "($ASCEND_HOME_PATH/include/aclnnop, custom packages' op_api/include, else the "
+            "simulator's), with the header it is in.",
+            epilog="Exit codes: 0 done, 2 usage/configuration error.",
+            arguments=_list_arguments,
+            run=_cmd_list,
+        ),
+    ),
+)

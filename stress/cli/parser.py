@@ -1,5 +1,6 @@
-"""The ``aclnn-stress`` argument parser: one function per command; defaults shown in ``--help``
-come from :data:`stress.config.DEFAULTS` (the one place they are defined)."""
+"""The ``aclnn-stress`` argument parser: every command a :class:`~stress.subcommand.Command`
+(:data:`COMMANDS` here, :data:`ELSEWHERE` in their modules); defaults shown in ``--help`` come
+from :data:`stress.config.DEFAULTS` (the one place they are defined)."""
 
 from __future__ import annotations
 
@@ -13,78 +14,24 @@ from stress.cli import options as o
 from stress.cli import values as v
 from stress.cli.errors import EXIT_CODES_HELP, OneLineParser
 from stress.config import DEFAULT_DURATION, DEFAULTS, MODES, PHASES
+from stress.subcommand import Command, add_command
 
-__all__ = ["ELSEWHERE", "build_parser", "command_of"]
+__all__ = ["COMMANDS", "ELSEWHERE", "build_parser", "command_of"]
 
 
 _SIMPLE_EXIT_CODES = "Exit codes: 0 done, 2 usage/configuration/environment error."
 
 
-def _add_info(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "info",
-        help="show the backend: libraries, SoC, version, device count",
-        description="Load the backend a run would use and print its root, the library each "
-        "CANN library resolved to, the SoC name, the version string and the device count: the "
-        "first thing to try when a run says the CANN install is broken.",
-        epilog=_SIMPLE_EXIT_CODES,
-    )
+def _info_arguments(p: argparse.ArgumentParser) -> None:
     o.backend_option(p)
     p.add_argument("--json", action="store_true", help="print as JSON")
-    p.set_defaults(func=c.cmd_info)
 
 
-def _add_sim(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "sim",
-        help="build or locate the CANN simulator",
-        description="The simulator is a C implementation of the CANN ABI laid out as a CANN root. "
-        "Point third-party ctypes scripts at it with ASCEND_HOME_PATH=$(aclnn-stress sim path).",
-        epilog=_SIMPLE_EXIT_CODES,
-    )
-    simsub = p.add_subparsers(dest="sim_command", metavar="ACTION", required=True)
-    simsub.add_parser("path", help="print the simulator root (building it first if needed)")
-    simsub.add_parser("build", help="rebuild the simulator now and print its root")
-    fp = simsub.add_parser(
-        "faults",
-        help="list the simulator's opt-in faults (ACLSIM_FAULTS) and what each should be found as",
-        description="List the faults the simulator can turn on (ACLSIM_FAULTS=name[,name...]), "
-        "each with its mechanism, the diagnosis a run should reach and the phase that finds it "
-        "(docs/simulator.md, section Faults).",
-    )
-    fp.add_argument("--json", action="store_true", help="print the list as JSON")
-    p.set_defaults(func=c.cmd_sim)
+def _faults_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
 
 
-def _add_ops(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "ops",
-        help="list the operators and their case parameters",
-        description="List the built-in operators (the declarations in stress/ops/declarations/) "
-        "with their aclnn function and the parameters a corpus case may set. Operators from "
-        "other headers: aclnn-stress op list / op inspect.",
-    )
-    p.set_defaults(func=c.cmd_ops)
-
-
-def _add_run(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "run",
-        help="run the stress protocol over a corpus",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Run the protocol phases over the corpus and diagnose:\n"
-        "  burst        fail-fast first: each case's first call serially against the baseline,\n"
-        "               then short mixed rounds with the control interleaved (T threads)\n"
-        "  control      the control corpus under the same pool (runtime fault?)\n"
-        "  serial       each case K times in one thread (baseline check)\n"
-        "  shuffled     one thread, random order (order dependence)\n"
-        "  interleaved  one thread, A.phase1 B.phase1 A.phase2 B.phase2 for every pair\n"
-        "  isolated     each case alone on T threads (self-race)\n"
-        "  mixed        all cases on T threads, barrier-aligned (cross-call contamination)\n"
-        "Results stream to OUT/results.jsonl; OUT/report.json, report.md and the "
-        "self-contained report.html are rendered from it.",
-        epilog=EXIT_CODES_HELP,
-    )
+def _run_arguments(p: argparse.ArgumentParser) -> None:
     o.corpus_options(p)
     g = p.add_argument_group("load")
     g.add_argument("--threads", type=int, help=f"worker threads T (default {DEFAULTS['threads']})")
@@ -118,6 +65,14 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         help=f"one context bound in every worker ({DEFAULTS['context']}, the default) or one "
         "per worker",
     )
+    _run_budget_options(g)
+    g.add_argument("--seed", type=int, help="seed of every random choice (default: random)")
+    o.run_output_options(p)
+    o.runtime_options(p)
+
+
+def _run_budget_options(g: argparse._ArgumentGroup) -> None:
+    """How long the concurrent phases run, and whether the run stops at the first diagnosis."""
     budget = g.add_mutually_exclusive_group()
     budget.add_argument(
         "--duration",
@@ -147,59 +102,23 @@ def _add_run(sub: argparse._SubParsersAction) -> None:
         "them (burst, control, serial, shuffled, isolated, interleaved, mixed) and the rest are "
         "skipped after the first that settles it (default on; --no-fail-fast runs them all)",
     )
-    g.add_argument("--seed", type=int, help="seed of every random choice (default: random)")
-    o.run_output_options(p)
-    o.runtime_options(p)
-    p.set_defaults(func=c.cmd_run)
 
 
-def _add_baseline(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("baseline", help="record or show a baseline")
-    bsub = p.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
-    rec = bsub.add_parser(
-        "record",
-        help="run every case K times serially and store digests atomically",
-        description="Run each case (corpus and control) K times in one thread and store "
-        "per-output sha256 digests, whether the case is bit-deterministic, and the backend and "
-        "corpus fingerprints. The file is replaced atomically.",
-    )
-    o.corpus_options(rec)
-    rec.add_argument(
+def _record_arguments(p: argparse.ArgumentParser) -> None:
+    o.corpus_options(p)
+    p.add_argument(
         "--out",
         metavar="PATH",
         help="where to write (default: --baseline, else baselines/<corpus stems>.<backend>.json)",
     )
-    o.runtime_options(rec)
-    rec.set_defaults(
-        func=cb.cmd_baseline,
-        stream="shared",
-        context="shared",
-        threads=1,
-        seed=0,
-        duration=None,
-        iterations=None,
-    )
-    show = bsub.add_parser(
-        "show",
-        help="print a baseline's cases and fingerprint",
-        description="Print the backend a baseline was recorded on and its settings, and per "
-        "case its operator, status, grading (digest or tolerance), digest and reference check.",
-        epilog=_SIMPLE_EXIT_CODES,
-    )
-    show.add_argument("path", help="baseline JSON file")
-    show.set_defaults(func=cb.cmd_baseline)
+    o.runtime_options(p)
 
 
-def _add_report(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "report",
-        help="re-render the reports of a run from its results.jsonl; merge runs",
-        epilog=EXIT_CODES_HELP,
-        description="Render DIR/report.json, DIR/report.md and DIR/report.html from "
-        "DIR/results.jsonl alone (works for interrupted and killed runs) and print the verdict "
-        "tables. With --merge, several runs of one corpus (hosts, devices, repeats) become one "
-        "HTML report with a column per run and each case's failure rate.",
-    )
+def _show_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", help="baseline JSON file")
+
+
+def _report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", nargs="+", help="the run's result directory (several with --merge)")
     p.add_argument("--json", action="store_true", help="print report.json instead of tables")
     p.add_argument(
@@ -215,10 +134,121 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
         help="merge the runs DIR... (same corpus) into one report under --out",
     )
     p.add_argument("--out", metavar="DIR", help="where --merge writes (default stress-out/merged)")
-    p.set_defaults(func=c.cmd_report)
 
 
-#: The commands whose arguments are defined with their subpackages: (module, its one-line help).
+_RUN_DESCRIPTION = """\
+Run the protocol phases over the corpus and diagnose:
+  burst        fail-fast first: each case's first call serially against the baseline,
+               then short mixed rounds with the control interleaved (T threads)
+  control      the control corpus under the same pool (runtime fault?)
+  serial       each case K times in one thread (baseline check)
+  shuffled     one thread, random order (order dependence)
+  interleaved  one thread, A.phase1 B.phase1 A.phase2 B.phase2 for every pair
+  isolated     each case alone on T threads (self-race)
+  mixed        all cases on T threads, barrier-aligned (cross-call contamination)
+Results stream to OUT/results.jsonl; OUT/report.json, report.md and the self-contained \
+report.html are rendered from it."""
+
+#: The commands defined here, in the order ``--help`` lists them.
+COMMANDS = (
+    Command(
+        "info",
+        help="show the backend: libraries, SoC, version, device count",
+        description="Load the backend a run would use and print its root, the library each "
+        "CANN library resolved to, the SoC name, the version string and the device count: the "
+        "first thing to try when a run says the CANN install is broken.",
+        epilog=_SIMPLE_EXIT_CODES,
+        arguments=_info_arguments,
+        run=c.cmd_info,
+    ),
+    Command(
+        "sim",
+        help="build or locate the CANN simulator",
+        description="The simulator is a C implementation of the CANN ABI laid out as a CANN "
+        "root. Point third-party ctypes scripts at it with "
+        "ASCEND_HOME_PATH=$(aclnn-stress sim path).",
+        epilog=_SIMPLE_EXIT_CODES,
+        run=c.cmd_sim,
+        actions=(
+            Command("path", help="print the simulator root (building it first if needed)"),
+            Command("build", help="rebuild the simulator now and print its root"),
+            Command(
+                "faults",
+                help="list the simulator's opt-in faults (ACLSIM_FAULTS) and what each should "
+                "be found as",
+                description="List the faults the simulator can turn on "
+                "(ACLSIM_FAULTS=name[,name...]), each with its mechanism, the diagnosis a run "
+                "should reach and the phase that finds it (docs/simulator.md, section Faults).",
+                arguments=_faults_arguments,
+            ),
+        ),
+    ),
+    Command(
+        "ops",
+        help="list the operators and their case parameters",
+        description="List the built-in operators (the declarations in stress/ops/declarations/) "
+        "with their aclnn function and the parameters a corpus case may set. Operators from "
+        "other headers: aclnn-stress op list / op inspect.",
+        run=c.cmd_ops,
+    ),
+    Command(
+        "run",
+        help="run the stress protocol over a corpus",
+        description=_RUN_DESCRIPTION,
+        epilog=EXIT_CODES_HELP,
+        arguments=_run_arguments,
+        run=c.cmd_run,
+        preformatted=True,
+    ),
+    Command(
+        "baseline",
+        help="record or show a baseline",
+        actions=(
+            Command(
+                "record",
+                help="run every case K times serially and store digests atomically",
+                description="Run each case (corpus and control) K times in one thread and "
+                "store per-output sha256 digests, whether the case is bit-deterministic, and the "
+                "backend and corpus fingerprints. The file is replaced atomically.",
+                arguments=_record_arguments,
+                run=cb.cmd_baseline,
+                defaults={
+                    "stream": "shared",
+                    "context": "shared",
+                    "threads": 1,
+                    "seed": 0,
+                    "duration": None,
+                    "iterations": None,
+                },
+            ),
+            Command(
+                "show",
+                help="print a baseline's cases and fingerprint",
+                description="Print the backend a baseline was recorded on and its settings, and "
+                "per case its operator, status, grading (digest or tolerance), digest and "
+                "reference check.",
+                epilog=_SIMPLE_EXIT_CODES,
+                arguments=_show_arguments,
+                run=cb.cmd_baseline,
+            ),
+        ),
+    ),
+    Command(
+        "report",
+        help="re-render the reports of a run from its results.jsonl; merge runs",
+        description="Render DIR/report.json, DIR/report.md and DIR/report.html from "
+        "DIR/results.jsonl alone (works for interrupted and killed runs) and print the verdict "
+        "tables. With --merge, several runs of one corpus (hosts, devices, repeats) become one "
+        "HTML report with a column per run and each case's failure rate.",
+        epilog=EXIT_CODES_HELP,
+        arguments=_report_arguments,
+        run=c.cmd_report,
+    ),
+)
+
+
+#: The commands defined with their subpackages: (module, its one-line help); each module's
+#: ``COMMAND`` is the command.
 #: Only the command being run is imported (they pull the operator catalogue, the header reader,
 #: numpy: `aclnn-stress --version` and `--help` must not); the others get a placeholder with the
 #: same help line (tests/test_startup.py checks that the two agree).
@@ -262,15 +292,11 @@ def build_parser(command: str | None = None, *, full: bool = True) -> argparse.A
     parser.add_argument("--version", action="version", version=f"aclnn-stress {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    _add_info(sub)
-    _add_sim(sub)
-    _add_ops(sub)
-    _add_run(sub)
-    _add_baseline(sub)
-    _add_report(sub)
+    for builtin in COMMANDS:
+        add_command(sub, builtin)
     for name, (module, help_line) in ELSEWHERE.items():
         if full or name == command:
-            import_module(module).add_cli(sub)
+            add_command(sub, import_module(module).COMMAND)
         else:
             sub.add_parser(name, help=help_line, add_help=False)
     return parser

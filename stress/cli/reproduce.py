@@ -11,27 +11,16 @@ import sys
 from pathlib import Path
 
 from stress.backend_option import add_backend_option
-from stress.cli.run_folder import add_run_folder_command
+from stress.cli.run_folder import add_run_folder
 from stress.errors import ConfigError
 from stress.files import output_file
+from stress.subcommand import Command
 
-__all__ = ["add_cli", "after_run", "cmd_reproduce"]
+__all__ = ["COMMAND", "after_run", "cmd_reproduce"]
 
 
-def add_cli(sub: argparse._SubParsersAction) -> None:
-    """The ``aclnn-stress reproduce`` subcommand."""
-    p = add_run_folder_command(
-        sub,
-        "reproduce",
-        help="write a standalone ctypes script reproducing a run's failure",
-        description="Write a self-contained Python script (ctypes + numpy, no aclnn-stress) "
-        "that loads CANN from $ASCEND_HOME_PATH, makes the case's tensors from its seeded input "
-        "bytes (embedded), runs the call(s) serially, interleaved and on two threads/streams in "
-        "a loop, and compares every output with the run's baseline: exit 1 on a digest mismatch "
-        "or unwritten (canary) bytes, 0 otherwise. Default cases: the run's minimal reproducer, "
-        "else the failing cases of its first failing phase.",
-        epilog="Exit codes: 0 written, 2 usage/configuration error.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
+    add_run_folder(p)
     p.add_argument("--case", action="append", default=[], metavar="ID",
                    help="case to reproduce (repeatable; two cases race each other)")  # fmt: skip
     p.add_argument("-o", "--output", metavar="FILE", type=Path,
@@ -39,7 +28,6 @@ def add_cli(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--iterations", type=int, default=50, metavar="N",
                    help="race rounds the script runs by default (default 50)")  # fmt: skip
     add_backend_option(p, "backend that generates inputs depending on another operator")
-    p.set_defaults(func=cmd_reproduce)
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -59,6 +47,21 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         f"ASCEND_HOME_PATH=<CANN root> python3 {repro.path}"
     )
     return 0
+
+
+COMMAND = Command(
+    "reproduce",
+    help="write a standalone ctypes script reproducing a run's failure",
+    description="Write a self-contained Python script (ctypes + numpy, no aclnn-stress) that "
+    "loads CANN from $ASCEND_HOME_PATH, makes the case's tensors from its seeded input bytes "
+    "(embedded), runs the call(s) serially, interleaved and on two threads/streams in a loop, "
+    "and compares every output with the run's baseline: exit 1 on a digest mismatch or "
+    "unwritten (canary) bytes, 0 otherwise. Default cases: the run's minimal reproducer, else "
+    "the failing cases of its first failing phase.",
+    epilog="Exit codes: 0 written, 2 usage/configuration error.",
+    arguments=_arguments,
+    run=cmd_reproduce,
+)
 
 
 def after_run(out: Path | None, backend: str | None, *, quiet: bool = False) -> None:

@@ -8,26 +8,17 @@ import math
 import sys
 from collections.abc import Sequence
 
-from stress.cli.run_folder import add_run_folder_command
+from stress.cli.run_folder import add_run_folder
 from stress.errors import ConfigError
 from stress.sanitize.hostsan import HOST_TOOLS
 from stress.sanitize.rerun import SHADOW, sanitize_run
+from stress.subcommand import Command
 
-__all__ = ["add_cli", "cmd_sanitize", "main"]
+__all__ = ["COMMAND", "cmd_sanitize", "main"]
 
 
-def add_cli(sub: argparse._SubParsersAction) -> None:
-    """The ``aclnn-stress sanitize DIR`` subcommand."""
-    p = add_run_folder_command(
-        sub,
-        "sanitize",
-        help="re-run a finished run's reproducers under the sanitizer",
-        description="Re-run the minimal reproducer (or the failing cases) of the run in DIR under "
-        "the simulator's sanitizer (ACLSIM_SANITIZE=initcheck,racecheck,memcheck), or under "
-        "mssanitizer on a real CANN install, and add the findings to DIR/report.json next to the "
-        "diagnosis they explain (DIR/sanitize.json, one finding a line in DIR/sanitize.jsonl).",
-        epilog="Exit codes: 0 no findings, 1 findings, 2 usage/configuration error.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
+    add_run_folder(p)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per re-run")
     p.add_argument(
         "--tool",
@@ -36,7 +27,6 @@ def add_cli(sub: argparse._SubParsersAction) -> None:
         help="shadow: the simulator's initcheck/racecheck/memcheck (default); asan / tsan: re-run "
         "on the simulator built with AddressSanitizer / ThreadSanitizer (docs/sanitizer.md)",
     )
-    p.set_defaults(func=cmd_sanitize)
 
 
 def cmd_sanitize(args: argparse.Namespace) -> int:
@@ -50,6 +40,19 @@ def cmd_sanitize(args: argparse.Namespace) -> int:
         print(line)
     print(f"{len(result.findings)} finding(s); {result.run_dir / 'sanitize.json'}")
     return 1 if result.findings else 0
+
+
+COMMAND = Command(
+    "sanitize",
+    help="re-run a finished run's reproducers under the sanitizer",
+    description="Re-run the minimal reproducer (or the failing cases) of the run in DIR under "
+    "the simulator's sanitizer (ACLSIM_SANITIZE=initcheck,racecheck,memcheck), or under "
+    "mssanitizer on a real CANN install, and add the findings to DIR/report.json next to the "
+    "diagnosis they explain (DIR/sanitize.json, one finding a line in DIR/sanitize.jsonl).",
+    epilog="Exit codes: 0 no findings, 1 findings, 2 usage/configuration error.",
+    arguments=_arguments,
+    run=cmd_sanitize,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

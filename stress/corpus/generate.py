@@ -23,7 +23,7 @@ Invalid cases violate exactly one documented constraint of the operator (its
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from stress import ops
@@ -39,7 +39,7 @@ from stress.corpus.legal import check_legal
 from stress.corpus.parse import Case, Expect
 from stress.errors import ConfigError
 from stress.ops.declaration import DeclaredCase
-from stress.ops.declared_strategies import draw_cases
+from stress.ops.declared_strategies import GenerateOptions, draw_cases
 
 __all__ = [
     "BoundsError",
@@ -168,26 +168,19 @@ def to_case(op: str, declared: DeclaredCase, *, id: str | None = None) -> Case:
     )
 
 
-def generate_cases(
-    op: str,
-    count: int,
-    seed: int,
-    *,
-    invalid: bool = False,
-    violations: Sequence[str] | None = None,
-    **bounds: Any,
-) -> list[Case]:
-    """``count`` cases of ``op`` from ``random.Random(seed)``: the same arguments always give
-    the same cases (ids ``<op>-s<seed>-<i>``, plus ``-<violation>`` for invalid ones). What is
-    drawn comes from the op's declaration (``[dims]``, ``[shapes]``, ``[dtypes]``,
-    ``[generate]``); ``bounds`` as :func:`stress.ops.declared_strategies.declared_bounds`."""
+def generate_cases(op: str, options: GenerateOptions) -> list[Case]:
+    """``options.count`` cases of ``op``: the same options always give the same cases (ids
+    ``<op>-s<seed>-<i>``, plus ``-<violation>`` for invalid ones). What is drawn comes from the
+    op's declaration (``[dims]``, ``[shapes]``, ``[dtypes]``, ``[generate]``); BoundsError
+    naming a bad option."""
+    count, seed = options.count, options.seed
     check_int("count", count, 1)
     check_int("seed", seed, 0)
     decl = declaration(op)
-    b = make_bounds(op, **bounds)  # BoundsError naming a bad bound
-    if violations is not None and not invalid:
+    b = make_bounds(op, **options.bounds)
+    if options.violations is not None and not options.invalid:
         raise BoundsError("violations: only for invalid cases")
-    chosen = check_violations(op, violations) if invalid else ()
+    chosen = check_violations(op, options.violations) if options.invalid else ()
     drawn = draw_cases(decl, count, seed, b, chosen)
     out = []
     for i, (case, violation) in enumerate(drawn):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,11 @@ class MsAttr:
     name: str
     type: str
     value: Any
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> MsAttr:
+        """An entry of a case's ``attr`` list (``name`` required, ``type`` and ``value`` not)."""
+        return cls(str(raw["name"]), str(raw.get("type", "")), raw.get("value"))
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,7 @@ def _expand(raw: dict, where: str) -> tuple[list[MsCase], list[str]]:
                 "the values are drawn from data_distribute and value_range"
             )
     varying = [a for a in _AXES if counts[a] > 1]
+    attrs = tuple(MsAttr.of(a) for a in raw.get("attr", []))  # the same in every sub-case
     first = descs[0][2] if descs else {}
     for pick in itertools.product(*(range(counts[a]) for a in _AXES)):
         chosen = dict(zip(_AXES, pick, strict=True))
@@ -201,10 +208,7 @@ def _expand(raw: dict, where: str) -> tuple[list[MsCase], list[str]]:
                 raw["case_name"],
                 tuple(t for (side, _), t in tensors.items() if side == "input_desc"),
                 tuple(t for (side, _), t in tensors.items() if side == "output_desc"),
-                tuple(
-                    MsAttr(str(a["name"]), str(a.get("type", "")), a.get("value"))
-                    for a in raw.get("attr", [])
-                ),
+                attrs,
                 str(raw.get("expect", "success")).lower() == _EXPECT_FAILURE,
             )
         )

@@ -22,6 +22,7 @@ from stress.gradcheck.elements import DEFAULT_EPS, parse_element, parse_eps
 from stress.gradcheck.pair import DEFAULT_OP, GradPair, load_pair
 from stress.ops.shape_expr import parse_dim
 from stress.ops.spec import Param
+from stress.subcommand import Command
 
 _HELP = """\
 Central finite differences of the fixed seeded loss L = sum over the forward's outputs of
@@ -93,14 +94,7 @@ def _add_case_options(p: argparse.ArgumentParser) -> None:
     shape.add_argument("--seed", type=int, default=None, help="default: its [gradcheck] seed")
 
 
-def add_cli(subparsers: Any) -> None:
-    """Add the ``gradcheck`` subcommand to ``aclnn-stress``'s subparsers."""
-    p = subparsers.add_parser(
-        "gradcheck",
-        help="finite-difference check of a declared backward's gradients",
-        description=_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     add_backend_option(
         p,
         "which CANN runs the operators (default: $STRESS_BACKEND, else auto); loaded only when "
@@ -151,7 +145,6 @@ def add_cli(subparsers: Any) -> None:
         "tensors (default), or the backward's numpy reference",
     )
     p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH")
-    p.set_defaults(func=_cmd_gradcheck)
 
 
 #: float64 copies of an input the reference forward and backward hold at once (inputs,
@@ -312,3 +305,13 @@ def _cmd_gradcheck(args: argparse.Namespace) -> int:
             raise ConfigError(f"--json {args.json}: cannot write: {exc.strerror}") from None
         console.print(f"JSON written to {json_path}")
     return result.exit_code
+
+
+COMMAND = Command(
+    "gradcheck",
+    help="finite-difference check of a declared backward's gradients",
+    description=_HELP,
+    arguments=_arguments,
+    run=_cmd_gradcheck,
+    preformatted=True,
+)

@@ -57,6 +57,20 @@ class GradElement:
     verdict: str
     reason: str
 
+    @classmethod
+    def from_json(cls, e: Mapping[str, Any]) -> GradElement:
+        """An entry of the file's ``elements`` (a value it lacks reads as unknown)."""
+        return cls(
+            element=str(e.get("element")),
+            backward=float(e.get("backward") or 0.0),
+            steps=_floats(e.get("steps")),
+            fd=_floats(e.get("fd")),
+            estimate=e.get("estimate"),
+            allowed=e.get("allowed"),
+            verdict=str(e.get("verdict", "?")),
+            reason=str(e.get("reason", "")),
+        )
+
 
 @dataclass(frozen=True)
 class Gradcheck:
@@ -69,6 +83,19 @@ class Gradcheck:
     backward: str
     verdict: str
     elements: tuple[GradElement, ...]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], path: Path) -> Gradcheck:
+        """The file's JSON (``command: gradcheck``), read from ``path``."""
+        return cls(
+            path=path,
+            op=str(doc.get("op", "")),
+            params=doc.get("params", {}),
+            fd=str(doc.get("fd", "")),
+            backward=str(doc.get("backward", "")),
+            verdict=str((doc.get("summary") or {}).get("verdict", "?")),
+            elements=tuple(GradElement.from_json(e) for e in doc.get("elements", [])),
+        )
 
 
 @dataclass(frozen=True)
@@ -157,28 +184,7 @@ def load_gradcheck(path: Path) -> Gradcheck:
         raise ConfigError(f"{path}: not a readable gradcheck JSON file ({exc})") from None
     if not isinstance(doc, dict) or doc.get("command") != "gradcheck":
         raise ConfigError(f"{path}: field 'command' is not 'gradcheck'; rename or remove the file")
-    elements = tuple(
-        GradElement(
-            element=str(e.get("element")),
-            backward=float(e.get("backward") or 0.0),
-            steps=_floats(e.get("steps")),
-            fd=_floats(e.get("fd")),
-            estimate=e.get("estimate"),
-            allowed=e.get("allowed"),
-            verdict=str(e.get("verdict", "?")),
-            reason=str(e.get("reason", "")),
-        )
-        for e in doc.get("elements", [])
-    )
-    return Gradcheck(
-        path=path,
-        op=str(doc.get("op", "")),
-        params=doc.get("params", {}),
-        fd=str(doc.get("fd", "")),
-        backward=str(doc.get("backward", "")),
-        verdict=str((doc.get("summary") or {}).get("verdict", "?")),
-        elements=elements,
-    )
+    return Gradcheck.from_json(doc, path)
 
 
 def _calls(tally: JournalTally) -> tuple[tuple[CallRecord, ...], dict, dict]:

@@ -28,6 +28,21 @@ class MergedCell:
     verdict: str
     href: str
 
+    @classmethod
+    def of(cls, run: Run, case: str, page: str) -> MergedCell | None:
+        """``case``'s cell in ``run`` (``page``, its report): None where no phase ran it."""
+        verdicts = [(p, c) for p in run.phases for c in p.cases if c.id == case]
+        if not verdicts:
+            return None
+        v = Verdict.combine([c.verdict for _, c in verdicts])
+        bad = next((p for p, c in verdicts if c.verdict == v), None)
+        anchor = (
+            f"#{charts.slug('fail', bad.name, bad.variant, case)}"
+            if bad and v != Verdict.PASS
+            else ""
+        )
+        return cls(v, page + anchor)
+
 
 @dataclass(frozen=True)
 class Flakiness:
@@ -62,21 +77,9 @@ def _check_corpus(runs: Sequence[Run]) -> None:
 
 
 def _cells(run: Run, page: str) -> dict[str, MergedCell]:
-    """Per case: the worst verdict over the run's phases and a link to its first failure."""
-    out: dict[str, MergedCell] = {}
-    for cid in run.case_ids:
-        verdicts = [(p, c) for p in run.phases for c in p.cases if c.id == cid]
-        if not verdicts:
-            continue
-        v = Verdict.combine([c.verdict for _, c in verdicts])
-        bad = next((p for p, c in verdicts if c.verdict == v), None)
-        anchor = (
-            f"#{charts.slug('fail', bad.name, bad.variant, cid)}"
-            if bad and v != Verdict.PASS
-            else ""
-        )
-        out[cid] = MergedCell(v, page + anchor)
-    return out
+    """Per case the run ran: its worst verdict over the phases, linking to its first failure."""
+    cells = {cid: MergedCell.of(run, cid, page) for cid in run.case_ids}
+    return {cid: cell for cid, cell in cells.items() if cell is not None}
 
 
 def _flakiness(runs: Sequence[Run]) -> list[Flakiness]:

@@ -22,26 +22,12 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from stress.ops import spec
 from stress.ops.declaration import DTYPE_NAMES, OpDeclaration
 from stress.ops.gradlink import UPSTREAM_SPAWN_KEY, linked_inputs
 from stress.ops.references import BUILT_IN_PREFIX, check_reference, load_reference
 from stress.ops.resolve import TensorValue, check_params, resolve
-from stress.ops.spec import (
-    REQUIRED,
-    AttrArg,
-    BoolArrayArg,
-    DtypeArg,
-    FloatArrayArg,
-    IntArrayArg,
-    OpSpec,
-    Param,
-    Params,
-    ScalarArg,
-    ScalarListArg,
-    StringArg,
-    TensorArg,
-    TensorListArg,
-)
+from stress.ops.spec import REQUIRED, OpSpec, Param, Params
 from stress.ops.values import Distribution
 
 __all__ = ["TensorValue", "check_params", "resolve", "to_opspec"]
@@ -63,7 +49,7 @@ def _arg(decl: OpDeclaration, cp) -> Any:
     output, inout = cp.role == "output", cp.role == "inout"
     present = lambda p: get(p) is not None  # noqa: E731
     if cp.kind == "tensor":
-        return TensorArg(
+        return spec.TensorArg(
             cp.name,
             output,
             lambda p: (get(p) or _ABSENT).shape,
@@ -73,7 +59,7 @@ def _arg(decl: OpDeclaration, cp) -> Any:
             inout,
         )
     if cp.kind == "tensor_list":
-        return TensorListArg(
+        return spec.TensorListArg(
             cp.name,
             output,
             lambda p: tuple(t.shape for t in get(p) or ()),
@@ -83,23 +69,23 @@ def _arg(decl: OpDeclaration, cp) -> Any:
             inout,
         )
     if cp.kind == "scalar":
-        return ScalarArg(cp.name, lambda p: get(p)[1], lambda p: get(p)[0])
+        return spec.ScalarArg(cp.name, lambda p: get(p)[1], lambda p: get(p)[0])
     if cp.kind == "scalar_list":
-        return ScalarListArg(
+        return spec.ScalarListArg(
             cp.name,
             lambda p: tuple(s[1] for s in get(p) or ()),
             lambda p: None if get(p) is None else tuple(s[0] for s in get(p)),
         )
     simple = {
-        "int_array": IntArrayArg,
-        "float_array": FloatArrayArg,
-        "bool_array": BoolArrayArg,
-        "dtype": DtypeArg,
-        "string": StringArg,
+        "int_array": spec.IntArrayArg,
+        "float_array": spec.FloatArrayArg,
+        "bool_array": spec.BoolArrayArg,
+        "dtype": spec.DtypeArg,
+        "string": spec.StringArg,
     }
     if cp.kind in simple:
         return simple[cp.kind](cp.name, get)
-    return AttrArg(cp.name, get, cp.type)
+    return spec.AttrArg(cp.name, get, cp.type)
 
 
 def _params(decl: OpDeclaration) -> tuple[Param, ...]:

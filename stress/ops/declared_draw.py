@@ -21,7 +21,6 @@ from stress.errors import ConfigError
 from stress.ops.declaration import DeclaredCase, OpDeclaration
 from stress.ops.declared import TensorValue, resolve
 from stress.ops.generation import Limit, ValueRule, Violation
-from stress.ops.shape_expr import ShapeExprError
 
 __all__ = ["DeclaredBounds", "Draw", "build_valid", "build_violation", "dtype_values"]
 
@@ -54,13 +53,7 @@ class DeclaredBounds:
 
 # -- dims and shapes -------------------------------------------------------------------------
 def _within(limits: Sequence[Limit], dims: Mapping[str, int]) -> bool:
-    for limit in limits:
-        try:
-            if limit.expr(dims) > limit.most:
-                return False
-        except ShapeExprError:
-            continue  # an expression that does not evaluate here limits nothing
-    return True
+    return all(limit.holds(dims) for limit in limits)
 
 
 def _high(limits: Sequence[Limit], known: dict[str, int], name: str, lo: int, hi: int, m: int):

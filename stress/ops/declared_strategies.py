@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import tomli_w
@@ -40,6 +41,7 @@ from stress.ops.shape_expr import ShapeExprError, parse_dim
 
 __all__ = [
     "DeclaredBounds",
+    "GenerateOptions",
     "cases_toml",
     "declared_bounds",
     "declared_cases",
@@ -234,21 +236,29 @@ def draw_cases(
     return out
 
 
-def generate_cases(
-    decl: OpDeclaration,
-    n: int,
-    seed: int,
-    *,
-    invalid: bool = False,
-    violations: Sequence[str] | None = None,
-    **bounds: Any,
-) -> list[DeclaredCase]:
-    """``n`` distinct cases, the same for the same arguments (for ``corpus generate
-    --declaration``): ``bounds`` as :func:`declared_bounds`, ``violations`` (with ``invalid``;
-    all when None) as :func:`violations_of`; ConfigError naming the file for a bad one."""
+@dataclass(frozen=True)
+class GenerateOptions:
+    """What ``corpus generate`` asks of either front door (a catalogue op's
+    :func:`stress.corpus.generate.generate_cases`, a declaration's :func:`generate_cases`):
+    ``count`` cases from ``random.Random(seed)``, valid or each breaking one of ``violations``
+    (with ``invalid``; all when None), drawn within ``bounds`` (the keywords of
+    :func:`declared_bounds`, checked by the front door)."""
+
+    count: int
+    seed: int = 0
+    invalid: bool = False
+    violations: Sequence[str] | None = None
+    bounds: Mapping[str, Any] = field(default_factory=dict)
+
+
+def generate_cases(decl: OpDeclaration, options: GenerateOptions) -> list[DeclaredCase]:
+    """``options.count`` distinct cases of ``decl``, the same for the same options (for
+    ``corpus generate --declaration``); ConfigError naming the file for a bad bound or
+    violation."""
+    n, seed = options.count, options.seed
     try:
-        b = declared_bounds(decl, **bounds)
-        chosen = violations_of(decl, violations) if invalid else ()
+        b = declared_bounds(decl, **options.bounds)
+        chosen = violations_of(decl, options.violations) if options.invalid else ()
     except InvalidArgument as exc:
         raise ConfigError(f"{decl.source}: {exc}") from None
     out: dict[str, DeclaredCase] = {}

@@ -63,6 +63,14 @@ class Limit:
     expr: DimExpr
     most: int
 
+    def holds(self, dims: Mapping[str, int]) -> bool:
+        """Whether ``dims`` keep the expression at or under ``most`` (one that does not evaluate
+        over ``dims`` limits nothing)."""
+        try:
+            return self.expr(dims) <= self.most
+        except ShapeExprError:
+            return True
+
 
 @dataclass(frozen=True)
 class ValueRule:

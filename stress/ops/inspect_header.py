@@ -19,15 +19,20 @@ from stress.ops.header_options import add_header_options
 if TYPE_CHECKING:  # the header reader (pycparser) is imported when a header is read
     from stress.ops.signature import HeaderInfo
 
-__all__ = ["build_parser", "main", "render"]
+__all__ = ["add_arguments", "build_parser", "main", "render"]
 
 
 def build_parser(prog: str = "aclnn-stress op inspect") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's arguments (``aclnn-stress op inspect`` takes the same)."""
     parser.add_argument("header", help="an aclnn_*.h path, or e.g. aclnnop/aclnn_add.h (-I)")
     parser.add_argument("--json", action="store_true", help="print the JSON contract")
     add_header_options(parser)
-    return parser  # fmt: skip
 
 
 def render(info: HeaderInfo) -> str:

@@ -21,6 +21,11 @@ class Entry:
     value: str
     comment: str
 
+    @property
+    def assignment(self) -> str:
+        """The line without its comment: ``name = value``."""
+        return f"{self.name} = {self.value}"
+
 
 @dataclass(frozen=True)
 class Skeleton:
@@ -85,10 +90,9 @@ def render_skeleton(
     if sk.dtypes:
         out += ["[dtypes]", f"T = {toml_value(list(sk.dtypes))}  # dtypes from {sk.dtype_note}", ""]
     out.append("[params]  # every header parameter by its C name, in C order")
-    width = max((len(f"{e.name} = {e.value}") for e in sk.params), default=0)
+    width = min(max((len(e.assignment) for e in sk.params), default=0), 60)
     for e in sk.params:
-        line = f"{e.name} = {e.value}"
-        out.append(f"{line:<{min(width, 60)}}  # {_short(e.comment)}")
+        out.append(f"{e.assignment:<{width}}  # {_short(e.comment)}")
     if cases is None:
         skeleton_case = {"id": f"{sk.name.replace('_', '-')}-skeleton"}
         cases = [("", {**skeleton_case, **{n: v for n, _, _, v in sk.dims}, "seed": 1})]

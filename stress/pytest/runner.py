@@ -85,31 +85,24 @@ class StressRunner:
         return self._fingerprint
 
     def _record(self, cases: Sequence[Case]) -> Baseline:
+        """Record ``cases`` with the store's settings, in this process or an isolated child."""
+        config = replace(
+            self.config,
+            repeats=self.baseline_store.repeats,
+            canary=self.baseline_store.canary,
+            deterministic=self.baseline_store.deterministic,
+            device=self.device,
+        )
         if not self.isolate:
             from stress import acl
-            from stress.engine.replay.baseline import record_baseline
+            from stress.engine.replay.baseline import Recording, record_baseline
 
-            return record_baseline(
-                acl.runtime(self.backend),
-                cases,
-                repeats=self.baseline_store.repeats,
-                canary=self.baseline_store.canary,
-                deterministic=self.baseline_store.deterministic,
-                device=self.device,
-                call_timeout_ms=self.config.call_timeout_ms,
-            )
+            return record_baseline(acl.runtime(self.backend), cases, Recording.of(config))
         from stress.corpus.shrink import write_corpus
         from stress.engine.run.session import Session
 
         with tempfile.TemporaryDirectory(prefix="stress-record-") as tmp:
             corpus = write_corpus(cases, Path(tmp) / "record.toml")
-            config = replace(
-                self.config,
-                repeats=self.baseline_store.repeats,
-                canary=self.baseline_store.canary,
-                deterministic=self.baseline_store.deterministic,
-                device=self.device,
-            )
             session = Session(config, [str(corpus)], backend=self.backend, isolate=True)
             path = session.record_baseline(Path(tmp) / "baseline.json")
             return Baseline.load(path)

@@ -264,78 +264,97 @@ def _ini_max_case_bytes(config: pytest.Config, run_config: RunConfig) -> RunConf
         raise pytest.UsageError(f"ini stress_max_case_bytes: {exc}") from None
 
 
-def build_state(config: pytest.Config) -> tuple[State, bool, str | None]:
-    """The session's state from its options (a bad option is a ``pytest.UsageError``), whether
-    the corpus was given explicitly, and the control option as given."""
-    opt = config.option
+def _run_config(config: pytest.Config) -> RunConfig:
+    """The session's RunConfig from the ``--stress-*`` options and the ini file."""
     from stress.errors import ConfigError
 
     try:
-        run_config = RunConfig.from_pytest(opt)
+        run_config = RunConfig.from_pytest(config.option)
     except ConfigError as exc:
         raise pytest.UsageError(str(exc).replace("--", "--stress-", 1)) from None
-    run_config = _ini_max_case_bytes(config, run_config)
+    return _ini_max_case_bytes(config, run_config)
+
+
+def _check_numbers(opt: Any) -> None:
     if opt.stress_device < 0:
         raise pytest.UsageError(f"--stress-device must be >= 0, got {opt.stress_device}")
     if opt.stress_shrink < 0:
         raise pytest.UsageError(f"--stress-shrink must be >= 0 seconds, got {opt.stress_shrink}")
     if opt.stress_seed is not None and opt.stress_seed < 0:
         raise pytest.UsageError(f"--stress-seed must be >= 0, got {opt.stress_seed}")
+
+
+def _backend(opt: Any) -> str | None:
+    """``--stress-backend``, else ``$STRESS_BACKEND``, lower-cased (None: neither)."""
     backend = opt.stress_backend or os.environ.get("STRESS_BACKEND") or None
     if backend is not None and backend.strip().lower() not in BACKENDS:
         raise pytest.UsageError(
             f"STRESS_BACKEND={backend!r} is not a backend: use one of {', '.join(BACKENDS)} "
             "(or --stress-backend)"
         )
+    return backend.strip().lower() if backend else None
+
+
+def _out_root(opt: Any, workerinput: dict[str, Any], invocation: Path) -> Path:
+    """The session's output folder: the controller's (a worker), ``--stress-out``, else a new
+    ``stress-out/pytest-<time>-<pid>`` under the invocation folder."""
+    if workerinput.get("stress_out"):
+        return Path(workerinput["stress_out"])
+    if opt.stress_out:
+        out_root = Path(opt.stress_out)
+        return out_root if out_root.is_absolute() else invocation / out_root
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    base = invocation / "stress-out" / f"pytest-{stamp}-{os.getpid()}"
+    out_root, n = base, 1
+    while out_root.exists():  # another session of this process, this second
+        n += 1
+        out_root = base.with_name(f"{base.name}-{n}")
+    return out_root
+
+
+def _baseline_dir(opt: Any, workerinput: dict[str, Any], invocation: Path) -> Path | None:
+    baseline_dir = workerinput.get("stress_baseline_dir") or opt.stress_baseline_dir
+    if baseline_dir is None:
+        return None
+    baseline_dir = Path(baseline_dir)
+    return baseline_dir if baseline_dir.is_absolute() else invocation / baseline_dir
+
+
+def build_state(config: pytest.Config) -> tuple[State, bool, str | None]:
+    """The session's state from its options (a bad option is a ``pytest.UsageError``), whether
+    the corpus was given explicitly, and the control option as given."""
+    opt = config.option
+    run_config = _run_config(config)
+    _check_numbers(opt)
+    backend = _backend(opt)
     invocation = Path(config.invocation_params.dir)
     rootdir = Path(config.rootpath)
     ini_base = Path(config.inipath).parent if config.inipath else rootdir
-
-    control_opt = opt.stress_control
-    explicit = bool(opt.stress_corpus)
     corpus_paths, control_paths, corpus_note = _case_paths(config, invocation, rootdir, ini_base)
-
     wid, index, controller = _worker(config)
     workerinput = getattr(config, "workerinput", None) or {}
     seed = workerinput.get("stress_seed", opt.stress_seed)
-    if seed is None:
-        seed = random.SystemRandom().randrange(2**31)
-    if workerinput.get("stress_out"):
-        out_root = Path(workerinput["stress_out"])
-    elif opt.stress_out:
-        out_root = Path(opt.stress_out)
-        out_root = out_root if out_root.is_absolute() else invocation / out_root
-    else:
-        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-        base = invocation / "stress-out" / f"pytest-{stamp}-{os.getpid()}"
-        out_root, n = base, 1
-        while out_root.exists():  # another session of this process, this second
-            n += 1
-            out_root = base.with_name(f"{base.name}-{n}")
+    out_root = _out_root(opt, workerinput, invocation)
     session = workerinput.get("stress_session") or f"{os.getpid()}-{random.getrandbits(32):08x}"
-    baseline_dir = workerinput.get("stress_baseline_dir") or opt.stress_baseline_dir
-    if baseline_dir is not None:
-        baseline_dir = Path(baseline_dir)
-        baseline_dir = baseline_dir if baseline_dir.is_absolute() else invocation / baseline_dir
     state = State(
         config=config,
-        backend=backend.strip().lower() if backend else None,
+        backend=backend,
         run_config=run_config,
-        seed=int(seed),
+        seed=random.SystemRandom().randrange(2**31) if seed is None else int(seed),
         device_base=opt.stress_device,
         isolate=opt.stress_isolate,
         shrink=opt.stress_shrink,
         corpus_paths=corpus_paths,
         control_paths=control_paths,
         out_root=out_root,
-        baseline_dir=baseline_dir,
+        baseline_dir=_baseline_dir(opt, workerinput, invocation),
         session=session,
         worker=wid,
         worker_index=index,
         controller=controller,
         corpus_note=corpus_note,
     )
-    return state, explicit, control_opt
+    return state, bool(opt.stress_corpus), opt.stress_control
 
 
 def marker_cases(node: Any, state: State, where: str) -> list[Case]:

@@ -48,15 +48,22 @@ _LEAK = re.compile(r"leak of\s+(\d+)\s+byte", re.I)
 
 @dataclass
 class _Block:
-    tool: str
-    kind: str
-    size: int
-    op: str = ""
-    address: str = ""
-    space: str = ""
-    file: str = ""
+    """A finding being read: its header line's fields, then what its continuation lines add."""
+
+    finding: Finding
+    op: str = ""  # the kernel a hazard names
+    file: str = ""  # its "code in FILE:LINE"
     line: int = 0
     events: list[Access] = field(default_factory=list)
+
+    def finish(self) -> Finding:
+        """The finding with its accesses (none named: one in the kernel, at its code line)."""
+        kernel = Access(op=self.op or "kernel", stage="kernel", file=self.file, line=self.line)
+        return replace(self.finding, calls=tuple(self.events) or (kernel,))
+
+
+def _finding(tool: str, kind: str, size: int, alloc_kind: str = "") -> Finding:
+    return Finding(tool, kind, size, alloc_kind=alloc_kind, source="mssanitizer")
 
 
 def _tool_of(kind: str, default: str) -> str:
@@ -76,21 +83,6 @@ def _strip(line: str) -> str | None:
     return text.split(" // ")[0].strip()
 
 
-def _finish(b: _Block) -> Finding:
-    calls = tuple(b.events)
-    if not calls:
-        calls = (Access(op=b.op or "kernel", stage="kernel", file=b.file, line=b.line),)
-    return Finding(
-        tool=b.tool,
-        kind=b.kind,
-        bytes=b.size,
-        alloc_kind=b.space,
-        address=b.address,
-        calls=calls,
-        source="mssanitizer",
-    )
-
-
 def _event(text: str, block: _Block) -> Access | None:
     m = _EVENT.match(text)
     if not m:
@@ -108,7 +100,7 @@ def _event(text: str, block: _Block) -> Access | None:
 def _continue(b: _Block, text: str) -> None:
     """Apply one continuation line of a block."""
     if m := _AT.match(text):
-        b.address, b.space = m.group(1), m.group(2)
+        b.finding = replace(b.finding, address=m.group(1), alloc_kind=m.group(2))
     elif m := _CODE.match(text):
         b.file, b.line = m.group(1), int(m.group(2))
     elif ev := _event(text, b):
@@ -127,22 +119,21 @@ def parse_log(text: str, tool: str = "memcheck") -> list[Finding]:
             continue
         if m := _HAZARD.match(text_):
             if block:
-                out.append(_finish(block))
+                out.append(block.finish())
             kind, op = m.group(2).upper(), m.group(4) or ""
-            block = _Block("racecheck", kind, 0, op=op, space=m.group(3))
+            block = _Block(_finding("racecheck", kind, 0, alloc_kind=m.group(3)), op=op)
         elif m := _HEADER.match(text_):
             if block:
-                out.append(_finish(block))
+                out.append(block.finish())
             kind = m.group(2).strip().lower().replace("illegel", "illegal")
-            block = _Block(_tool_of(kind, tool), kind, int(m.group(3)))
+            block = _Block(_finding(_tool_of(kind, tool), kind, int(m.group(3))))
         elif m := _LEAK.search(text_):
             if block:
-                out.append(_finish(block))
+                out.append(block.finish())
                 block = None
-            out.append(Finding(tool="memcheck", kind="leak", bytes=int(m.group(1)),
-                               source="mssanitizer"))  # fmt: skip
+            out.append(_finding("memcheck", "leak", int(m.group(1))))
         elif block:
             _continue(block, text_)
     if block:
-        out.append(_finish(block))
+        out.append(block.finish())
     return out

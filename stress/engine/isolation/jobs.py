@@ -21,7 +21,7 @@ from stress.config import CONCURRENT_PHASES, RunConfig
 from stress.corpus import preload
 from stress.corpus.variants import recorded_cases, run_variants
 from stress.engine.isolation.messages import INFO, PHASE, RECORD, ChildEnd, Holding, Job, Ready
-from stress.engine.replay.baseline import backend_fingerprint, record_baseline
+from stress.engine.replay.baseline import Recording, backend_fingerprint, record_baseline
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.replay.lazy_inputs import LAZY_PHASES
 from stress.engine.replay.phases import PhaseRunner
@@ -78,13 +78,8 @@ def _record(job: Job, send: Send) -> ChildEnd:
         baseline = record_baseline(
             rt,
             cases,
-            repeats=config.repeats,
-            canary=config.canary,
-            deterministic=config.deterministic,
-            device=config.device,
-            call_timeout_ms=config.call_timeout_ms,
+            Recording.of(config),
             progress=progress,
-            recycle=config.allocator != "fresh",
             begin=lambda case: send(CallBegin(0, case.id).to_json()),
         )
     except OrderDependence as exc:  # a finding: the parent raises it again (exit 1), unsaved

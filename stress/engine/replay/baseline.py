@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,13 @@ from stress.grading.judge import Outcome, close_enough
 from stress.records import RecordedCase
 from stress.vocabulary import Status
 
-__all__ = ["ALT_CANARY", "backend_fingerprint", "corpus_fingerprint", "record_baseline"]
+__all__ = [
+    "ALT_CANARY",
+    "Recording",
+    "backend_fingerprint",
+    "corpus_fingerprint",
+    "record_baseline",
+]
 
 ALT_CANARY = SECOND_CANARY  # the run's second canary too (stress.grading.canaries)
 
@@ -182,17 +189,31 @@ def _record_case(
     return _case_baseline(case, inputs, runs, alt, canary)
 
 
+@dataclass(frozen=True)
+class Recording:
+    """The settings :func:`record_baseline` records with. ``recycle``: check each case again in
+    memory another case used (off under ``--allocator fresh``)."""
+
+    repeats: int = 3
+    canary: int = CANARY
+    deterministic: bool = True
+    device: int = 0
+    call_timeout_ms: int | None = RunConfig().call_timeout_ms
+    recycle: bool = True
+
+    @classmethod
+    def of(cls, config: RunConfig) -> Recording:
+        """The recording settings of a run's ``config``."""
+        return cls(config.repeats, config.canary, config.deterministic, config.device,
+                   config.call_timeout_ms, recycle=config.allocator != "fresh")  # fmt: skip
+
+
 def record_baseline(
     rt: acl.Runtime,
     cases: Sequence[Case],
+    recording: Recording = Recording(),
     *,
-    repeats: int = 3,
-    canary: int = CANARY,
-    deterministic: bool = True,
-    device: int = 0,
-    call_timeout_ms: int | None = RunConfig().call_timeout_ms,
     progress: Callable[[Case, CaseBaseline], None] | None = None,
-    recycle: bool = True,
     begin: Callable[[Case], None] | None = None,
 ) -> Baseline:
     """Run every case serially and build the :class:`Baseline` (not yet saved): each case at
@@ -200,11 +221,12 @@ def record_baseline(
     (:mod:`stress.engine.replay.baseline_order`: its ``OrderDependence`` when they disagree).
     ``begin(case)`` before a case is recorded (a supervisor that kills a silent child names it),
     ``progress(case, baseline)`` after."""
-    if canary == ALT_CANARY:
+    r = recording
+    if r.canary == ALT_CANARY:
         raise ValueError(f"the canary must differ from the check canary {ALT_CANARY:#x}")
-    check_device(device, rt.device_count)
-    dev = rt.device(device)
-    rt.set_deterministic(deterministic)
+    check_device(r.device, rt.device_count)
+    dev = rt.device(r.device)
+    rt.set_deterministic(r.deterministic)
     ctx = dev.default_context
     ctx.bind()
     stream = ctx.create_stream()
@@ -218,7 +240,9 @@ def record_baseline(
             if begin:
                 begin(case)
             try:
-                cb = _record_case(ctx, stream, case, cache, fresh, repeats, canary, call_timeout_ms)
+                cb = _record_case(
+                    ctx, stream, case, cache, fresh, r.repeats, r.canary, r.call_timeout_ms
+                )
             except ConfigError:
                 raise
             except Exception as exc:  # a generator's or the backend's: said once, naming the case
@@ -228,8 +252,8 @@ def record_baseline(
                 progress(case, cb)
         fresh.release()
         check_order(
-            rt, ctx, stream, cases, cache, result, canary=canary, timeout_ms=call_timeout_ms,
-            recycle=recycle,
+            rt, ctx, stream, cases, cache, result, canary=r.canary, timeout_ms=r.call_timeout_ms,
+            recycle=r.recycle,
         )  # fmt: skip
     finally:
         fresh.release()
@@ -237,10 +261,10 @@ def record_baseline(
     return Baseline(
         backend=backend_fingerprint(rt),
         corpus=corpus_fingerprint(cases),
-        deterministic=deterministic,
-        repeats=repeats,
+        deterministic=r.deterministic,
+        repeats=r.repeats,
         cases=result,
-        canary=canary,
+        canary=r.canary,
     )
 
 
