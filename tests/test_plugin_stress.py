@@ -26,4 +26,5 @@ def test_shipped_case_alone(stress_case_item, stress_run):
 def test_shipped_corpus_in_flight_together(stress_corpus, stress_run):
     """The whole shipped corpus in flight together, with the control corpus."""
     result = stress_run(stress_corpus, phases=("serial", "interleaved", "mixed", "control"))
-    assert {c.id for p in result.phases for c in p.cases} >= {c.id for c in stress_corpus}
+    missing = {c.id for c in stress_corpus} - {c.id for p in result.phases for c in p.cases}
+    assert not missing, f"cases no phase ran: {sorted(missing)}"  # read also under --assert=plain
