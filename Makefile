@@ -75,9 +75,9 @@ NPROC := $(shell nproc 2>/dev/null || echo 1)
 STRESS_XDIST ?= $(if $(filter 1 2,$(NPROC)),,-n auto)
 # 0.5 s per concurrent phase (the plugin's own default): the in-flight test still covers every
 # interleaved pair and every mixed pair of its corpus (64/64, 45/45), as at 1.5 s, 4 s sooner
-# --assert=plain: pytest rewrites the asserts of a plugin's whole package (134 stress modules at
-# collection), parsed and compiled in every step where bytecode is not written (PYTHONDONTWRITEBYTECODE):
-# ~0.6 s of CPU; the tests' failures carry their own messages
+# --assert=plain: pytest rewrites the asserts of a plugin's whole package (134 stress modules
+# at collection), parsed and compiled on every step where bytecode is not written
+# (PYTHONDONTWRITEBYTECODE): ~0.6 s of CPU; the tests' failures carry their own messages
 STRESS_PYTEST_ARGS ?= $(STRESS_XDIST) --stress-duration 0.5 --assert=plain
 STRESS_RUN := $(CLI) run --record-baseline --stream both --budget $(STRESS_BUDGET) $(STRESS_CORPUS) $(STRESS_ARGS)
 STRESS_PLUGIN := $(PY) -m pytest -p stress -m stress -q $(STRESS_PYTEST_ARGS) $(STRESS_TESTS)
