@@ -90,7 +90,12 @@ STRESS_PLUGIN := $(PY) -m pytest -p stress -m stress -q $(STRESS_PYTEST_ARGS) $(
 # (`benchmarks/bench_make_stress.py -- STRESS_BESIDE=idle`).
 STRESS_BESIDE ?=
 STRESS_IDLE := $(shell chrt --idle 0 true >/dev/null 2>&1 && echo 'chrt --idle 0' || echo 'nice -n 19')
+# the package's bytecode written first (~0.05 s when up to date): where PYTHONDONTWRITEBYTECODE is
+# set nothing else writes it, and each step compiled every stress module it imports again
+# (~0.2 s of CPU before the run's first phase)
+STRESS_PYC := $(PY) -m compileall -q stress tests/conftest.py $(STRESS_TESTS)
 stress: $(STAMP)
+	@$(STRESS_PYC)
 ifeq ($(STRESS_BESIDE),idle)
 	@log=$$(mktemp); echo '$(STRESS_IDLE) $(STRESS_PLUGIN) --stress-device 1 (beside the run)'; \
 	echo '$(STRESS_RUN)'; \
