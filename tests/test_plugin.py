@@ -1,9 +1,8 @@
 """The pytest plugin: options, markers, fixtures, npu skipping, xdist device fan-out, merged
 results, baselines shared by workers, and readable failures.
 
-The ``stress``-marked tests at the top run the shipped corpus through the plugin's own fixtures
-(``pytest -p stress -m stress -n 4`` spreads them over four devices); the rest drive inner
-pytest sessions with ``pytester``.
+The tests drive inner pytest sessions with ``pytester``; the ``stress``-marked tests that run the
+shipped corpus through the plugin's own fixtures are in tests/test_plugin_stress.py.
 """
 
 from __future__ import annotations
@@ -61,20 +60,6 @@ other_shape = [4]
 seed = 3
 expect = { status = 161002 }
 """
-
-
-# -- the shipped corpus through the plugin (select with -m stress) ---------------------------
-@pytest.mark.stress
-def test_shipped_case_alone(stress_case_item, stress_run):
-    """Each case of the shipped corpus alone: the baseline holds, no self-race."""
-    stress_run([stress_case_item], phases=("serial", "isolated"), control=False, iterations=2)
-
-
-@pytest.mark.stress
-def test_shipped_corpus_in_flight_together(stress_corpus, stress_run):
-    """The whole shipped corpus in flight together, with the control corpus."""
-    result = stress_run(stress_corpus, phases=("serial", "interleaved", "mixed", "control"))
-    assert {c.id for p in result.phases for c in p.cases} >= {c.id for c in stress_corpus}
 
 
 # -- helpers ---------------------------------------------------------------------------------
