@@ -56,8 +56,12 @@ def test_dirty_accumulator_is_an_uninitialized_read(tmp_path):
 
 
 def test_the_clean_simulator_stays_clean_on_the_corpus(tmp_path):
-    report = _run(tmp_path, {}, phases=("serial", "shuffled", "isolated", "mixed"))
+    """The fault's run (its phases, seed, variants) on the clean simulator: the prefilled
+    workspace alone finds nothing. The corpus through every phase: test_declared_corpus.py
+    (as written, in ``make test``; with its variants, ``-m slow``)."""
+    report = _run(tmp_path, {})
     assert report["diagnosis"] == "clean", report["explanation"]
+    assert {p["name"] for p in report["phases"]} >= {"serial", "shuffled"}, report["phases"]
 
 
 MECHANISM = r"""
