@@ -7,12 +7,13 @@ CLI    := $(VENV)/bin/aclnn-stress
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: all venv test stress lint bench bench-detect browser hostile clean help
+.PHONY: all venv test test-slow stress lint bench bench-detect browser hostile clean help
 
 all: test
 
 help:
 	@echo "make test     create .venv, install, ruff, run the test suite (short stress included)"
+	@echo "make test-slow  the long tests behind the \`slow\` marker (each has a short version in make test)"
 	@echo "make stress   create .venv, install, run the stress protocol over the shipped corpus"
 	@echo "make lint     ruff (lint and format check) over the package, tests, benchmarks, examples;"
 	@echo "              the README/docs figures against benchmarks/results (check_figures.py);"
@@ -39,6 +40,11 @@ $(STAMP): pyproject.toml
 TEST_WORKERS ?= -n auto --dist loadgroup
 test: $(STAMP) lint browser
 	$(PY) -m pytest -q $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# The long tests `make test` leaves out (marked slow: more seeds, whole protocols, sweeps); each
+# names the short version of its check that stays in `make test`. Not on a 2-core machine in a hurry.
+test-slow: $(STAMP)
+	$(PY) -m pytest -q $(TEST_WORKERS) -m slow $(PYTEST_ARGS)
 
 # Headless Chromium for the HTML report's browser tests (Debian's package). Installed only when
 # missing and running as root; otherwise those tests skip and say why.

@@ -15,6 +15,7 @@ from _cli import stress_cli
 
 from stress import sim
 from stress.config import RunConfig
+from stress.corpus.parse import load_corpus
 from stress.engine.replay.baseline_order import OrderDependence
 from stress.engine.run.schedule import plan
 from stress.engine.run.session import Session
@@ -118,9 +119,11 @@ def test_gamma_cache_is_address_dependence_when_the_baseline_is_recorded(tmp_pat
     assert not (tmp_path / "b.json").exists()
 
 
-@pytest.mark.parametrize("corpus", ["rms_norm.toml", "matmul.toml"])
-def test_the_clean_simulator_is_clean_in_recycled_blocks(tmp_path, corpus):
-    ops = [str(REPO / "corpus/ops" / corpus)]
+def test_the_clean_simulator_is_clean_in_recycled_blocks(tmp_path):
+    """Both corpora whose operators keep address-keyed caches under a fault (gamma-cache,
+    weight-cache) in one run: their cases recycle each other's blocks too (one recording and
+    one run instead of one per corpus: 16.6 s of CPU against 20.1, serially, 2026-12-07)."""
+    ops = [str(REPO / "corpus/ops" / corpus) for corpus in ("rms_norm.toml", "matmul.toml")]
     baseline = tmp_path / "b.json"
     Session(RunConfig(seed=0), ops, [], env={}).record_baseline(baseline)
     config = RunConfig(
@@ -131,6 +134,8 @@ def test_the_clean_simulator_is_clean_in_recycled_blocks(tmp_path, corpus):
     report = report.to_json()
     assert report["diagnosis"] == "clean", report["explanation"]
     assert {p["name"] for p in report["phases"]} == {"serial", "shuffled", "isolated", "mixed"}
+    ran = {c["id"].split("@")[0] for p in report["phases"] for c in p["cases"]}
+    assert ran >= {c.id for c in load_corpus(ops)}, ran
 
 
 def test_the_standalone_reproducer_recycles_like_the_run(tmp_path):

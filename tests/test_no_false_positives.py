@@ -2,7 +2,7 @@
 
 A stress tool that cries wolf is useless: every phase over the shipped corpus, under every
 context/stream policy, must be clean. ``make test`` runs two seeds; the acceptance run (20 seeds)
-is marked slow: ``make test PYTEST_ARGS='-m slow'``.
+is marked slow: ``make test-slow``.
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from stress.config import RunConfig
+from stress.config import VARIANTS, RunConfig
 from stress.engine.run.session import Session
 from stress.sim.faults import FAULTS
-from stress.vocabulary import Diagnosis
+from stress.vocabulary import Diagnosis, size_kind, split_view
 from tests._baselines import recorded_baseline
 from tests._snippet import script_result
 
@@ -26,9 +26,12 @@ CORPUS = [str(REPO / "corpus/ops/layer_norm.toml")]
 FAULT = "dirty-accumulator"
 
 
-def _run(tmp: Path, env: dict[str, str], phases=("serial", "shuffled"), shrink=0.0) -> dict:
-    baseline = recorded_baseline(tmp, CORPUS, env, RunConfig(seed=0))  # once per env
-    config = RunConfig(seed=1, phases=phases, duration=1.0, fail_fast=False)
+def _run(
+    tmp: Path, env: dict[str, str], phases=("serial", "shuffled"), shrink=0.0, variants=()
+) -> dict:
+    """The corpus as written by default (3 cases; its variants make 15: the slow test below)."""
+    baseline = recorded_baseline(tmp, CORPUS, env, RunConfig(seed=0, variants=variants))
+    config = RunConfig(seed=1, phases=phases, duration=1.0, fail_fast=False, variants=variants)
     session = Session(
         config, CORPUS, [], baseline_path=baseline, out_dir=tmp / "run", shrink_budget=shrink,
         env=env,
@@ -55,9 +58,24 @@ def test_dirty_accumulator_is_an_uninitialized_read(tmp_path):
     assert len(repro["cases"]) == 1, repro
 
 
+@pytest.mark.slow
+def test_dirty_accumulator_is_found_through_every_variant(tmp_path):
+    """The fault's run over the corpus with every variant kind (its short version: the test
+    above, the corpus as written)."""
+    report = _run(tmp_path, {"ACLSIM_FAULTS": FAULT}, variants=VARIANTS)
+    assert report["diagnosis"] == "uninitialized-read", report["explanation"]
+    serial = next(p for p in report["phases"] if p["name"] == "serial")
+    failing = [c["id"] for c in serial["cases"] if c["verdict"] != "PASS"]
+    assert any(split_view(c)[1] or size_kind(c) for c in failing), failing
+
+
 def test_the_clean_simulator_stays_clean_on_the_corpus(tmp_path):
-    report = _run(tmp_path, {}, phases=("serial", "shuffled", "isolated", "mixed"))
+    """The fault's run (its phases, seed, variants) on the clean simulator: the prefilled
+    workspace alone finds nothing. The corpus through every phase: test_declared_corpus.py
+    (as written, in ``make test``; with its variants, ``-m slow``)."""
+    report = _run(tmp_path, {})
     assert report["diagnosis"] == "clean", report["explanation"]
+    assert {p["name"] for p in report["phases"]} >= {"serial", "shuffled"}, report["phases"]
 
 
 MECHANISM = r"""

@@ -55,6 +55,10 @@ def test_view_staging_is_found_through_the_variants(tmp_path, baseline):
     assert v["isolated"]["verdict"] == "PASS"  # the same case everywhere stages the same
     failing = {c["id"]: c for c in v["mixed"]["cases"] if c["verdict"] != "PASS"}
     assert failing and all(split_view(c)[1] for c in failing), failing  # only views
+    # the plain cases, in flight beside the staged views, stay clean: a run without the
+    # variants cannot see the fault (that run itself: the slow test below)
+    plain = [c["verdict"] for c in v["mixed"]["cases"] if not split_view(c["id"])[1]]
+    assert plain and set(plain) == {"PASS"}, v["mixed"]["cases"]
     mismatched = [c for c, f in failing.items() if f["verdict"].startswith("MISMATCH")]
     assert mismatched, failing
     # A kernel computing with another call's inputs writes garbage, and an fp16 output of
@@ -71,7 +75,11 @@ def test_view_staging_is_found_through_the_variants(tmp_path, baseline):
         assert "--variants none" in repro["command"]
 
 
+@pytest.mark.slow
 def test_view_staging_is_invisible_without_variants(tmp_path, baseline):
+    """The plain run (~10 s of CPU): ``make test-slow``. Its short versions in ``make test``:
+    the plain cases pass in the mixed phase of the run above, and the mechanism test below
+    (contiguous inputs on their own streams are never staged)."""
     report = _run(tmp_path / "plain", baseline, ())
     assert report["diagnosis"] == "clean", report["explanation"]
     assert report["variants"] == {"derived": [], "kinds": {}}
