@@ -32,7 +32,7 @@ import pcpp
 from pycparser import c_ast, c_parser
 
 from stress.errors import ConfigError
-from stress.ops.header_find import find_header
+from stress.ops.header_find import file_digest, find_header
 from stress.ops.signature import KINDS, CParam, HeaderInfo, OpSignature, role_of
 
 __all__ = ["PRELUDE", "doc_tags", "find_header", "read_header", "read_header_text"]
@@ -121,14 +121,12 @@ class _Preprocessor(pcpp.Preprocessor):
     def on_file_open(self, is_system_include, includepath):
         if self.tried is None:
             return super().on_file_open(is_system_include, includepath)
-        from stress.ops.header_cache import _digest
-
         try:
             opened = super().on_file_open(is_system_include, includepath)
         except OSError:
             self.tried[includepath] = None
             raise
-        self.tried[includepath] = _digest(includepath)
+        self.tried[includepath] = file_digest(includepath)
         return opened
 
     def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stress.ops.header_find import find_header
+from stress.ops.header_find import file_digest, find_header
 from stress.ops.signature import CParam, HeaderInfo, OpSignature
 
 __all__ = ["cache_dir", "read_header"]
@@ -41,14 +41,6 @@ def cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "aclnn-stress" / "headers"
-
-
-def _digest(path: str) -> str | None:
-    """sha256 of the file at ``path``; None where it cannot be read (absent, a folder)."""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def _key(text: str, source: str, dirs: Sequence[str], defines: Sequence[str]) -> str:
@@ -90,7 +82,7 @@ def _cached(path: Path) -> HeaderInfo | None:
     """The entry at ``path`` if every file it was read from is as it was then."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-        if any(_digest(f) != d for f, d in doc["tried"].items()):
+        if any(file_digest(f) != d for f, d in doc["tried"].items()):
             return None
         return _from_json(doc["info"])
     except (OSError, ValueError, KeyError, TypeError):

@@ -1,14 +1,16 @@
-"""Where a header named in a declaration or on the command line is (no C reader needed)."""
+"""Where a header named in a declaration or on the command line is, and what a file holds (no
+C reader needed: :mod:`stress.ops.header_cache` uses them before it knows it needs one)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from stress.errors import ConfigError
 
-__all__ = ["find_header"]
+__all__ = ["file_digest", "find_header"]
 
 
 def find_header(name: str | Path, include_dirs: Sequence[str | Path] = ()) -> Path:
@@ -32,3 +34,11 @@ def find_header(name: str | Path, include_dirs: Sequence[str | Path] = ()) -> Pa
     raise ConfigError(
         f"{name}: header not found (searched {searched}); give a path or add its folder with -I"
     )
+
+
+def file_digest(path: str) -> str | None:
+    """sha256 of the file at ``path``; None where it cannot be read (absent, a folder)."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
