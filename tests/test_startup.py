@@ -265,16 +265,23 @@ print(json.dumps({"code": code, **seen}))
 def test_a_run_reaches_its_first_failure_line_without_rich_or_the_report_modules(tmp_path):
     """Off a terminal the run's lines up to its first failure are printed without rich (it is
     imported at the first line it would render otherwise, a phase's end); nor are the HTML
-    report's template engine, matplotlib or hypothesis imported before the phases."""
+    report's template engine, matplotlib, hypothesis or the TOML writer imported before the
+    phases, nor — its headers read once (stress.ops.header_cache) — the C reader."""
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
-    heavy = "rich,jinja2,matplotlib,hypothesis,markupsafe,pygments"
-    done = subprocess.run(
-        [sys.executable, "-c", _RUN_PROBE, str(tmp_path / "out"), heavy],
-        capture_output=True, text=True, check=True, env=env,
-    )  # fmt: skip
-    probe = json.loads(done.stdout.strip().splitlines()[-1])
-    assert probe["code"] == 130, done.stderr
-    assert probe["heavy"] == []
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # the header cache: empty, then filled
+    heavy = "rich,jinja2,matplotlib,hypothesis,markupsafe,pygments,tomli_w,pycparser,pcpp"
+    probes = []
+    for k in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", _RUN_PROBE, str(tmp_path / f"out{k}"), heavy],
+            capture_output=True, text=True, check=True, env=env,
+        )  # fmt: skip
+        probes.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert [p["code"] for p in probes] == [130, 130], done.stderr
+    assert [sorted({m.split(".")[0] for m in p["heavy"]}) for p in probes] == [
+        ["pcpp", "pycparser"],  # the headers read and cached
+        [],
+    ]
     lines = done.stderr.splitlines()
     assert lines[0].startswith("aclnn-stress ") and "seed" in lines[0]
     assert "phase burst [stream=per-thread]: 3 cases ..." in lines
