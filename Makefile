@@ -32,6 +32,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	@# the package's bytecode, as a wheel install writes it (PYTHONDONTWRITEBYTECODE=1 machines
+	@# would otherwise compile every module in every process: benchmarks/machine.py precompile)
+	$(PY) -m compileall -q stress
 	@touch $(STAMP)
 
 # The suite over the cores with pytest-xdist (`-n auto`: one worker per core; loadgroup: tests

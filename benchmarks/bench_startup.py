@@ -58,6 +58,9 @@ def _summary(command: str, t: list[float]) -> dict:
 
 def measure(runs: int, trees: dict[str, Path]) -> dict:
     """Each command ``runs`` times per tree (after one untimed warm-up each), trees in turn."""
+    from machine import precompile  # benchmarks/: on sys.path when run as a script
+
+    bytecode = {name: precompile(d) for name, d in (trees or {"installed": REPO}).items()}
     load_start = os.getloadavg()
     rows: dict[str, list[dict]] = {name: [] for name in trees or {"installed": None}}
     for args in COMMANDS:
@@ -89,6 +92,7 @@ def measure(runs: int, trees: dict[str, Path]) -> dict:
         "run first, then --runs timed runs" + (", the trees taking turns" if trees else ""),
         "trees": {name: str(d) for name, d in trees.items()},
         "cwd": "an empty temporary folder",
+        "bytecode": bytecode,
         "results": rows,
     }
 

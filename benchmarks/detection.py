@@ -73,7 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from detect_runs import CLI, framework_run, gradcheck_run, naive_baseline, naive_run, record_run
 from detect_table import METHOD, render, write_results
-from machine import machine_state, with_end_load
+from machine import machine_state, precompile, with_end_load
 
 from stress.sim.faults import FAULTS
 
@@ -351,7 +351,7 @@ def main() -> int:
     faults += [] if args.no_clean else [""]
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    state = machine_state(args.label)
+    state = {**machine_state(args.label), **precompile()}  # both sides read bytecode
     rows: list[dict] = []
     text = ""
     with tempfile.TemporaryDirectory(prefix="detect-") as tmp:

@@ -8,7 +8,7 @@ from test_baseline import BACKEND, _baseline, _corpus
 
 from stress.config import RunConfig
 from stress.engine.isolation.messages import BackendInfo
-from stress.engine.run.baseline_step import record_missing, run_baseline
+from stress.engine.run.baseline_step import read_once, record_missing, run_baseline
 from stress.engine.run.header import run_header
 from stress.engine.run.rundir import claim_baseline
 from stress.engine.run.session import Session, SessionUI
@@ -96,3 +96,21 @@ def test_run_header_holds_what_rerendering_needs(tmp_path, monkeypatch):
     assert [c["id"] for c in header["cases"]] == ["a", "b"] and header["control_cases"] == []
     assert header["baseline"] == {"path": str(path), "cases": baseline.summary()}
     assert header["config"] == s.config.to_json() and header["faults"] == "tiling-race"
+
+
+def test_a_run_reads_its_baseline_file_once_while_it_is_unchanged(tmp_path, monkeypatch):
+    from stress.baseline.store import Baseline
+
+    cases = list(_corpus(tmp_path))
+    path = _baseline(cases).save(tmp_path / "base.json")
+    loads: list = []
+    load = Baseline.load
+    monkeypatch.setattr(Baseline, "load", lambda p: loads.append(p) or load(p))
+    read = read_once()
+    first = read(path)
+    baseline, _ = run_baseline(path, BACKEND, cases, RunConfig(), read=read)
+    assert baseline is first and len(loads) == 1
+    _baseline(cases).save(path)  # recorded again: a new file, read again
+    assert read(path) is not first and len(loads) == 2
+    with pytest.raises(ConfigError, match="no baseline"):  # a missing file: refused as before
+        run_baseline(tmp_path / "none.json", BACKEND, cases, RunConfig(), read=read)

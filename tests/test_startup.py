@@ -5,6 +5,7 @@ not depend on the machine's load), and ``--help`` speaks to the user, not to the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -239,3 +240,79 @@ def test_the_session_takes_the_info_result_of_its_own_job_only():
     assert early.take_info(job) == ("result of", 0)
     early.close()
     assert early.server.closed is True
+
+
+#: ``run`` up to its first failure's line, ``Session.run`` standing in for the phases: which of
+#: the heavy modules the run had imported by then is printed.
+_RUN_PROBE = """
+import json, sys
+from stress.engine.run.session import Session
+seen = {}
+def run(self):
+    self.ui.run_start(None)
+    self.ui.phase_start("burst", "stream=per-thread", 3)
+    self.ui.message("first failure: 0.2 s after the start, case a in burst (stream=per-thread): ok")
+    seen["heavy"] = sorted(m for m in sys.modules if m.split(".")[0] in sys.argv[2].split(","))
+    raise KeyboardInterrupt
+Session.run = run
+from stress.cli import main
+code = main(["run", "--corpus", "corpus/mhc.toml", "--control", "corpus/control.toml",
+             "--no-isolate", "--budget", "2", "--out", sys.argv[1]])
+print(json.dumps({"code": code, **seen}))
+"""
+
+
+def test_a_run_reaches_its_first_failure_line_without_rich_or_the_report_modules(tmp_path):
+    """Off a terminal the run's lines up to its first failure are printed without rich (it is
+    imported at the first line it would render otherwise, a phase's end); nor are the HTML
+    report's template engine, matplotlib, hypothesis or the TOML writer imported before the
+    phases, nor — its headers read once (stress.ops.header_cache) — the C reader."""
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # the header cache: empty, then filled
+    heavy = "rich,jinja2,matplotlib,hypothesis,markupsafe,pygments,tomli_w,pycparser,pcpp"
+    probes = []
+    for k in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", _RUN_PROBE, str(tmp_path / f"out{k}"), heavy],
+            capture_output=True, text=True, check=True, env=env,
+        )  # fmt: skip
+        probes.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert [p["code"] for p in probes] == [130, 130], done.stderr
+    assert [sorted({m.split(".")[0] for m in p["heavy"]}) for p in probes] == [
+        ["pcpp", "pycparser"],  # the headers read and cached
+        [],
+    ]
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("aclnn-stress ") and "seed" in lines[0]
+    assert "phase burst [stream=per-thread]: 3 cases ..." in lines
+    assert "first failure: 0.2 s after the start, case a in burst (stream=per-thread): ok" in lines
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "first failure: 0.69 s after the start, case fp16-mid in burst (stream=per-thread): ok",
+        "aclnn-stress 0.1.0: seed 1 (replay with --seed 1)\ncorpus: corpus/mhc.toml",
+        "diagnosing: 5 case(s) (fp16-mid, base-a@pad); next — é 中 50% *b* `c` <h> &amp; \\",
+        "  spaces  ",
+        "x" * 300,
+        "",
+        "a [b] c",  # markup
+        "emoji :smile: here",
+        "tab\there",
+        "[bold]x[/]",
+    ],
+)
+def test_a_line_printed_without_rich_is_what_rich_would_print(text):
+    import io
+
+    from rich.console import Console
+
+    from stress.report.progress import plain
+
+    buf = io.StringIO()
+    Console(file=buf).print(text, soft_wrap=True, highlight=False)
+    if plain(text):
+        assert buf.getvalue() == text + "\n"
+    else:
+        assert any(c in text for c in "[:\t")  # only what rich may change goes through rich

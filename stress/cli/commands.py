@@ -199,8 +199,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, session: Any) -> int:
-    from rich.console import Console
-
     from stress.report.progress import ConsoleUI
     from stress.report.writers import render_console
 
@@ -227,6 +225,8 @@ def _run(args: argparse.Namespace, session: Any) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
     else:
+        from rich.console import Console  # not before the run: its lines need no rich
+
         render_console(report, Console())
         print(
             f"results: {out}/results.jsonl\n"
@@ -290,6 +290,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
     else:
+        from rich.console import Console  # not before the run: its lines need no rich
+
         render_console(report, Console())
         html = ", report.html" if args.html else ""
         print(f"reports: {out}/report.json, {out}/report.md{html}")

@@ -44,8 +44,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 from stress import ops
 from stress.corpus.legal import check_legal
 from stress.errors import ConfigError
@@ -333,4 +331,6 @@ def corpus_text(cases: Sequence[Case], comment: str = "") -> str:
     sources = [ops.declaration_source(c.op) for c in cases]
     declared = sorted({str(Path(s).resolve()) for s in sources if s is not None})
     body: dict[str, Any] = {"declarations": declared} if declared else {}
+    import tomli_w  # writing a corpus: not needed to read one
+
     return header + tomli_w.dumps({**body, "case": entries})

@@ -64,7 +64,8 @@ from stress.ops.dims import (
 )
 from stress.ops.generation import parse_generation
 from stress.ops.gradspec import parse_gradspec
-from stress.ops.header import find_header, read_header
+from stress.ops.header_cache import read_header
+from stress.ops.header_find import find_header
 from stress.ops.resolve import check_params, resolve
 from stress.ops.signature import ROLES, OpSignature
 from stress.ops.table_keys import reject_unknown_keys

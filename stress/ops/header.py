@@ -32,6 +32,7 @@ import pcpp
 from pycparser import c_ast, c_parser
 
 from stress.errors import ConfigError
+from stress.ops.header_find import file_digest, find_header
 from stress.ops.signature import KINDS, CParam, HeaderInfo, OpSignature, role_of
 
 __all__ = ["PRELUDE", "doc_tags", "find_header", "read_header", "read_header_text"]
@@ -72,9 +73,10 @@ _EXECUTOR = ("aclOpExecutor", 2, "executor")
 class _Preprocessor(pcpp.Preprocessor):
     """pcpp that skips includes it cannot find and records errors instead of printing them."""
 
-    def __init__(self) -> None:
+    def __init__(self, tried: dict[str, str | None] | None = None) -> None:
         super().__init__()
         self.errors: list[str] = []
+        self.tried = tried  # every file it tried to open: its sha256, None where absent
         self._ahead: list = []  # tokens read ahead by _lookahead
         self._depth = 0  # brace depth outside linkage blocks
         self._linkage: list[int] = []  # the depth each open extern "C" { block started at
@@ -116,6 +118,17 @@ class _Preprocessor(pcpp.Preprocessor):
                 seen.append(tok)
         return seen[:n]
 
+    def on_file_open(self, is_system_include, includepath):
+        if self.tried is None:
+            return super().on_file_open(is_system_include, includepath)
+        try:
+            opened = super().on_file_open(is_system_include, includepath)
+        except OSError:
+            self.tried[includepath] = None
+            raise
+        self.tried[includepath] = file_digest(includepath)
+        return opened
+
     def on_include_not_found(self, is_malformed, is_system_include, curdir, includepath):
         raise pcpp.OutputDirective(pcpp.Action.IgnoreAndRemove)
 
@@ -131,31 +144,14 @@ def _blank(*toks) -> None:
         tok.type, tok.value = "CPP_WS", " "
 
 
-def find_header(name: str | Path, include_dirs: Sequence[str | Path] = ()) -> Path:
-    """The header ``name``: a path, or found in ``include_dirs``, ``$ASCEND_HOME_PATH/include``,
-    the custom packages' ``$ASCEND_HOME_PATH/opp/vendors/*/op_api/include``, or the simulator's
-    public headers (``stress/sim/src/include``, installed as ``<sim root>/include``)."""
-    path = Path(name)
-    if path.is_file():
-        return path
-    dirs = [Path(d) for d in include_dirs]
-    if os.environ.get("ASCEND_HOME_PATH"):
-        home = Path(os.environ["ASCEND_HOME_PATH"])
-        dirs.append(home / "include")
-        dirs += sorted(home.glob("opp/vendors/*/op_api/include"))  # custom operator packages
-    dirs.append(Path(__file__).resolve().parent.parent / "sim" / "src" / "include")
-    for d in dirs:
-        for candidate in (d / path, d / "aclnnop" / path.name):
-            if candidate.is_file():
-                return candidate
-    searched = ", ".join(str(d) for d in dirs)
-    raise ConfigError(
-        f"{name}: header not found (searched {searched}); give a path or add its folder with -I"
-    )
-
-
-def _preprocess(text: str, source: str, include_dirs: Iterable[Path], defines: Iterable[str]):
-    pp = _Preprocessor()
+def _preprocess(
+    text: str,
+    source: str,
+    include_dirs: Iterable[Path],
+    defines: Iterable[str],
+    tried: dict[str, str | None] | None = None,
+):
+    pp = _Preprocessor(tried)
     for d in include_dirs:
         pp.add_path(str(d))
     for macro in _API_MACROS:
@@ -307,12 +303,15 @@ def read_header_text(
     source: str,
     include_dirs: Sequence[str | Path] = (),
     defines: Sequence[str] = (),
+    tried: dict[str, str | None] | None = None,
 ) -> HeaderInfo:
-    """Every operator declared in ``text`` (the contents of the header called ``source``)."""
+    """Every operator declared in ``text`` (the contents of the header called ``source``);
+    ``tried``, if given, gets every file the preprocessor tried to open (its sha256, or None
+    where it could not: :mod:`stress.ops.header_cache`)."""
     dirs = [Path(d) for d in include_dirs]
     if Path(source).parent.is_dir():
         dirs.append(Path(source).parent)
-    flat = _preprocess(text, source, dirs, defines)
+    flat = _preprocess(text, source, dirs, defines, tried)
     try:
         ast = c_parser.CParser().parse(flat, filename=_PRELUDE_NAME)
     except c_parser.ParseError as exc:

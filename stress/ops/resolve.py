@@ -71,6 +71,8 @@ def _dtype(value: Any, vars_: Mapping[str, str], at: str) -> np.dtype:
 
 
 def _dim(item: Any, dims: Mapping[str, int], at: str) -> int:
+    if type(item) is int and item >= 0:  # a literal size (a bool is no dimension)
+        return item
     try:
         value = parse_dim(item)(dims)
     except ShapeExprError as exc:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 __all__ = ["DimExpr", "ShapeExprError", "parse_dim"]
 
@@ -44,33 +44,44 @@ def _names(node: ast.AST) -> frozenset[str]:
     return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
 
 
-def _eval(node: ast.AST, dims: Mapping[str, int], text: str) -> int:
+Eval = Callable[[Mapping[str, int]], int]
+
+
+def _compile(node: ast.AST, text: str) -> Eval:
+    """``node`` (checked by :func:`_check`) as nested closures over the dimensions: evaluated
+    for every tensor of every case and size variant, without walking the tree each time."""
     if isinstance(node, ast.Expression):
-        return _eval(node.body, dims, text)
+        return _compile(node.body, text)
     if isinstance(node, ast.Constant):
-        return int(node.value)
+        value = int(node.value)
+        return lambda dims: value
     if isinstance(node, ast.Name):
-        return int(dims[node.id])
+        name = node.id
+        return lambda dims: int(dims[name])
     if isinstance(node, ast.UnaryOp):
-        value = _eval(node.operand, dims, text)
-        return -value if isinstance(node.op, ast.USub) else value
+        inner = _compile(node.operand, text)
+        return (lambda dims: -inner(dims)) if isinstance(node.op, ast.USub) else inner
     assert isinstance(node, ast.BinOp)
-    a, b = _eval(node.left, dims, text), _eval(node.right, dims, text)
-    if isinstance(node.op, ast.Add):
-        return a + b
-    if isinstance(node.op, ast.Sub):
-        return a - b
-    if isinstance(node.op, ast.Mult):
-        return a * b
-    if b == 0:
-        raise ShapeExprError(f"{text!r}: division by zero")
-    if isinstance(node.op, ast.Div):
-        if a % b:
-            raise ShapeExprError(f"{text!r}: {a} / {b} is not exact (use // to floor)")
-        return a // b
-    if isinstance(node.op, ast.FloorDiv):
-        return a // b
-    return a % b
+    a, b = _compile(node.left, text), _compile(node.right, text)
+    op = type(node.op)
+    if op is ast.Add:
+        return lambda dims: a(dims) + b(dims)
+    if op is ast.Sub:
+        return lambda dims: a(dims) - b(dims)
+    if op is ast.Mult:
+        return lambda dims: a(dims) * b(dims)
+
+    def divide(dims: Mapping[str, int]) -> int:
+        x, y = a(dims), b(dims)
+        if y == 0:
+            raise ShapeExprError(f"{text!r}: division by zero")
+        if op is ast.Div:
+            if x % y:
+                raise ShapeExprError(f"{text!r}: {x} / {y} is not exact (use // to floor)")
+            return x // y
+        return x // y if op is ast.FloorDiv else x % y
+
+    return divide
 
 
 @dataclass(frozen=True)
@@ -80,13 +91,15 @@ class DimExpr:
     text: str
     names: frozenset[str]
     _tree: ast.Expression
+    _eval: Eval = field(compare=False, repr=False)
 
     def __call__(self, dims: Mapping[str, int]) -> int:
         """The dimension's value given every name's value (``ShapeExprError`` if one is missing)."""
-        missing = sorted(self.names - set(dims))
-        if missing:
-            raise ShapeExprError(f"{self.text!r}: unknown dimension {missing[0]!r}")
-        return _eval(self._tree, dims, self.text)
+        for name in self.names:
+            if name not in dims:
+                missing = sorted(self.names - set(dims))
+                raise ShapeExprError(f"{self.text!r}: unknown dimension {missing[0]!r}")
+        return self._eval(dims)
 
 
 def parse_dim(item: int | str) -> DimExpr:
@@ -106,4 +119,4 @@ def _parse(text: str) -> DimExpr:
     except SyntaxError:
         raise ShapeExprError(f"{text!r}: not an arithmetic expression") from None
     _check(tree, text)
-    return DimExpr(text, _names(tree), tree)
+    return DimExpr(text, _names(tree), tree, _compile(tree, text))

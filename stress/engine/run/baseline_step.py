@@ -25,7 +25,38 @@ from stress.errors import ConfigError
 from stress.records import RecordedCase
 from stress.vocabulary import size_kind, variant_kind
 
-__all__ = ["record_missing", "run_baseline", "skip_unrecorded", "unrecorded_variants"]
+__all__ = [
+    "Read",
+    "read_once",
+    "record_missing",
+    "run_baseline",
+    "skip_unrecorded",
+    "unrecorded_variants",
+]
+
+#: How a baseline file is read (``Baseline.load``, or :func:`read_once`'s reader).
+Read = Callable[[Path], Baseline]
+
+
+def read_once() -> Read:
+    """A ``Baseline.load`` that reads a file once while it is unchanged (same inode, size and
+    modification time; a recording replaces the file, so it is read again): a run reads its
+    baseline for the size variants it lacks and again to check and grade against it, before
+    its first step is let go."""
+    memo: dict[tuple[str, int, int, int], Baseline] = {}
+
+    def read(path: Path) -> Baseline:
+        try:
+            st = path.stat()
+        except OSError:
+            return Baseline.load(path)  # says what is wrong with it, as it always did
+        key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+        if key not in memo:
+            memo.clear()
+            memo[key] = Baseline.load(path)
+        return memo[key]
+
+    return read
 
 
 def run_baseline(
@@ -35,11 +66,13 @@ def run_baseline(
     config: RunConfig,
     force: bool = False,
     record: Callable[[Path, str | None], None] | None = None,
+    read: Read = Baseline.load,
 ) -> tuple[Baseline, list[str]]:
     """The baseline at ``path`` for ``cases`` under ``config``, and the incompatibilities that
     ``force`` lets pass. A missing one is recorded first by ``record(path, None)``, a stale one
     (``--record-baseline`` without ``--force``) again by ``record(path, why)``; without a
-    ``record`` (no ``--record-baseline``) either is refused in one line naming the fix."""
+    ``record`` (no ``--record-baseline``) either is refused in one line naming the fix;
+    ``read`` reads the file."""
 
     def check(baseline: Baseline, forced: bool) -> list[str]:
         return baseline.check_compatible(
@@ -58,14 +91,14 @@ def run_baseline(
             )
         record(path, None)
     elif record is not None and not force:
-        stale = check(Baseline.load(path), True)
+        stale = check(read(path), True)
         if stale:
             record(path, stale[0])
-    baseline = Baseline.load(path)
+    baseline = read(path)
     return baseline, check(baseline, force)
 
 
-def unrecorded_variants(path: Path, cases: Sequence[Case]) -> list[str]:
+def unrecorded_variants(path: Path, cases: Sequence[Case], read: Read = Baseline.load) -> list[str]:
     """The ids of the size variants, twins and broadcast views in ``cases``
     (stress.corpus.size_variants, .twins, .variants) that the
     baseline at ``path`` lacks: it was recorded before they were derived (or with another
@@ -75,16 +108,16 @@ def unrecorded_variants(path: Path, cases: Sequence[Case]) -> list[str]:
     derived = [c.id for c in cases if size_kind(c.id) or variant_kind(c.id) in own]
     if not path.exists() or not derived:
         return []
-    recorded = Baseline.load(path).cases
+    recorded = read(path).cases
     return [i for i in derived if i not in recorded]
 
 
 def skip_unrecorded(
-    path: Path, cases: list[Case], config: RunConfig
+    path: Path, cases: list[Case], config: RunConfig, read: Read = Baseline.load
 ) -> tuple[list[Case], RunConfig, str]:
     """``cases`` without the size variants the baseline at ``path`` lacks, ``config`` naming
     them (so every phase child skips them too), and the note saying so ("" when none)."""
-    missing = unrecorded_variants(path, cases)
+    missing = unrecorded_variants(path, cases, read)
     if not missing:
         return cases, config, ""
     gone = set(missing)

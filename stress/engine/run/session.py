@@ -27,7 +27,7 @@ from stress.engine.isolation.forkserver import ForkServer
 from stress.engine.isolation.messages import BackendInfo, ChildEnd, Line
 from stress.engine.isolation.supervise import ChildResult, run_child, run_in_process
 from stress.engine.replay.baseline_order import OrderDependence
-from stress.engine.run.baseline_step import record_missing, run_baseline, skip_unrecorded
+from stress.engine.run import baseline_step as bstep
 from stress.engine.run.child_failure import failure_text
 from stress.engine.run.early import Ahead, EarlyStart, early_server, first_job, is_file
 from stress.engine.run.header import run_header
@@ -165,7 +165,7 @@ class Session:
             self.record_baseline(p, on_case)
             self.recording = None
 
-        record_missing(path, self.ui.message, record, stale)
+        bstep.record_missing(path, self.ui.message, record, stale)
 
     # -- the run ----------------------------------------------------------------------------
     def _check_sizes(self, device_bytes: int | None = None) -> None:
@@ -227,13 +227,14 @@ class Session:
         self._check_sizes(info.info.get("device_memory"))
         fingerprint = info.fingerprint
         path = self.baseline_path or self.default_baseline(fingerprint)
-        # the size variants the baseline lacks are skipped (here and in every phase child)
-        self.cases, self.config, skipped = skip_unrecorded(Path(path), self.cases, self.config)
+        # the size variants the baseline lacks skipped (here and in every child); the file read once
+        read, cases, config = bstep.read_once(), self.cases, self.config
+        self.cases, self.config, skipped = bstep.skip_unrecorded(Path(path), cases, config, read)
         # no more calls in flight than the memory free fits (fewer threads for a big case)
         self.config, memory = limit_threads(
             self.config, [*self.cases, *self.control_cases], info.info
         )
-        baseline, warnings = run_baseline(
+        baseline, warnings = bstep.run_baseline(
             Path(path),
             fingerprint,
             # a view variant is graded against its twin's baseline: it has none of its own
@@ -241,6 +242,7 @@ class Session:
             self.config,
             self.force,
             self.record_missing_baseline if self.record_missing else None,
+            read,
         )
         # the journal graded as it is written, with the bounded sample of calls the HTML
         # report draws (so the report is rendered without reading the journal back)
