@@ -39,9 +39,13 @@ $(STAMP): pyproject.toml
 
 # The suite over the cores with pytest-xdist (`-n auto`: one worker per core; loadgroup: tests
 # marked xdist_group share one worker, e.g. the wheel test's one build); slow tests stay
-# behind their marker (pyproject.toml's addopts). TEST_WORKERS='-n 0' runs it serially.
+# behind their marker (pyproject.toml's addopts). TEST_WORKERS='-n 0' runs it serially. The
+# package's bytecode is brought up to date first: where PYTHONDONTWRITEBYTECODE is set no process
+# writes it, and each of the suite's hundreds of CLI and phase processes would compile every
+# stress module it imports from source.
 TEST_WORKERS ?= -n auto --dist loadgroup
 test: $(STAMP) lint browser
+	@$(PY) -m compileall -q stress
 	$(PY) -m pytest -q $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # The long tests `make test` leaves out (marked slow: more seeds, whole protocols, sweeps); each
