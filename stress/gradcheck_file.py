@@ -150,7 +150,7 @@ class GradSummary:
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> GradSummary:
         named = _names(cls)[1:]
-        counts = {k: int(v) for k, v in doc.items() if k not in named}
+        counts = {k: v for k, v in doc.items() if k not in named and type(v) is int}
         return cls(
             counts=counts,
             sign_flips=int(doc.get("sign_flips", 0)),
@@ -188,7 +188,8 @@ class GradcheckFile:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], path: Path | None = None) -> GradcheckFile:
-        """The file's JSON (``command: gradcheck``), read from ``path``."""
+        """The file's JSON (``command: gradcheck``), read from ``path``; a value of the wrong
+        kind is a ``ValueError`` or ``TypeError``."""
         seed = doc.get("seed")
         return cls(
             op=str(doc.get("op", "")),

@@ -6,11 +6,14 @@ import json
 import math
 
 import numpy as np
+import pytest
 
+from stress.errors import ConfigError
 from stress.gradcheck.classify import Classification
 from stress.gradcheck.elements import Element
 from stress.gradcheck.result import ElementResult, GradcheckResult
 from stress.gradcheck_file import GradcheckElement, GradcheckFile
+from stress.htmlreport.load import load_gradcheck
 
 NAN = math.nan
 
@@ -85,3 +88,10 @@ def test_a_partial_file_reads_with_unknowns():
         "?",
         "",
     )
+
+
+def test_a_value_of_the_wrong_kind_is_one_line_naming_the_file(tmp_path):
+    path = tmp_path / "gradcheck.json"
+    path.write_text(json.dumps({"command": "gradcheck", "elements": [{"scale": "big"}]}))
+    with pytest.raises(ConfigError, match=r"gradcheck\.json: not a gradcheck JSON file"):
+        load_gradcheck(path)

@@ -124,7 +124,10 @@ def load_gradcheck(path: Path) -> GradcheckFile:
         raise ConfigError(f"{path}: not a readable gradcheck JSON file ({exc})") from None
     if not isinstance(doc, dict) or doc.get("command") != COMMAND:
         raise ConfigError(f"{path}: field 'command' is not 'gradcheck'; rename or remove the file")
-    return GradcheckFile.from_json(doc, path)
+    try:
+        return GradcheckFile.from_json(doc, path)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a gradcheck JSON file this version reads ({exc})") from None
 
 
 def _calls(tally: JournalTally) -> tuple[tuple[CallRecord, ...], dict, dict]:
