@@ -1,4 +1,5 @@
-"""Gradcheck results: per element and per run, with their JSON form."""
+"""Gradcheck results: per element and per run, and the record of each in the JSON file
+(:mod:`stress.gradcheck_file`)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,17 @@ from stress.gradcheck.elements import (
     Element,
 )
 from stress.gradcheck.pair import DEFAULT_OP
+from stress.gradcheck_file import (
+    GradcheckElement,
+    GradcheckFile,
+    GradRule,
+    GradSummary,
+    finite,
+    finites,
+)
+
+#: the numbers of a :class:`Classification` the file holds under the same names
+_CLASSIFICATION_NUMBERS = ("estimate", "noise", "truncation", "tolerance", "allowed", "diff")
 
 
 @dataclass
@@ -54,33 +66,28 @@ class ElementResult:
         """True when FD noise/truncation hide a relative error of :data:`DRIFT_REL`."""
         return not self.resolution <= DRIFT_REL
 
-    def to_json(self) -> dict[str, Any]:
+    def record(self) -> GradcheckElement:
+        """This row as the JSON file holds it (the classification's numbers under their own
+        names, NaN as None)."""
         r = self.result
-        return _jsonable(
-            {
-                "element": str(self.element),
-                "tensor": self.element.tensor,
-                "index": list(self.element.index),
-                "backward": self.backward,
-                "scale": self.scale,
-                "steps": list(self.steps),
-                "fd": list(self.fd),
-                "loss_quantum": self.quantum,
-                "noise_per_step": list(self.noise),
-                "estimate": r.estimate,
-                "noise": r.noise,
-                "truncation": r.truncation,
-                "tolerance": r.tolerance,
-                "allowed": r.allowed,
-                "diff": r.diff,
-                "rel_diff": _rel(r.diff, self.backward, self.scale),
-                "resolution": self.resolution,
-                "noise_limited": self.noise_limited,
-                "verdict": r.verdict,
-                "sign_flip": r.sign_flip,
-                "best_step": r.best_step,
-                "reason": r.reason,
-            }
+        return GradcheckElement(
+            element=str(self.element),
+            tensor=self.element.tensor,
+            index=tuple(int(i) for i in self.element.index),
+            backward=finite(self.backward),
+            scale=finite(self.scale),
+            steps=finites(self.steps),
+            fd=finites(self.fd),
+            loss_quantum=finite(self.quantum),
+            noise_per_step=finites(self.noise),
+            **{name: finite(getattr(r, name)) for name in _CLASSIFICATION_NUMBERS},
+            rel_diff=finite(_rel(r.diff, self.backward, self.scale)),
+            resolution=finite(self.resolution),
+            noise_limited=self.noise_limited,
+            verdict=r.verdict,
+            sign_flip=bool(r.sign_flip),
+            best_step=finite(r.best_step),
+            reason=r.reason,
         )
 
 
@@ -119,36 +126,37 @@ class GradcheckResult:
         """1 when any element is biased, else 0."""
         return 1 if self.count(BIASED) else 0
 
-    def to_json(self) -> dict[str, Any]:
-        return _jsonable(
-            {
-                "command": "gradcheck",
-                "op": self.op,
-                "params": self.params,
-                "seed": self.seed,
-                "eps": list(self.eps),
-                "fd": self.fd,
-                "backward": self.backward,
-                "backend": self.backend,
-                "rule": {
-                    "k_sigma": K_SIGMA,
-                    "rtol_fp32": RTOL_FP32,
-                    "settle_rtol": SETTLE_RTOL,
-                    "noise_factor": NOISE_FACTOR,
-                    "drift_rel": DRIFT_REL,
-                },
-                "notes": self.notes,
-                "elements": [r.to_json() for r in self.rows],
-                "summary": {
-                    **{v: self.count(v) for v in VERDICTS},
-                    "sign_flips": self.sign_flips,
-                    "noise_limited": sum(r.noise_limited for r in self.rows),
-                    "verdict": self.verdict,
-                    "exit_code": self.exit_code,
-                },
-                "elapsed_s": self.elapsed_s,
-            }
+    def record(self) -> GradcheckFile:
+        """The run as ``gradcheck --json`` writes it."""
+        return GradcheckFile(
+            op=self.op,
+            params=_jsonable(self.params),
+            seed=int(self.seed),
+            eps=tuple(float(e) for e in self.eps),
+            fd=self.fd,
+            backward=self.backward,
+            backend=self.backend,
+            rule=GradRule(
+                k_sigma=K_SIGMA,
+                rtol_fp32=RTOL_FP32,
+                settle_rtol=SETTLE_RTOL,
+                noise_factor=NOISE_FACTOR,
+                drift_rel=DRIFT_REL,
+            ),
+            notes=tuple(self.notes),
+            elements=tuple(r.record() for r in self.rows),
+            summary=GradSummary(
+                counts={v: self.count(v) for v in VERDICTS},
+                sign_flips=self.sign_flips,
+                noise_limited=sum(r.noise_limited for r in self.rows),
+                verdict=self.verdict,
+                exit_code=self.exit_code,
+            ),
+            elapsed_s=finite(self.elapsed_s),
         )
+
+    def to_json(self) -> dict[str, Any]:
+        return self.record().to_json()
 
 
 def _rel(diff: float, g: float, scale: float) -> float:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from stress.htmlreport.load import GradElement
+from stress.gradcheck_file import GradcheckElement
 
 __all__ = ["SweepPlot", "sweep_plot"]
 
@@ -42,7 +42,7 @@ class SweepPlot:
     svg: str
 
 
-def _figure(e: GradElement, pairs: list[tuple[float, float]]) -> Any:
+def _figure(e: GradcheckElement, pairs: list[tuple[float, float]]) -> Any:
     from matplotlib import ticker
     from matplotlib.figure import Figure  # a bare Figure: no pyplot, no GUI backend, no state
 
@@ -79,7 +79,7 @@ _XMLNS = re.compile(r'\s+xmlns(:xlink)?="[^"]*"')
 _METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)  # RDF with namespace URLs
 
 
-def sweep_plot(e: GradElement) -> SweepPlot:
+def sweep_plot(e: GradcheckElement) -> SweepPlot:
     """Draw one element's sweep with its convergence level and threshold."""
     import matplotlib
 

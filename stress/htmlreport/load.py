@@ -1,11 +1,10 @@
 """A run directory read for the HTML and JUnit reports: typed, immutable, from the files alone.
 
-Inputs are the documented file formats, read here with :mod:`json` (not through the modules that
-write them): ``results.jsonl`` (the journal; a truncated last line, as a SIGKILL leaves it, is
-skipped) and any ``gradcheck*.json`` written by ``aclnn-stress gradcheck --json``. Verdicts and the
-diagnosis come from :mod:`stress.grading.verdicts`, the same functions the console and
-``report.json`` use,
-so the HTML says the same words.
+Inputs are the documented file formats, read through their typed records: ``results.jsonl`` (the
+journal; a truncated last line, as a SIGKILL leaves it, is skipped) and any ``gradcheck*.json``
+written by ``aclnn-stress gradcheck --json`` (:class:`stress.gradcheck_file.GradcheckFile`, the
+record its writer writes). Verdicts and the diagnosis come from :mod:`stress.grading.verdicts`,
+the same functions the console and ``report.json`` use, so the HTML says the same words.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stress.errors import ConfigError
+from stress.gradcheck_file import COMMAND, GradcheckFile
 from stress.grading.tally import JournalTally
 from stress.journal.findings import Finding, read_jsonl
 from stress.records import CallRecord, PhaseVerdict
@@ -25,8 +25,6 @@ from stress.report_sections import PairCell, Reproducer
 from stress.vocabulary import PhaseStatus
 
 __all__ = [
-    "GradElement",
-    "Gradcheck",
     "PairCell",
     "Run",
     "fingerprint",
@@ -42,60 +40,6 @@ TIMELINE_CALLS = 5000
 #: failing calls listed per (phase, case); the rest are counted
 FAILING_CALLS_SHOWN = 25
 SANITIZE_LOG = "sanitize.jsonl"  # written by `aclnn-stress sanitize DIR` (stress.sanitize.rerun)
-
-
-@dataclass(frozen=True)
-class GradElement:
-    """One swept element of a gradcheck: FD value per effective step against the backward."""
-
-    element: str
-    backward: float
-    steps: tuple[float | None, ...]
-    fd: tuple[float | None, ...]
-    estimate: float | None
-    allowed: float | None
-    verdict: str
-    reason: str
-
-    @classmethod
-    def from_json(cls, e: Mapping[str, Any]) -> GradElement:
-        """An entry of the file's ``elements`` (a value it lacks reads as unknown)."""
-        return cls(
-            element=str(e.get("element")),
-            backward=float(e.get("backward") or 0.0),
-            steps=_floats(e.get("steps")),
-            fd=_floats(e.get("fd")),
-            estimate=e.get("estimate"),
-            allowed=e.get("allowed"),
-            verdict=str(e.get("verdict", "?")),
-            reason=str(e.get("reason", "")),
-        )
-
-
-@dataclass(frozen=True)
-class Gradcheck:
-    """One ``aclnn-stress gradcheck --json`` file."""
-
-    path: Path
-    op: str
-    params: Mapping[str, Any]
-    fd: str
-    backward: str
-    verdict: str
-    elements: tuple[GradElement, ...]
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any], path: Path) -> Gradcheck:
-        """The file's JSON (``command: gradcheck``), read from ``path``."""
-        return cls(
-            path=path,
-            op=str(doc.get("op", "")),
-            params=doc.get("params", {}),
-            fd=str(doc.get("fd", "")),
-            backward=str(doc.get("backward", "")),
-            verdict=str((doc.get("summary") or {}).get("verdict", "?")),
-            elements=tuple(GradElement.from_json(e) for e in doc.get("elements", [])),
-        )
 
 
 @dataclass(frozen=True)
@@ -127,7 +71,7 @@ class Run:
     explanation: str
     reproducer: Reproducer | None
     notes: tuple[str, ...]
-    gradchecks: tuple[Gradcheck, ...]
+    gradchecks: tuple[GradcheckFile, ...]
     truncated: bool  # the journal's last line was cut (killed mid-write)
     #: ``aclnn-stress sanitize DIR`` findings (DIR/sanitize.jsonl: shadow-state checks, ASan, TSan)
     sanitizer: tuple[Finding, ...] = ()
@@ -172,19 +116,18 @@ def fingerprint(cases: list[Mapping[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
 
 
-def _floats(values: Any) -> tuple[float | None, ...]:
-    return tuple(None if v is None else float(v) for v in values or ())
-
-
-def load_gradcheck(path: Path) -> Gradcheck:
+def load_gradcheck(path: Path) -> GradcheckFile:
     """One gradcheck JSON file (``command: gradcheck``)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not a readable gradcheck JSON file ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("command") != "gradcheck":
+    if not isinstance(doc, dict) or doc.get("command") != COMMAND:
         raise ConfigError(f"{path}: field 'command' is not 'gradcheck'; rename or remove the file")
-    return Gradcheck.from_json(doc, path)
+    try:
+        return GradcheckFile.from_json(doc, path)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a gradcheck JSON file this version reads ({exc})") from None
 
 
 def _calls(tally: JournalTally) -> tuple[tuple[CallRecord, ...], dict, dict]:
