@@ -231,9 +231,8 @@ class Session:
         read, cases, config = bstep.read_once(), self.cases, self.config
         self.cases, self.config, skipped = bstep.skip_unrecorded(Path(path), cases, config, read)
         # no more calls in flight than the memory free fits (fewer threads for a big case)
-        self.config, memory = limit_threads(
-            self.config, [*self.cases, *self.control_cases], info.info
-        )
+        every_case = [*self.cases, *self.control_cases]
+        self.config, memory = limit_threads(self.config, every_case, info.info)
         baseline, warnings = bstep.run_baseline(
             Path(path),
             fingerprint,
