@@ -42,16 +42,23 @@ $(STAMP): pyproject.toml
 # behind their marker (pyproject.toml's addopts). TEST_WORKERS='-n 0' runs it serially. The
 # package's bytecode is brought up to date first: where PYTHONDONTWRITEBYTECODE is set no process
 # writes it, and each of the suite's hundreds of CLI and phase processes would compile every
-# stress module it imports from source.
+# stress module it imports from source. PYTEST_PYC: pytest rewrites the asserts of every test
+# module, of conftest and of the plugins' packages (stress itself, hypothesis, xdist) in each
+# process and caches the result as its own pyc only where bytecode may be written; with
+# PYTHONDONTWRITEBYTECODE=1 each worker rewrote all of them again (collection 6.7 s of CPU a
+# process, 2.1 s from the cache: benchmarks/results/make_test-cpu-2026-12-08.md, round 2). The
+# empty value switches the variable off for the suite's processes; the messages stay rewritten.
 TEST_WORKERS ?= -n auto --dist loadgroup
+PYTEST_PYC := PYTHONDONTWRITEBYTECODE=
 test: $(STAMP) lint browser
 	@$(PY) -m compileall -q stress
-	$(PY) -m pytest -q $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(PYTEST_PYC) $(PY) -m pytest -q $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # The long tests `make test` leaves out (marked slow: more seeds, whole protocols, sweeps); each
 # names the short version of its check that stays in `make test`. Not on a 2-core machine in a hurry.
 test-slow: $(STAMP)
-	$(PY) -m pytest -q $(TEST_WORKERS) -m slow $(PYTEST_ARGS)
+	@$(PY) -m compileall -q stress
+	$(PYTEST_PYC) $(PY) -m pytest -q $(TEST_WORKERS) -m slow $(PYTEST_ARGS)
 
 # Headless Chromium for the HTML report's browser tests (Debian's package). Installed only when
 # missing and running as root; otherwise those tests skip and say why.

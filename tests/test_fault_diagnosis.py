@@ -141,12 +141,18 @@ def test_shared_scratch_is_a_self_race(tmp_path):
     assert report["diagnosis"] == "self-race"
 
 
-def test_stale_tail_is_order_dependence_when_the_baseline_is_recorded(tmp_path):
+@pytest.mark.parametrize(
+    "variants",
+    [pytest.param((), id="corpus"), pytest.param(VARIANTS, id="variants", marks=pytest.mark.slow)],
+)
+def test_stale_tail_is_order_dependence_when_the_baseline_is_recorded(tmp_path, variants):
     """A tail case's serial value holds its corpus predecessor's partials: recorded after
     another case it differs, so no baseline is written (before the order check, the baseline
-    took that value and the shuffled phase found the dependence)."""
+    took that value and the shuffled phase found the dependence). The corpus as written shows it
+    (small-c-fp16 after large-c: 2.5 s of CPU, loaded); with every variant (5.4 s) ``-m slow``."""
     path = tmp_path / "b.json"
-    session = Session(RunConfig(seed=0), CORPUS, [], env={"ACLSIM_FAULTS": "stale-tail"})
+    config = RunConfig(seed=0, variants=variants)
+    session = Session(config, CORPUS, [], env={"ACLSIM_FAULTS": "stale-tail"})
     with pytest.raises(
         OrderDependence,
         match=r"^order-dependence: case (base-b|small-c-fp16|fp16-mid)(@(edge|large)-\S+)? ",

@@ -37,9 +37,10 @@ FAULTS = [
 
 
 def _run(tmp: Path, corpus: str, fault: str) -> dict:
+    """The corpus as written (the serial run and its baseline: no variants to replay)."""
     env, corpora = {"ACLSIM_FAULTS": fault}, [str(REPO / corpus)]
     baseline = tmp / "baseline.json"
-    Session(RunConfig(seed=0), corpora, [], env=env).record_baseline(baseline)
+    Session(RunConfig(seed=0, variants=()), corpora, [], env=env).record_baseline(baseline)
     config = RunConfig(
         seed=1, phases=("serial",), duration=0.5, fail_fast=False, modes=MODES, variants=()
     )
