@@ -222,6 +222,20 @@ def test_report_on_a_file_or_an_empty_journal_is_one_line(tmp_path):
     assert "no results" in line and "clean" not in line
 
 
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_corpus_that_is_no_regular_file_is_one_line_at_once(kind, tmp_path):
+    """A FIFO or /dev/zero as the corpus: the corpus pre-load (read once before the fork
+    server) read it with Path.read_bytes, which blocked on the FIFO and read /dev/zero until the
+    memory ran out; the sweep (make hostile) found both. Now refused as the parser refuses it."""
+    corpus = Path("/dev/zero")
+    if kind == "fifo":
+        corpus = tmp_path / "corpus.toml"
+        os.mkfifo(corpus)
+    proc = stress_cli("run", "--corpus", str(corpus), "--budget", "2", cwd=REPO, timeout=60)
+    line = _one_line_error(proc)
+    assert str(corpus) in line and "not a regular file" in line, line
+
+
 def test_disk_full_names_the_journal_and_keeps_it(baseline, tmp_path):
     def small_disk() -> None:  # a 64 KiB file-size limit, as a full disk would stop writes
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from stress.corpus.parse import Case, load_corpus, load_corpus_file
+from stress.errors import ConfigError
+from stress.files import read_text
 
 __all__ = ["load", "warm"]
 
@@ -22,14 +24,17 @@ _PARSED: dict[tuple[str, str, tuple[str, ...]], list[Case]] = {}
 
 
 def _key(path: str | Path, include_dirs: Sequence[str | Path]) -> tuple[str, str, tuple[str, ...]]:
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    # read as the parser reads it: a regular file under the size cap, never blocking on a FIFO
+    # or reading /dev/zero without end (Path.read_bytes did both, before any check ran)
+    text = read_text(path, "corpus file")
+    digest = hashlib.sha256(text.encode()).hexdigest()
     return str(path), digest, tuple(str(d) for d in include_dirs)
 
 
 def _file(path: str | Path, include_dirs: Sequence[str | Path] = ()) -> list[Case]:
     try:
         key = _key(path, include_dirs)
-    except OSError:  # parsing says what is wrong with the file
+    except (OSError, ConfigError):  # parsing says what is wrong with the file, in its words
         return load_corpus_file(path, include_dirs)
     hit = _PARSED.get(key)
     if hit is None:
