@@ -130,7 +130,10 @@ def unprivileged_prefix() -> list[str] | None:
     if not shutil.which("setpriv"):
         return None
     prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-    probe = subprocess.run([*prefix, sys.executable, "-c", "import stress"], cwd=REPO)
+    # the probe's own failure (a checkout uid 65534 cannot read) is the answer, not output
+    probe = subprocess.run(
+        [*prefix, sys.executable, "-c", "import stress"], cwd=REPO, capture_output=True
+    )
     return prefix if probe.returncode == 0 else None
 
 
