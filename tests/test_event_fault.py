@@ -10,6 +10,7 @@ only the event mode sees it (`mode-dependence` naming the event mode).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,11 +27,11 @@ CAT = [str(REPO / "corpus/ops/cat.toml")]
 FAULT = "side-stream"
 
 
-def _run(tmp: Path, env, modes=MODES) -> dict:
+def _run(tmp: Path, env, modes=MODES, seed: int = 1) -> dict:
     # the run derives no variants: neither does its baseline (recorded once per env)
     baseline = recorded_baseline(tmp, CAT, env, RunConfig(seed=0, variants=()))
     config = RunConfig(
-        seed=1, phases=("serial",), duration=0.5, fail_fast=False, modes=modes, variants=()
+        seed=seed, phases=("serial",), duration=0.5, fail_fast=False, modes=modes, variants=()
     )
     session = Session(
         config, CAT, [], baseline_path=baseline, out_dir=tmp / "run", env=env,
@@ -95,7 +96,15 @@ def test_the_fault_is_found_only_in_the_event_mode(tmp_path):
     env = {"ACLSIM_FAULTS": FAULT}
     other = _run(tmp_path / "other", env, modes=("plain", "repeat", "pipeline"))
     assert other["diagnosis"] == "clean", other["explanation"]
-    report = _run(tmp_path / "all", env)
+    # the fault is a race the consumer wins against the internal stream's 2 ms start; with
+    # the suite's other worker busy on the second core its thread can lose it in every event
+    # call of one 0.5 s run (seen once in a fresh-clone CI): up to three runs, each with its
+    # own seed, and every failure any of them finds must be in the event mode
+    for seed in (1, 2, 3):
+        report = _run(tmp_path / "all", env, seed=seed)
+        if report["diagnosis"] != "clean":
+            break
+        shutil.rmtree(tmp_path / "all" / "run")
     assert report["diagnosis"] == "mode-dependence", report["explanation"]
     assert "event mode" in report["explanation"], report["explanation"]
     lines = (tmp_path / "all" / "run" / "results.jsonl").read_text().splitlines()
