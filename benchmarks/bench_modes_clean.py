@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from bench_variants_clean import CLI, ROOT, shipped  # the same corpora, the same CLI
+from bench_variants_clean import CLI, ROOT, shipped, write_sweep  # same corpora, CLI, file
+from machine import machine_state
 
 
 def run_one(corpus: str, seed: int, budget: float) -> dict[str, object]:
@@ -52,8 +52,8 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks/results/modes_clean.json"))
     ap.add_argument("--note", default="", help="machine state, e.g. 'loaded: 2 cores shared'")
     args = ap.parse_args()
-    rows = []
-    load_start = os.getloadavg()
+    rows: list[dict[str, object]] = []
+    machine = machine_state()
     for corpus in args.corpus or shipped():
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         runs = [run_one(corpus, seed, args.budget) for seed in seeds]
@@ -62,16 +62,8 @@ def main() -> int:
         rows.append({"corpus": corpus, "seeds": len(runs), "false_positives": fp,
                      "pipeline_calls": piped, "runs": runs})  # fmt: skip
         print(f"{corpus}: {fp}/{len(runs)} false positives, {piped} pipeline calls", flush=True)
-    result = {
-        "command": "aclnn-stress run --modes all --allocator both --record-baseline --budget "
-        f"{args.budget} --seed N --corpus C",
-        "note": args.note,
-        "cpus": os.cpu_count(),
-        "loadavg_start": load_start,
-        "loadavg_end": os.getloadavg(),
-        "rows": rows,
-    }
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    command = "aclnn-stress run --modes all --allocator both --record-baseline --budget"
+    write_sweep(args.out, f"{command} {args.budget}", args.note, machine, rows)
     return 0 if all(r["false_positives"] == 0 for r in rows) else 1
 
 

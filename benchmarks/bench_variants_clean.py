@@ -84,16 +84,24 @@ def main() -> int:
             }
         )
         print(f"{corpus}: {fp}/{len(runs)} false positives, {incomplete} incomplete", flush=True)
-        result = {
-            "command": "aclnn-stress run --variants all --record-baseline --budget "
-            f"{args.budget} --seed N --corpus C",
-            "note": args.note,
-            "cpus": os.cpu_count(),
-            "machine": with_end_load(machine),
-            "rows": rows,
-        }
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        command = f"aclnn-stress run --variants all --record-baseline --budget {args.budget}"
+        write_sweep(args.out, command, args.note, machine, rows)
     return 0 if all(r["false_positives"] == 0 for r in rows) else 1
+
+
+def write_sweep(
+    out: str, command: str, note: str, machine: dict[str, object], rows: list[dict[str, object]]
+) -> None:
+    """A clean sweep's result file (this one's and bench_modes_clean's): the run's command, the
+    machine state with its load at the end, and the rows so far."""
+    result = {
+        "command": f"{command} --seed N --corpus C",
+        "note": note,
+        "cpus": os.cpu_count(),
+        "machine": with_end_load(machine),
+        "rows": rows,
+    }
+    Path(out).write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":
